@@ -1,0 +1,1 @@
+/work/main/src/tokspec/__init__.py

@@ -1,0 +1,1 @@
+/work/main/fast/__init__.py

@@ -1,0 +1,1 @@
+/work/main/fuzz/__init__.py

@@ -1,0 +1,1 @@
+/work/main/reference/__init__.py

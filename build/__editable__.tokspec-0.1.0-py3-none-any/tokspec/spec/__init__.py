@@ -1,0 +1,1 @@
+/work/main/spec/__init__.py

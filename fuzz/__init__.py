@@ -1,0 +1,1 @@
+"""tokspec.fuzz: hypothesis strategies and atheris harnesses that pit engines against each other."""

@@ -1,0 +1,131 @@
+"""The contract every engine satisfies: ``Encoder.encode(text) -> Encoding``.
+
+Text domain (the same for every engine, checked once in :meth:`Encoder.encode`):
+
+- Input is a Python ``str`` of Unicode scalar values. A lone surrogate (U+D800..U+DFFF) cannot be
+  encoded as UTF-8, and production libraries disagree on what to do with one (tiktoken replaces it
+  with U+FFFD, HF raises, sentencepiece drops it), so tokspec rejects it with
+  :class:`~tokspec.errors.InvalidTextError` naming its index, for every engine alike.
+- NUL and every other control character are ordinary characters.
+- The empty string encodes to the empty Encoding.
+- There is no length limit in the contract; engines that run out of process enforce a time limit.
+
+Offsets are *character* offsets into the ``str`` given to ``encode``: ``text[start:end]`` is the
+text a token covers. When a token's bytes split a multi-byte character (byte-level BPE), the token
+covers the whole character, so neighbouring tokens may share that character: the convention of HF
+``tokenizers``. Formally, for a token whose UTF-8 byte span is ``[b0, b1)``, ``start`` is the index of
+the character containing byte ``b0`` and ``end`` is one past the character containing byte ``b1 - 1``.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Literal
+
+from tokspec.errors import EngineFault, InvalidTextError
+
+__all__ = ["Encoding", "EngineInfo", "Encoder", "check_text", "Span"]
+
+Span = tuple[int, int]
+EngineKind = Literal["tokenizer", "pretokenizer"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_text(text: object) -> str:
+    """Return ``text`` if it is in tokspec's text domain, else raise InvalidTextError."""
+    if not isinstance(text, str):
+        raise InvalidTextError(f"text must be str, got {type(text).__name__}: text={text!r:.80}")
+    bad = _SURROGATE.search(text)
+    if bad is not None:
+        i = bad.start()
+        raise InvalidTextError(
+            f"text contains a lone surrogate {text[i]!r} at index {i}; tokspec's text domain is "
+            "Unicode scalar values (decode bytes with errors='replace' or 'strict' first)"
+        )
+    return text
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """What an engine returns for one text.
+
+    ``ids[i]`` is the id of token ``i`` and ``offsets[i] == (start, end)`` the characters it covers.
+    A pretokenizer returns ``ids=None`` and one span per pretoken. Invariant (checked by
+    :meth:`validate`): ``ids`` is None or as long as ``offsets``; ``0 <= start <= end <= len(text)``.
+    ``pieces`` optionally gives each token's surface (for display only; never compared).
+    """
+
+    ids: tuple[int, ...] | None
+    offsets: tuple[Span, ...]
+    pieces: tuple[str, ...] | None = field(default=None, compare=False)
+
+    @classmethod
+    def of(cls, ids: list[int] | tuple[int, ...] | None, offsets: list[Span] | tuple[Span, ...],
+           pieces: list[str] | tuple[str, ...] | None = None) -> Encoding:
+        """Build an Encoding from lists (converting to tuples)."""
+        return cls(None if ids is None else tuple(int(i) for i in ids),
+                   tuple((int(s), int(e)) for s, e in offsets),
+                   None if pieces is None else tuple(pieces))
+
+    def validate(self, text: str, engine: str = "engine") -> Encoding:
+        """Return self if it is a well-formed Encoding of ``text``; raise EngineFault otherwise."""
+        if self.ids is not None and len(self.ids) != len(self.offsets):
+            raise EngineFault(f"{engine} returned {len(self.ids)} ids but {len(self.offsets)} offsets")
+        n = len(text)
+        for i, (s, e) in enumerate(self.offsets):
+            if not 0 <= s <= e <= n:
+                raise EngineFault(f"{engine} returned offset {i}={(s, e)} outside text of length {n}")
+        return self
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    """What an engine is: its registry name, the library and version doing the work, the vocabulary.
+
+    ``vocab_sha256`` is the sha256 of the vocabulary file the engine was built from (None for
+    pretokenizers and engines without a file).
+    """
+
+    name: str
+    kind: EngineKind
+    library: str
+    library_version: str
+    vocab_sha256: str | None
+    description: str = ""
+
+
+class Encoder(ABC):
+    """An engine. Subclasses implement :meth:`_encode`; :meth:`encode` enforces the text domain.
+
+    ``token_piece(id)`` gives a readable surface for reports (default: the id); engines with a
+    vocabulary override it.
+    """
+
+    info: EngineInfo
+
+    def encode(self, text: str) -> Encoding:
+        """Encode ``text``; raise InvalidTextError outside the text domain (see module docstring)."""
+        check_text(text)
+        if not text:
+            return Encoding((), ()) if self.info.kind == "tokenizer" else Encoding(None, ())
+        return self._encode(text)
+
+    @abstractmethod
+    def _encode(self, text: str) -> Encoding:
+        """Encode a non-empty text in the text domain."""
+
+    def token_piece(self, token_id: int) -> str:
+        """A readable form of token ``token_id`` for reports (never used for comparison)."""
+        return str(token_id)
+
+    def close(self) -> None:
+        """Release resources (subprocesses, pools). Idempotent."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.info.name!r}>"

@@ -1,0 +1,1 @@
+"""Engines of the core layer: production-library adapters and out-of-process engines."""
