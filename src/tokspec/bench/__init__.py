@@ -1,0 +1,70 @@
+"""``tokspec bench``: engines measured side by side in one run, reported as ratios.
+
+A suite is a module ``tokspec.bench.<suite>`` with ``run(*, quick: bool) -> list[BenchRow]``. Every
+row pairs a *subject* with a *baseline* timed in the same process on the same input, so the ratio
+(baseline seconds / subject seconds; above 1 means the subject is faster) is meaningful even on a
+noisy machine where absolute seconds are not. ``quick=True`` is a smoke run of a few seconds.
+Speed is never asserted in tests; it is reported here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+__all__ = ["BenchRow", "SUITES", "time_best", "format_rows"]
+
+#: suite name -> module. Each is owned by the layer it measures.
+SUITES: dict[str, str] = {
+    "reference-bpe": "tokspec.bench.reference_bpe",
+    "reference-wp-unigram": "tokspec.bench.reference_wp_unigram",
+    "fast": "tokspec.bench.fast",
+    "parallel": "tokspec.bench.parallel",
+}
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    suite: str
+    case: str
+    subject: str
+    baseline: str
+    input_bytes: int
+    subject_s: float
+    baseline_s: float
+
+    @property
+    def ratio(self) -> float:
+        """baseline_s / subject_s: above 1, the subject is faster than the baseline."""
+        return self.baseline_s / self.subject_s if self.subject_s > 0 else float("inf")
+
+    def as_dict(self) -> dict[str, object]:
+        return {**asdict(self), "ratio": self.ratio}
+
+
+def time_best(fn: Callable[[], object], *, repeat: int = 3) -> float:
+    """Best wall-clock seconds of ``repeat`` calls of ``fn`` (best-of damps machine noise)."""
+    best = float("inf")
+    for _ in range(max(1, repeat)):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _mb_per_s(n_bytes: int, seconds: float) -> str:
+    return f"{n_bytes / seconds / 1e6:8.2f}" if seconds > 0 else "     inf"
+
+
+def format_rows(rows: list[BenchRow]) -> str:
+    """A fixed-width table: one line per row, subject and baseline MB/s and the ratio side by side."""
+    head = (f"{'suite':<20} {'case':<34} {'subject':<28} {'baseline':<28} {'bytes':>9} "
+            f"{'subj MB/s':>9} {'base MB/s':>9} {'ratio':>8}")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(
+            f"{r.suite:<20.20} {r.case:<34.34} {r.subject:<28.28} {r.baseline:<28.28} {r.input_bytes:>9} "
+            f"{_mb_per_s(r.input_bytes, r.subject_s):>9} {_mb_per_s(r.input_bytes, r.baseline_s):>9} "
+            f"{r.ratio:>7.2f}x")
+    return "\n".join(lines)
