@@ -1,0 +1,117 @@
+"""Offsets: what ``Encoding.offsets`` must satisfy, per engine family.
+
+Source: the contract in ``src/tokspec/_types.py`` (offsets convention for tokens that split a
+character) and the task brief (issue 6: "offsets cover the input in order, defined per family").
+
+- Byte-level BPE: the offsets are a *contiguous partition* of the text: the first starts at 0,
+  the last ends at ``len(text)``, every span is non-empty, and each span starts where the previous
+  one ends, or one character earlier when the two tokens split that (multi-byte) character. The
+  exact offsets follow from the tokens' byte lengths (:func:`prop_offsets_match_bytes`).
+- WordPiece and Unigram (normalizing engines): spans are within bounds, non-empty, in order
+  (starts and ends non-decreasing, no overlap beyond a shared character), and every character
+  no span covers is *skippable*: whitespace or a character normalization removes.
+
+Out of scope: pretokenizer spans (``tokspec.spec.pretok``), special tokens.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Sequence
+
+from tokspec._types import Span
+from tokspec.spec._verdict import Verdict, fails, holds
+
+__all__ = [
+    "prop_contiguous_partition",
+    "prop_offsets_match_bytes",
+    "prop_monotone_cover",
+    "default_skippable",
+    "offsets_from_token_bytes",
+]
+
+_DROPPED_CATEGORIES = frozenset({"Cc", "Cf", "Mn", "Me", "Zs", "Zl", "Zp", "Cn"})
+
+
+def default_skippable(ch: str) -> bool:
+    """Whitespace, controls, format characters, combining marks, unassigned, U+FFFD: what BERT and
+    Unigram normalizers may drop or fold into a neighbour's span."""
+    return ch.isspace() or ch == "\ufffd" or unicodedata.category(ch) in _DROPPED_CATEGORIES
+
+
+def offsets_from_token_bytes(text: str, token_lengths: Sequence[int]) -> list[Span]:
+    """Independent oracle for the contract's convention: walk characters and bytes together.
+
+    O(len(text) + tokens). Written separately from ``tokspec._offsets`` on purpose.
+    """
+    char_of_byte: list[int] = []
+    for ci, ch in enumerate(text):
+        char_of_byte += [ci] * len(ch.encode("utf-8"))
+    out: list[Span] = []
+    pos = 0
+    for n in token_lengths:
+        if n == 0:
+            at = char_of_byte[pos] if pos < len(char_of_byte) else len(text)
+            out.append((at, at))
+        else:
+            out.append((char_of_byte[pos], char_of_byte[pos + n - 1] + 1))
+        pos += n
+    return out
+
+
+def prop_contiguous_partition(text: str, offsets: Sequence[Span]) -> Verdict:
+    """Byte-level BPE offsets partition ``text`` in order (module docstring). O(tokens)."""
+    if not text:
+        return holds("empty text") if not offsets else fails("tokens for empty text", got=list(offsets))
+    if not offsets or offsets[0][0] != 0 or offsets[-1][1] != len(text):
+        return fails("offsets do not start at 0 and end at len(text)", text=text, offsets=list(offsets))
+    for i, (s, e) in enumerate(offsets):
+        if not s < e:
+            return fails(f"token {i} has an empty or reversed span", text=text, index=i, span=[s, e])
+        if i == 0:
+            continue
+        prev_end = offsets[i - 1][1]
+        shares = s == prev_end - 1 and len(text[s].encode("utf-8")) > 1
+        if s != prev_end and not shares:
+            return fails(f"token {i} does not start where token {i - 1} ends (or inside its last "
+                         "multi-byte character)", text=text, index=i, span=[s, e], prev_end=prev_end)
+    return holds(f"{len(offsets)} spans partition {len(text)} characters")
+
+
+def prop_offsets_match_bytes(text: str, offsets: Sequence[Span],
+                             token_bytes: Sequence[bytes]) -> Verdict:
+    """The offsets are exactly those implied by the tokens' bytes under the contract."""
+    if b"".join(token_bytes) != text.encode("utf-8"):
+        return fails("token bytes do not concatenate to the text", text=text)
+    want = offsets_from_token_bytes(text, [len(t) for t in token_bytes])
+    if list(offsets) == want:
+        return holds("offsets match the token byte lengths")
+    k = next(i for i, (a, b) in enumerate(zip(offsets, want)) if a != b) if len(offsets) == len(
+        want) else min(len(offsets), len(want))
+    return fails("offsets differ from those implied by token bytes", text=text, first_diff=k,
+                 got=[list(s) for s in offsets], expected=[list(s) for s in want])
+
+
+def prop_monotone_cover(text: str, offsets: Sequence[Span],
+                        skippable: Callable[[str], bool] = default_skippable) -> Verdict:
+    """WordPiece/Unigram offsets: in bounds, non-empty, ordered, and covering every character
+    that is not skippable. Two consecutive spans may share at most one character (a character
+    normalization expands into several tokens, e.g. a ligature or a byte-fallback sequence).
+    O(len(text) + tokens)."""
+    covered = [False] * len(text)
+    prev: Span | None = None
+    for i, (s, e) in enumerate(offsets):
+        if not 0 <= s < e <= len(text):
+            return fails(f"token {i} span out of bounds or empty", text=text, index=i, span=[s, e])
+        if prev is not None and (s < prev[0] or e < prev[1] or s < prev[1] - 1):
+            return fails(f"token {i} is out of order with token {i - 1}", text=text, index=i,
+                         span=[s, e], prev=list(prev))
+        for c in range(s, e):
+            covered[c] = True
+        prev = (s, e)
+    missed = [c for c, done in enumerate(covered) if not done and not skippable(text[c])]
+    if missed:
+        c = missed[0]
+        return fails(f"character {text[c]!r} at {c} is covered by no token and is not skippable",
+                     text=text, index=c, offsets=[list(x) for x in offsets])
+    return holds(f"{len(offsets)} ordered spans cover every non-skippable character")
