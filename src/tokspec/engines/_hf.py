@@ -1,0 +1,140 @@
+"""Adapter for HF ``tokenizers`` (any ``tokenizer.json``: BPE, WordPiece, Unigram).
+
+The library is called with truncation and padding disabled and ``add_special_tokens=False``.
+Special tokens are ordinary text: added tokens marked ``"special": true`` are dropped from the
+definition before loading, so ``"[CLS]"`` in the input is tokenized like any other text (non-special
+added tokens stay: they are part of the tokenizer's segmentation).
+
+Offsets. HF reports character offsets into the original text, through its normalizer's alignments,
+and for byte-level BPE a token splitting a character already covers the whole character, as the
+contract wants (checked by the tests). Two cases differ from the contract and are converted here
+(both recorded in ``corpora/production/hf_offset_findings.json``):
+
+1. *Inserted text.* A token made only of the Metaspace replacement character that HF prepended
+   (not produced by any space in the input) is reported with the span of the following character,
+   e.g. ``"Hello"`` -> ``"▁"`` at ``(0, 1)`` overlapping ``"Hello"`` at ``(0, 5)``. It covers no
+   input, so the contract gives it the empty span ``(s, s)``.
+2. *Byte fallback.* All byte tokens ``<0xHH>`` of one unknown piece get the whole piece's span
+   (``"本語"`` -> six tokens at ``(1, 3)``). The contract gives each byte token the characters whose
+   UTF-8 bytes it holds. The bytes are aligned to characters by normalizing each character alone;
+   when that does not reproduce the bytes (a normalizer that composes across characters, e.g. NFC of
+   ``e`` + U+0301) the run keeps HF's whole-piece span: the finest alignment that can be justified.
+
+Out of scope: pairs of sequences, post-processors, decoding, HF's batch API.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import tokenizers
+
+from tokspec._types import Encoder, Encoding, EngineInfo, Span
+from tokspec.errors import EngineFault, VocabularyError
+from tokspec.vocab import TokenizerJson
+
+__all__ = ["HfEngine", "strip_special_added_tokens"]
+
+_BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>\Z")
+_METASPACE = "\u2581"
+
+
+def strip_special_added_tokens(data: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a tokenizer.json dict without the added tokens flagged special. O(size)."""
+    out = dict(data)
+    out["added_tokens"] = [t for t in data.get("added_tokens") or [] if not t.get("special")]
+    return out
+
+
+class HfEngine(Encoder):
+    """One HF ``tokenizers.Tokenizer`` with contract offsets (see module docstring)."""
+
+    def __init__(self, name: str, tj: TokenizerJson, description: str = "") -> None:
+        data = strip_special_added_tokens(tj.data)
+        try:
+            self.library_tokenizer = tokenizers.Tokenizer.from_str(json.dumps(data))
+        except Exception as exc:  # the Rust loader raises a bare Exception
+            raise VocabularyError(f"{tj.path!r}: HF tokenizers cannot load it: {exc}") from exc
+        self.library_tokenizer.no_truncation()
+        self.library_tokenizer.no_padding()
+        self._byte_fallback = bool(data["model"].get("byte_fallback"))
+        self._metaspace = _METASPACE in json.dumps([data.get("normalizer"), data.get("pre_tokenizer")],
+                                                  ensure_ascii=False)
+        self.info = EngineInfo(name, "tokenizer", "tokenizers", tokenizers.__version__, tj.sha256,
+                               description or f"HF {tj.model_type} from {tj.path}")
+
+    def library_encode(self, text: str) -> tokenizers.Encoding:
+        """HF's own output for ``text`` (no special tokens, no truncation, no padding)."""
+        try:
+            return self.library_tokenizer.encode(text, add_special_tokens=False)
+        except Exception as exc:
+            raise EngineFault(f"{self.info.name}: HF encode failed on text={text!r:.80}: {exc}") from exc
+
+    def _encode(self, text: str) -> Encoding:
+        """Encode; O(n) beyond HF's own encode (plus normalizer calls on byte-fallback runs)."""
+        enc = self.library_encode(text)
+        offsets = list(enc.offsets)
+        if self._metaspace:
+            offsets = self._empty_inserted(text, enc.tokens, offsets)
+        if self._byte_fallback:
+            offsets = self._split_byte_runs(text, enc.tokens, offsets)
+        return Encoding.of(enc.ids, offsets, enc.tokens).validate(text, self.info.name)
+
+    def _normalize(self, s: str) -> str:
+        norm = self.library_tokenizer.normalizer
+        return s if norm is None else norm.normalize_str(s)
+
+    def _surface(self, ch: str) -> str:
+        """What one input character becomes before the model sees it (metaspace included)."""
+        out = self._normalize(ch)
+        return out.replace(" ", _METASPACE) if self._metaspace else out
+
+    def _empty_inserted(self, text: str, tokens: list[str], offsets: list[Span]) -> list[Span]:
+        """Case 1 of the module docstring: a ``▁``-only token over text with no space -> empty."""
+        out = list(offsets)
+        for i, (tok, (s, e)) in enumerate(zip(tokens, offsets)):
+            if tok and set(tok) == {_METASPACE} and _METASPACE not in self._surface(text[s:e]):
+                out[i] = (s, s)
+        return out
+
+    def _split_byte_runs(self, text: str, tokens: list[str], offsets: list[Span]) -> list[Span]:
+        """Case 2 of the module docstring. O(run length) per run of byte tokens."""
+        out = list(offsets)
+        i = 0
+        while i < len(tokens):
+            j = i
+            while j < len(tokens) and _BYTE_TOKEN.match(tokens[j]) and offsets[j] == offsets[i]:
+                j += 1
+            if j == i:
+                i += 1
+                continue
+            run = bytes(int(_BYTE_TOKEN.match(t).group(1), 16) for t in tokens[i:j])  # type: ignore[union-attr]
+            owners = self._byte_owners(text, offsets[i], run)
+            if owners is not None:
+                s = offsets[i][0]
+                out[i:j] = [(s, s) if c is None else (c, c + 1) for c in owners]
+            i = j
+        return out
+
+    def _byte_owners(self, text: str, span: Span, run: bytes) -> list[int | None] | None:
+        """For each byte of ``run``, the index of the input character it came from (None: inserted),
+        or None when per-character normalization does not reproduce ``run``."""
+        s, e = span
+        owners: list[int | None] = []
+        for c in range(s, e):
+            owners.extend([c] * len(self._surface(text[c]).encode("utf-8")))
+        if len(owners) == len(run) and b"".join(
+                self._surface(text[c]).encode("utf-8") for c in range(s, e)) == run:
+            return owners
+        prefix = _METASPACE.encode("utf-8")
+        if self._metaspace and run.startswith(prefix) and len(owners) == len(run) - len(prefix):
+            rest = b"".join(self._surface(text[c]).encode("utf-8") for c in range(s, e))
+            if prefix + rest == run:
+                return [None] * len(prefix) + owners
+        return None
+
+    def token_piece(self, token_id: int) -> str:
+        piece = self.library_tokenizer.id_to_token(token_id)
+        return str(token_id) if piece is None else piece
