@@ -1,0 +1,392 @@
+"""``tokspec diff A B``: compare two engines on an inputs file or on fuzzed text.
+
+File mode: ``tokspec diff A B --inputs FILE [--json] [--report DIR] [--minimize]``.
+Fuzz mode: ``tokspec diff A B --fuzz --time SECONDS [--seed N] [--save-corpus DIR]``.
+
+Inputs file format, decided once per FILE (never per line):
+
+- ``*.json``: one JSON object with a string field ``"text"`` (for instance a counterexample record,
+  which is how a record's ``reproduce`` command works): one input.
+- ``*.jsonl``, or any other name whose first non-empty line parses as a JSON object with a string
+  ``"text"``: JSON Lines, one such object per non-empty line (the form ``tokspec corpus`` writes).
+- anything else: plain UTF-8 text, one input per line; the ``\\n`` ending each line is not part of
+  the input (a ``\\r`` before it is), and a final ``\\n`` does not start an empty input.
+
+Invalid UTF-8, a malformed line or text outside the text domain (a lone surrogate written as a JSON
+escape) is a setup error naming the file, byte offset or line.
+
+Exit codes: 0 every input agrees; 1 at least one disagreement or engine fault; 2 usage or setup
+error (one line on stderr). Every disagreement is saved as a counterexample record (see
+:mod:`tokspec.diff`) in ``--report DIR`` (default ``tokspec-reports/``). ``--json`` prints exactly
+one summary object on stdout whose ``"counterexamples"`` is the list of record *paths*.
+Progress (rate, inputs done, findings) goes to stderr once a run has taken more than two seconds.
+
+Fuzz mode generates texts from a seeded ``random.Random`` (the corpus generators of
+:mod:`tokspec.corpus`, Unicode-category text, adversarial repetitions, and vocabulary-aware text
+made of token surfaces both engines produced so far), shrinks each disagreement with
+:func:`tokspec.minimize.minimize_text` keeping its classification, and reports each distinct
+minimized text once. Shrinking may run past ``--time`` by at most ``--shrink-time`` per finding.
+
+Out of scope: running engines in parallel (engines are called one input at a time, in order).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from tokspec._registry import load_engine
+from tokspec._types import Encoder, check_text
+from tokspec.diff import Comparison, check_pair, compare, format_comparison, save_counterexample
+from tokspec.errors import TokspecError
+from tokspec.minimize import minimize_text
+
+__all__ = ["add_arguments", "run", "main", "read_inputs", "InputFileError"]
+
+
+class InputFileError(TokspecError):
+    """An inputs file cannot be read, is not UTF-8, or has a malformed line."""
+
+
+# ----------------------------------------------------------------------------- arguments
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``diff``'s arguments to ``parser`` (the ``tokspec diff`` subcommand parser)."""
+    parser.add_argument("a", metavar="A", help="first engine name (see `tokspec engines`)")
+    parser.add_argument("b", metavar="B", help="second engine name")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--inputs", metavar="FILE", help="inputs file (.jsonl, .json or plain text lines)")
+    mode.add_argument("--fuzz", action="store_true", help="search for disagreements with generated text")
+    parser.add_argument("--time", type=float, default=10.0, metavar="SECONDS",
+                        help="fuzz: search time budget (default 10)")
+    parser.add_argument("--seed", type=int, default=0, help="fuzz: random seed (default 0)")
+    parser.add_argument("--max-findings", type=int, default=5, metavar="N",
+                        help="fuzz: stop after N distinct minimized counterexamples (default 5)")
+    parser.add_argument("--shrink-time", type=float, default=20.0, metavar="SECONDS",
+                        help="time budget for minimizing one counterexample (default 20)")
+    parser.add_argument("--save-corpus", metavar="DIR",
+                        help="fuzz: also write each minimized counterexample record into DIR")
+    parser.add_argument("--minimize", action="store_true",
+                        help="file mode: minimize each disagreement before recording it")
+    parser.add_argument("--json", action="store_true", help="print one JSON summary object on stdout")
+    parser.add_argument("--report", metavar="DIR", default="tokspec-reports",
+                        help="where counterexample records go (default tokspec-reports/)")
+    parser.add_argument("--show", type=int, default=10, metavar="N",
+                        help="print at most N disagreements in full (default 10)")
+    parser.add_argument("--window", type=int, default=3, metavar="W",
+                        help="tokens of context on each side of the first divergence (default 3)")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+# ----------------------------------------------------------------------------- inputs files
+
+
+def _decode_utf8(path: Path, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputFileError(f"inputs file {str(path)!r} is not valid UTF-8: byte offset {exc.start} "
+                             f"(line {line}) has {data[exc.start:exc.start + 1]!r}") from None
+
+
+def _text_of(path: Path, where: str, raw: str) -> str:
+    """The ``"text"`` of one JSON object ``raw``, checked against the text domain."""
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputFileError(f"{path}:{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+        raise InputFileError(f"{path}:{where}: expected a JSON object with a string field \"text\"")
+    try:
+        return check_text(obj["text"])
+    except TokspecError as exc:
+        raise InputFileError(f"{path}:{where}: {exc}") from None
+
+
+def _looks_jsonl(first_line: str) -> bool:
+    try:
+        obj = json.loads(first_line)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(obj, dict) and isinstance(obj.get("text"), str)
+
+
+def read_inputs(path: str | Path) -> list[tuple[str, str]]:
+    """The inputs of ``path`` as (location, text) pairs, by the rules of the module docstring.
+
+    Raises InputFileError naming the file (and byte offset or line). O(file size).
+    """
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InputFileError(f"cannot read inputs file {str(p)!r}: {exc.strerror or exc}") from None
+    content = _decode_utf8(p, data)
+    if p.suffix == ".json":
+        return [("record", _text_of(p, "record", content))]
+    lines = content.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    first = next((ln for ln in lines if ln.strip()), "")
+    if p.suffix == ".jsonl" or _looks_jsonl(first):
+        return [(f"line {i}", _text_of(p, f"line {i}", ln)) for i, ln in enumerate(lines, 1) if ln.strip()]
+    out = []
+    for i, ln in enumerate(lines, 1):
+        try:
+            out.append((f"line {i}", check_text(ln)))
+        except TokspecError as exc:  # pragma: no cover - decoded UTF-8 has no lone surrogates
+            raise InputFileError(f"{p}:line {i}: {exc}") from None
+    return out
+
+
+# ----------------------------------------------------------------------------- progress and results
+
+
+class _Progress:
+    """Rate-limited progress lines on a stream: silent for the first 2 s, then once per second."""
+
+    def __init__(self, stream: TextIO | None, label: str):
+        self.stream, self.label = stream, label
+        self.start = time.monotonic()
+        self.next = self.start + 2.0
+
+    def tick(self, message: Callable[[float], str]) -> None:
+        now = time.monotonic()
+        if self.stream is None or now < self.next:
+            return
+        self.next = now + 1.0
+        elapsed = now - self.start
+        print(f"{self.label}: {elapsed:.1f}s, {message(elapsed)}", file=self.stream, flush=True)
+
+
+@dataclass
+class _Results:
+    engines: list[dict[str, Any]]
+    mode: str
+    inputs: int = 0
+    agreed: int = 0
+    disagreed: int = 0
+    faults: int = 0
+    counterexamples: list[str] = field(default_factory=list)
+    classifications: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    def add(self, comparison: Comparison) -> None:
+        self.inputs += 1
+        if comparison.agree:
+            self.agreed += 1
+            return
+        self.disagreed += 1
+        self.faults += comparison.classification == "engine fault"
+        self.classifications[str(comparison.classification)] += 1
+
+    def summary(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["classifications"] = dict(self.classifications)
+        out["seconds"] = round(self.seconds, 3)
+        return out
+
+
+def _signature(c: Comparison) -> tuple[Any, ...]:
+    """What must stay the same while shrinking: the classification and which side faulted."""
+    return (c.classification, c.a.fault is None, c.b.fault is None)
+
+
+def _minimized(a: Encoder, b: Encoder, c: Comparison, seconds: float) -> Comparison:
+    """The comparison on a minimized text with the same signature as ``c``."""
+    want = _signature(c)
+
+    def still_fails(text: str) -> bool:
+        return _signature(compare(a, b, text)) == want
+
+    small = minimize_text(c.text, still_fails, seconds=seconds)
+    return compare(a, b, small)
+
+
+def _report(a: Encoder, b: Encoder, c: Comparison, where: str, args: argparse.Namespace,
+            results: _Results, out: TextIO) -> Path:
+    """Save the record of ``c``, print it (unless --json or past --show), and count it."""
+    path = save_counterexample(a, b, c, args.report, width=args.window)
+    if str(path) not in results.counterexamples:
+        results.counterexamples.append(str(path))
+    shown = len(results.counterexamples)
+    if not args.json and shown <= args.show:
+        print(f"--- {where}: {format_comparison(a, b, c, width=args.window)}", file=out)
+        print(f"  record: {path}", file=out)
+    return path
+
+
+# ----------------------------------------------------------------------------- file mode
+
+
+def _run_file(a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO, err: TextIO | None
+              ) -> _Results:
+    inputs = read_inputs(args.inputs)
+    results = _Results([asdict(a.info), asdict(b.info)], "file")
+    progress = _Progress(err, "diff")
+    total = len(inputs)
+    for where, text in inputs:
+        c = compare(a, b, text)
+        results.add(c)
+        if not c.agree:
+            if args.minimize:
+                c = _minimized(a, b, c, args.shrink_time)
+                where += f" (minimized from {len(text)} to {len(c.text)} chars)"
+            _report(a, b, c, where, args, results, out)
+        progress.tick(lambda s: f"{results.inputs}/{total} inputs ({results.inputs / s:.0f}/s), "
+                                f"{results.disagreed} disagreed")
+    return results
+
+
+# ----------------------------------------------------------------------------- fuzz mode
+
+
+_REPEAT_UNITS = ("a", " ", "\n", "  ", "ab", "\r\n", "1", "0 ", "'s", "é", "🙂", "的", "\t", ".", "=")
+
+
+def _repetition(rng: random.Random) -> str:
+    """Adversarial repetition: a run or periodic pattern, sometimes with a different character inside."""
+    unit = rng.choice(_REPEAT_UNITS) if rng.random() < 0.7 else "".join(
+        rng.choice("ab \n1'.é") for _ in range(rng.randint(1, 4)))
+    text = unit * rng.randint(2, 300)
+    if text and rng.random() < 0.5:
+        i = rng.randrange(len(text))
+        text = text[:i] + rng.choice(" x\n9🙂") + text[i:]
+    return text
+
+
+def _vocab_text(rng: random.Random, pool: list[str]) -> str:
+    """Vocabulary-aware text: a concatenation of token surfaces seen in earlier encodings."""
+    return "".join(rng.choice(pool) for _ in range(rng.randint(1, 12)))
+
+
+class _Generator:
+    """Seeded text generator for fuzz mode (see module docstring). Not thread-safe."""
+
+    def __init__(self, seed: int):
+        from tokspec.corpus import build_corpus, generated_text
+
+        self.rng = random.Random(seed)
+        self._generated = generated_text
+        self.corpus = build_corpus(seed=seed, size="small")
+        self.pool: list[str] = []
+
+    def harvest(self, c: Comparison) -> None:
+        """Remember token surfaces of an agreeing comparison (bounded pool of 5000)."""
+        enc = c.a.encoding
+        if enc is None or len(self.pool) >= 5000:
+            return
+        self.pool.extend(c.text[s:e] for s, e in enc.offsets[:20] if e > s)
+
+    def __call__(self) -> str:
+        kind = self.rng.randrange(6)
+        if kind <= 1:
+            return self._generated(self.rng)
+        if kind == 2:
+            return _repetition(self.rng)
+        if kind == 3 and self.pool:
+            return _vocab_text(self.rng, self.pool)
+        if kind == 4:  # a corpus text, whole or a slice
+            text = self.rng.choice(self.corpus)
+            i = self.rng.randrange(len(text) + 1)
+            return text[i:i + self.rng.randint(1, 200)] if self.rng.random() < 0.5 else text
+        return "".join(self._generated(self.rng) for _ in range(self.rng.randint(2, 4)))
+
+
+def _run_fuzz(a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO, err: TextIO | None
+              ) -> _Results:
+    if args.time <= 0 or args.max_findings < 1:
+        raise TokspecError(f"--time must be > 0 and --max-findings >= 1, got time={args.time!r}, "
+                           f"max_findings={args.max_findings!r}")
+    gen = _Generator(args.seed)
+    results = _Results([asdict(a.info), asdict(b.info)], "fuzz")
+    seen: set[str] = set()
+    progress = _Progress(err, "fuzz")
+    deadline = time.monotonic() + args.time
+    while time.monotonic() < deadline and len(seen) < args.max_findings:
+        text = gen()
+        c = compare(a, b, text)
+        results.add(c)
+        if c.agree:
+            gen.harvest(c)
+        else:
+            small = _minimized(a, b, c, args.shrink_time)
+            if small.text not in seen:
+                seen.add(small.text)
+                where = f"finding {len(seen)} (input #{results.inputs}, {len(text)} -> {len(small.text)} chars)"
+                _report(a, b, small, where, args, results, out)
+                if args.save_corpus:
+                    save_counterexample(a, b, small, args.save_corpus, width=args.window)
+        progress.tick(lambda s: f"{results.inputs} inputs tried ({results.inputs / s:.0f}/s), "
+                                f"{len(seen)} findings")
+    return results
+
+
+# ----------------------------------------------------------------------------- entry points
+
+
+def _load(name: str) -> Encoder:
+    try:
+        return load_engine(name)
+    except TokspecError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a broken provider must still give one line, exit 2
+        raise TokspecError(f"cannot load engine {name!r}: {type(exc).__name__}: {exc}") from None
+
+
+def _print_summary(results: _Results, args: argparse.Namespace, out: TextIO) -> None:
+    if args.json:
+        print(json.dumps(results.summary(), ensure_ascii=False), file=out)
+        return
+    hidden = len(results.counterexamples) - args.show
+    if hidden > 0:
+        print(f"... {hidden} more counterexample records not shown", file=out)
+    names = " vs ".join(e["name"] for e in results.engines)
+    verdict = "all agree" if results.disagreed == 0 else f"records in {args.report}/"
+    print(f"{names}: {results.inputs} inputs, {results.agreed} agreed, {results.disagreed} disagreed "
+          f"({results.faults} engine faults) in {results.seconds:.1f}s; {verdict}", file=out)
+
+
+def run(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run ``tokspec diff`` with parsed ``args``; return the exit code (0, 1 or 2; module docstring)."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    engines: list[Encoder] = []
+    try:
+        engines = [_load(args.a), _load(args.b)]
+        a, b = engines
+        check_pair(a, b)
+        start = time.monotonic()
+        mode = _run_fuzz if args.fuzz else _run_file
+        results = mode(a, b, args, out, None if args.quiet else err)
+        results.seconds = time.monotonic() - start
+    except (TokspecError, OSError) as exc:
+        message = str(exc).replace("\n", " ")
+        print(f"tokspec diff: error: {message}", file=err)
+        return 2
+    finally:
+        for engine in engines:
+            engine.close()
+    _print_summary(results, args, out)
+    return 0 if results.disagreed == 0 else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tokspec.cli_diff A B ...``: the subcommand on its own (same exit codes)."""
+    parser = argparse.ArgumentParser(prog="tokspec diff", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

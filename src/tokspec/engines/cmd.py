@@ -1,0 +1,296 @@
+"""``cmd:COMMAND`` engines: any program speaking tokspec's JSON Lines protocol on stdin/stdout.
+
+The protocol is specified in ``docs/protocol.md``; in short, the program first writes a handshake
+line ``{"tokspec": 1, "name": ..., "version": ..., "kind": "tokenizer"}``, then answers each request
+line ``{"id": n, "text": "..."}`` with ``{"id": n, "ids": [...], "offsets": [[s, e], ...]}`` or
+``{"id": n, "error": "..."}``, and exits when its stdin is closed.
+
+COMMAND is split with :func:`shlex.split` and run directly (never through a shell); the text only
+ever travels inside JSON on stdin. The program is started once, at load time, and reused.
+Options go in brackets before the command: ``cmd:[timeout=5,startup=60] python3 engine.py``.
+
+- ``timeout``: seconds per request (default: env ``TOKSPEC_CMD_TIMEOUT``, else 10);
+- ``startup``: seconds to wait for the handshake (default: env ``TOKSPEC_CMD_STARTUP``, else 60).
+
+A crash (EOF or exit), a hang (no complete reply within ``timeout``), or a malformed reply raises
+:class:`CmdEngineFault` (an :class:`~tokspec.errors.EngineFault`) naming the input that caused it and
+the tail of the program's stderr; the process is killed (its whole process group) and restarted on
+the next call, so a caller such as ``tokspec diff`` records the fault and continues. An ``"error"``
+reply is also an EngineFault, but the program stays up.
+
+Out of scope: concurrency (one request in flight; an engine object is not thread-safe) and
+Windows (process groups and ``select`` on pipes are POSIX).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import selectors
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+from typing import IO, Any, NoReturn
+
+from tokspec._types import Encoder, Encoding, EngineInfo
+from tokspec.errors import EngineFault, UnknownEngineError
+
+__all__ = ["CmdEngine", "CmdEngineFault", "load", "engines", "PROTOCOL_VERSION"]
+
+PROTOCOL_VERSION = 1
+_OPTIONS = re.compile(r"^\[([^\]]*)\]\s*")
+
+
+class CmdEngineFault(EngineFault):
+    """A ``cmd:`` engine crashed, hung, sent a malformed reply or an error for ``text``."""
+
+    def __init__(self, message: str, *, text: str | None = None):
+        super().__init__(message)
+        self.text = text
+
+
+def _parse_options(arg: str) -> tuple[dict[str, float], str]:
+    """Split ``[k=v,...] command`` into (options, command); defaults come from the environment."""
+    options = {"timeout": float(os.environ.get("TOKSPEC_CMD_TIMEOUT", "10")),
+               "startup": float(os.environ.get("TOKSPEC_CMD_STARTUP", "60"))}
+    m = _OPTIONS.match(arg)
+    if m is None:
+        return options, arg
+    for item in filter(None, (s.strip() for s in m.group(1).split(","))):
+        key, _, value = item.partition("=")
+        if key not in options:
+            raise UnknownEngineError(f"cmd engine option {key!r} unknown in name 'cmd:{arg}'; "
+                                     "options: timeout, startup (seconds)")
+        try:
+            options[key] = float(value)
+        except ValueError:
+            raise UnknownEngineError(f"cmd engine option {key}={value!r} is not a number") from None
+        if options[key] <= 0:
+            raise UnknownEngineError(f"cmd engine option {key}={value!r} must be > 0")
+    return options, arg[m.end():]
+
+
+class _Process:
+    """One running engine program with a byte buffer over its stdout. Internal to CmdEngine."""
+
+    def __init__(self, argv: list[str]):
+        self.stderr: IO[bytes] = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.stderr, bufsize=0, start_new_session=True)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        os.set_blocking(self.proc.stdin.fileno(), False)
+        self.buffer = bytearray()
+
+    def exchange(self, request: bytes, deadline: float) -> bytes | None:
+        """Send ``request``; return the next full line, or None on EOF. TimeoutError at deadline."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        pending = memoryview(request)
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.proc.stdout, selectors.EVENT_READ)
+            if pending:
+                sel.register(self.proc.stdin, selectors.EVENT_WRITE)
+            while b"\n" not in self.buffer:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                for key, _ in sel.select(left):
+                    if key.fileobj is self.proc.stdin:
+                        written = os.write(self.proc.stdin.fileno(), pending[:65536])
+                        pending = pending[written:]
+                        if not pending:
+                            sel.unregister(self.proc.stdin)
+                    else:
+                        chunk = os.read(self.proc.stdout.fileno(), 65536)
+                        if not chunk:
+                            return None
+                        self.buffer += chunk
+        line, _, rest = bytes(self.buffer).partition(b"\n")
+        self.buffer = bytearray(rest)
+        return line
+
+    def stderr_tail(self, limit: int = 300) -> str:
+        try:
+            self.stderr.seek(0, os.SEEK_END)
+            size = self.stderr.tell()
+            self.stderr.seek(max(0, size - limit))
+            return self.stderr.read().decode("utf-8", "replace").strip().replace("\n", " | ")
+        except (OSError, ValueError):
+            return ""
+
+    def kill(self) -> None:
+        """Close stdin, give the program 1 s to exit, then kill its process group. Idempotent."""
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+            self.proc.wait(timeout=1.0)
+        except (OSError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+        finally:
+            if self.proc.stdout is not None:
+                self.proc.stdout.close()
+            self.stderr.close()
+
+
+class CmdEngine(Encoder):
+    """An engine run as a subprocess speaking the protocol of ``docs/protocol.md``.
+
+    Each ``encode`` costs one request/response round trip: O(len(text)) plus the program's time.
+    """
+
+    def __init__(self, arg: str):
+        self.options, command = _parse_options(arg)
+        try:
+            self.argv = shlex.split(command)
+        except ValueError as exc:
+            raise UnknownEngineError(f"cmd engine name 'cmd:{arg}': cannot split command ({exc})") from None
+        if not self.argv:
+            raise UnknownEngineError(f"cmd engine name 'cmd:{arg}' has no command; try 'cmd:python3 x.py'")
+        self.name = f"cmd:{arg}"
+        self._proc: _Process | None = None
+        self._next_id = 0
+        self.restarts = 0
+        handshake = self._start()
+        self.info = self._info_from(handshake)
+
+    # -- process management -------------------------------------------------------------
+
+    def _start(self) -> dict[str, Any]:
+        """Start the program and read its handshake line (raises UnknownEngineError/EngineFault)."""
+        try:
+            self._proc = _Process(self.argv)
+        except OSError as exc:
+            raise UnknownEngineError(f"cmd engine {self.name!r}: cannot start {self.argv[0]!r}: "
+                                     f"{exc.strerror or exc}") from None
+        try:
+            line = self._proc.exchange(b"", time.monotonic() + self.options["startup"])
+        except TimeoutError:
+            line = None
+            problem = f"sent no handshake line within {self.options['startup']:g}s"
+        else:
+            problem = "exited before its handshake line"
+        if line is None:
+            self._fail(problem, None)
+        handshake = self._parse(line, None)
+        if handshake.get("tokspec") != PROTOCOL_VERSION:
+            self._fail(f"handshake {line[:200]!r} lacks \"tokspec\": {PROTOCOL_VERSION} "
+                       "(see docs/protocol.md)", None)
+        return handshake
+
+    def _info_from(self, handshake: dict[str, Any]) -> EngineInfo:
+        kind = handshake.get("kind", "tokenizer")
+        if kind not in ("tokenizer", "pretokenizer"):
+            self._fail(f"handshake kind={kind!r}; expected 'tokenizer' or 'pretokenizer'", None)
+        sha = handshake.get("vocab_sha256")
+        return EngineInfo(name=self.name, kind=kind, library=str(handshake.get("name", self.argv[0])),
+                          library_version=str(handshake.get("version", "unknown")),
+                          vocab_sha256=None if sha is None else str(sha),
+                          description=f"subprocess {shlex.join(self.argv)}")
+
+    def _fail(self, problem: str, text: str | None) -> NoReturn:
+        """Kill the program (restarted on the next call) and raise CmdEngineFault."""
+        tail = self._proc.stderr_tail() if self._proc is not None else ""
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc = None
+        where = "" if text is None else f" on text={text!r:.120}"
+        detail = f"; stderr: {tail}" if tail else ""
+        raise CmdEngineFault(f"cmd engine {self.name!r} {problem}{where}{detail}", text=text)
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    # -- requests -----------------------------------------------------------------------
+
+    def _parse(self, line: bytes, text: str | None) -> dict[str, Any]:
+        try:
+            obj = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            obj = None
+        if not isinstance(obj, dict):
+            self._fail(f"sent a line that is not a JSON object: {line[:200]!r}", text)
+        return obj
+
+    def _request(self, text: str) -> dict[str, Any]:
+        if self._proc is None:
+            self.restarts += 1
+            self._start()
+        assert self._proc is not None
+        self._next_id += 1
+        request = json.dumps({"id": self._next_id, "text": text}, ensure_ascii=True) + "\n"
+        try:
+            line = self._proc.exchange(request.encode("ascii"), time.monotonic() + self.options["timeout"])
+        except TimeoutError:
+            self._fail(f"hung (no reply within {self.options['timeout']:g}s)", text)
+        except OSError as exc:
+            self._fail(f"crashed (pipe error: {exc.strerror or exc})", text)
+        if line is None:
+            try:
+                code = self._proc.proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                code = None
+            self._fail(f"crashed (closed its stdout; exit status {code})", text)
+        reply = self._parse(line, text)
+        if reply.get("id") != self._next_id:
+            self._fail(f"replied with id={reply.get('id')!r} to request id={self._next_id}", text)
+        return reply
+
+    def _encode(self, text: str) -> Encoding:
+        reply = self._request(text)
+        if "error" in reply:
+            raise CmdEngineFault(f"cmd engine {self.name!r} reported error {reply['error']!r} "
+                                 f"on text={text!r:.120}", text=text)
+        encoding = _encoding_of(reply)
+        if encoding is None:
+            self._fail(f"sent a malformed reply {_short(reply)} (see docs/protocol.md)", text)
+        return encoding
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _encoding_of(reply: dict[str, Any]) -> Encoding | None:
+    """The Encoding in a well-formed reply, or None if ids/offsets/pieces are malformed."""
+    ids, offsets, pieces = reply.get("ids"), reply.get("offsets"), reply.get("pieces")
+    if ids is not None and not (isinstance(ids, list) and all(_is_int(i) for i in ids)):
+        return None
+    if not isinstance(offsets, list) or not all(
+            isinstance(o, list) and len(o) == 2 and all(_is_int(x) for x in o) for o in offsets):
+        return None
+    if pieces is not None and not (isinstance(pieces, list) and len(pieces) == len(offsets)
+                                   and all(isinstance(p, str) for p in pieces)):
+        return None
+    return Encoding.of(ids, [(s, e) for s, e in offsets], pieces)
+
+
+def _short(obj: object, limit: int = 200) -> str:
+    """A short JSON rendering of a decoded reply, for messages."""
+    text = json.dumps(obj, ensure_ascii=True)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def load(prefix: str, arg: str) -> Encoder:
+    """Provider hook: ``cmd:COMMAND`` (see module docstring)."""
+    if prefix != "cmd":
+        raise UnknownEngineError(f"tokspec.engines.cmd provides prefix 'cmd', not prefix={prefix!r}")
+    return CmdEngine(arg)
+
+
+def engines() -> list[tuple[str, str]]:
+    """Provider hook: the name pattern (cmd engines are whatever programs the user has)."""
+    return [("cmd:COMMAND", "a program speaking tokspec's JSON Lines protocol (docs/protocol.md)")]
