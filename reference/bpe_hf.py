@@ -1,0 +1,373 @@
+"""Reference BPE with HF ``tokenizers`` semantics, read from a ``tokenizer.json``.
+
+The pipeline, in HF's order, for ``encode(text, add_special_tokens=False)``:
+
+1. Added tokens: the text is cut at occurrences of the file's ``added_tokens``, first those with
+   ``normalized=false`` then those with ``normalized=true``, each pass leftmost-longest; an added
+   token becomes its own id, never pretokenized.
+2. Pretokenizer: ``Split`` (a regex, run here by the ``regex`` module, or a literal string; behaviors
+   ``Isolated``, ``Removed``, ``MergedWithPrevious``, ``MergedWithNext``; ``invert``), ``Whitespace``
+   (matches of ``\\w+|[^\\w\\s]+``), ``ByteLevel`` (optionally the GPT-2 regex, then every UTF-8 byte
+   mapped to a printable character by the GPT-2 ``bytes_to_unicode`` table), and ``Sequence`` of those
+   with ``ByteLevel`` last.
+3. Model ``BPE`` on each pretoken (:func:`bpe_word`): one symbol per character (the
+   ``continuing_subword_prefix`` on every symbol but the first, the ``end_of_word_suffix`` on the last;
+   a character missing from the vocabulary becomes its ``<0xXX>`` byte tokens under ``byte_fallback``,
+   else ``unk_token``, consecutive unknowns fused under ``fuse_unk``), then repeatedly merge the
+   adjacent pair with the lowest merge rank (leftmost on ties; the rank of a pair listed twice is its
+   last position, as HF builds a hash map from the list). ``ignore_merges``: a pretoken that is itself
+   a vocabulary entry is emitted whole.
+4. Offsets: a token covers the original characters of its symbols (byte-level symbols map to the
+   character containing the byte): the ``tokspec._types`` convention.
+
+Everything else raises :class:`~tokspec.errors.UnsupportedComponentError` naming the component:
+any normalizer, ``dropout > 0``, ``ByteLevel(add_prefix_space=true)``, a post-processor that edits
+offsets (``trim_offsets=true``), added tokens with ``lstrip``/``rstrip``/``single_word``.
+Post-processors that only add special tokens (``TemplateProcessing``, ``BertProcessing``) are
+accepted: with ``add_special_tokens=False`` they add nothing. Decoders are irrelevant to encoding.
+Where HF's Oniguruma regex and the ``regex`` module disagree on a pattern, this module follows
+``regex``; the findings in ``corpora/reference-bpe/findings`` record each case.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from tokspec._types import Encoder, Encoding, EngineInfo, Span
+from tokspec.errors import UnsupportedComponentError, VocabularyError
+from tokspec.vocab import TokenizerJson
+
+__all__ = ["BpeModel", "HfBpeEncoder", "bytes_to_unicode", "bpe_word", "model_from_json"]
+
+#: HF ByteLevel's own split regex (the original GPT-2 pattern).
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+WHITESPACE_PATTERN = r"\w+|[^\w\s]+"
+
+
+@functools.lru_cache(maxsize=1)
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's byte -> printable character table: printable Latin-1 bytes map to themselves, the
+    other 68 bytes to U+0100.. in byte order. A bijection from 256 bytes to 256 characters."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), 256)]
+    table = {b: chr(b) for b in keep}
+    extra = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return table
+
+
+@dataclass(frozen=True)
+class BpeModel:
+    """The ``model`` object of a BPE tokenizer.json. ``merges[(left_id, right_id)] = (rank, new_id)``."""
+
+    vocab: dict[str, int]
+    merges: dict[tuple[int, int], tuple[int, int]]
+    unk_token: str | None = None
+    continuing_subword_prefix: str | None = None
+    end_of_word_suffix: str | None = None
+    fuse_unk: bool = False
+    byte_fallback: bool = False
+    ignore_merges: bool = False
+
+
+def _merge_pairs(raw: list[Any]) -> list[tuple[str, str]]:
+    """Merges as pairs, from either serialization (``"a b"`` strings or ``[a, b]`` lists)."""
+    pairs = []
+    for i, m in enumerate(raw):
+        parts = m.split(" ") if isinstance(m, str) else m
+        if not isinstance(parts, list) or len(parts) != 2 or not all(isinstance(p, str) for p in parts):
+            raise VocabularyError(f"merge #{i} must be 'LEFT RIGHT' or [LEFT, RIGHT], got {m!r}")
+        pairs.append((parts[0], parts[1]))
+    return pairs
+
+
+def model_from_json(model: dict[str, Any], *, ignore_merges: bool | None = None) -> BpeModel:
+    """Build a :class:`BpeModel` from the JSON ``model`` object; ``ignore_merges`` overrides the file's.
+
+    Raises VocabularyError for a merge naming a token outside the vocabulary (as HF does) and
+    UnsupportedComponentError for ``dropout > 0``. O(vocab + merges).
+    """
+    if model.get("dropout") not in (None, 0, 0.0):
+        raise UnsupportedComponentError(f"BPE dropout={model['dropout']!r} is random; unsupported")
+    vocab: dict[str, int] = dict(model["vocab"])
+    prefix = model.get("continuing_subword_prefix") or None
+    merges: dict[tuple[int, int], tuple[int, int]] = {}
+    for rank, (a, b) in enumerate(_merge_pairs(model.get("merges", []))):
+        new = a + b[len(prefix or ""):]  # the right side loses its continuing prefix
+        for tok in (a, b, new):
+            if tok not in vocab:
+                raise VocabularyError(f"merge #{rank} {a!r} {b!r}: token {tok!r} is not in the vocab")
+        merges[(vocab[a], vocab[b])] = (rank, vocab[new])  # a later duplicate overwrites, as in HF
+    chosen = bool(model.get("ignore_merges", False)) if ignore_merges is None else ignore_merges
+    return BpeModel(vocab, merges, model.get("unk_token"), prefix, model.get("end_of_word_suffix") or None,
+                    bool(model.get("fuse_unk", False)), bool(model.get("byte_fallback", False)), chosen)
+
+
+Symbol = tuple[int, int, int]  # (token id, first char index in the word, end char index)
+
+
+def _initial_symbols(model: BpeModel, word: str) -> list[Symbol]:
+    """One symbol per character of ``word`` (byte-fallback tokens and unknowns as HF forms them)."""
+    symbols: list[Symbol] = []
+    unk_open = False  # the last symbol is an unknown that a following unknown may fuse into
+    for i, ch in enumerate(word):
+        key = (model.continuing_subword_prefix or "") + ch if i > 0 else ch
+        if i == len(word) - 1 and model.end_of_word_suffix:
+            key += model.end_of_word_suffix
+        if key in model.vocab:
+            symbols.append((model.vocab[key], i, i + 1))
+            unk_open = False
+            continue
+        codes = [f"<0x{b:02X}>" for b in key.encode("utf-8")]
+        if model.byte_fallback and all(c in model.vocab for c in codes):
+            symbols.extend((model.vocab[c], i, i + 1) for c in codes)
+            unk_open = False
+        elif model.unk_token is not None:
+            if model.unk_token not in model.vocab:
+                raise VocabularyError(f"unk_token={model.unk_token!r} is not in the vocabulary")
+            if unk_open and model.fuse_unk:
+                symbols[-1] = (symbols[-1][0], symbols[-1][1], i + 1)
+            else:
+                symbols.append((model.vocab[model.unk_token], i, i + 1))
+            unk_open = True
+        # else: no unk token, the character is silently dropped, as HF does
+    return symbols
+
+
+def bpe_word(model: BpeModel, word: str) -> list[Symbol]:
+    """BPE-encode one pretoken: ``(id, start, end)`` per token, spans in characters of ``word``.
+
+    The loop of the definition: merge the adjacent pair of lowest merge rank, leftmost on ties,
+    until no adjacent pair is a merge. O(m^2) for m characters (each step scans all pairs).
+    """
+    if model.ignore_merges and word in model.vocab:
+        return [(model.vocab[word], 0, len(word))]
+    symbols = _initial_symbols(model, word)
+    while len(symbols) > 1:
+        best: tuple[int, int, int] | None = None  # (rank, position, new id)
+        for i in range(len(symbols) - 1):
+            hit = model.merges.get((symbols[i][0], symbols[i + 1][0]))
+            if hit is not None and (best is None or hit[0] < best[0]):
+                best = (hit[0], i, hit[1])
+        if best is None:
+            break
+        _, i, new_id = best
+        symbols[i:i + 2] = [(new_id, symbols[i][1], symbols[i + 1][2])]
+    return symbols
+
+
+# ---- pretokenizers -----------------------------------------------------------------------------
+
+_BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext")
+
+
+@dataclass(frozen=True)
+class SplitStep:
+    """One splitting pass: ``pattern`` matches are delimiters handled by ``behavior``."""
+
+    pattern: regex.Pattern[str]
+    behavior: str
+    invert: bool = False
+
+    def apply(self, text: str, start: int, end: int) -> list[Span]:
+        """Cut ``text[start:end]`` into pieces (absolute spans); empty pieces are dropped."""
+        runs: list[tuple[int, int, bool]] = []  # (start, end, is_delimiter), tiling the range
+        pos = start
+        for m in self.pattern.finditer(text, start, end):
+            if m.end() == m.start():
+                continue  # an empty match delimits nothing
+            if m.start() > pos:
+                runs.append((pos, m.start(), self.invert))
+            runs.append((m.start(), m.end(), not self.invert))
+            pos = m.end()
+        if pos < end:
+            runs.append((pos, end, self.invert))
+        return _apply_behavior(runs, self.behavior)
+
+
+def _apply_behavior(runs: list[tuple[int, int, bool]], behavior: str) -> list[Span]:
+    """Turn delimiter/gap runs into pieces by HF's SplitDelimiterBehavior rules."""
+    if behavior == "Isolated":
+        return [(s, e) for s, e, _ in runs]
+    if behavior == "Removed":
+        return [(s, e) for s, e, delim in runs if not delim]
+    out: list[list[int]] = []
+    for s, e, delim in runs:
+        if behavior == "MergedWithPrevious" and delim and out:
+            out[-1][1] = e  # the delimiter joins the piece before it
+        elif behavior == "MergedWithNext" and out and out[-1][2] == 1:
+            out[-1][1], out[-1][2] = e, int(delim)  # the previous delimiter joins this piece
+        else:
+            out.append([s, e, int(delim)])
+    return [(s, e) for s, e, _ in out]
+
+
+@dataclass(frozen=True)
+class Pretokenizer:
+    """A parsed pre_tokenizer: splitting passes in order, then optionally the ByteLevel mapping."""
+
+    steps: tuple[SplitStep, ...]
+    byte_level: bool
+
+    def pieces(self, text: str, start: int, end: int) -> list[Span]:
+        spans = [(start, end)]
+        for step in self.steps:
+            spans = [piece for s, e in spans for piece in step.apply(text, s, e)]
+        return spans
+
+
+def _split_step(pt: dict[str, Any]) -> SplitStep:
+    pattern = pt.get("pattern", {})
+    if "Regex" in pattern:
+        compiled = regex.compile(pattern["Regex"])
+    elif "String" in pattern:
+        compiled = regex.compile(regex.escape(pattern["String"]))
+    else:
+        raise UnsupportedComponentError(f"Split pattern {pattern!r}: expected Regex or String")
+    if pt.get("behavior") not in _BEHAVIORS:
+        raise UnsupportedComponentError(f"Split behavior={pt.get('behavior')!r}; supported: {_BEHAVIORS}")
+    return SplitStep(compiled, pt["behavior"], bool(pt.get("invert", False)))
+
+
+def parse_pretokenizer(pt: dict[str, Any] | None) -> Pretokenizer:
+    """Parse the ``pre_tokenizer`` JSON object; see the module docstring for what is supported."""
+    if pt is None:
+        return Pretokenizer((), False)
+    items = pt["pretokenizers"] if pt.get("type") == "Sequence" else [pt]
+    steps: list[SplitStep] = []
+    for i, item in enumerate(items):
+        kind = item.get("type")
+        if kind == "Split":
+            steps.append(_split_step(item))
+        elif kind == "Whitespace":
+            steps.append(SplitStep(regex.compile(WHITESPACE_PATTERN), "Removed", invert=True))
+        elif kind == "ByteLevel" and i == len(items) - 1:
+            if item.get("add_prefix_space", False):
+                raise UnsupportedComponentError("ByteLevel add_prefix_space=true is unsupported")
+            if item.get("use_regex", True):
+                steps.append(SplitStep(regex.compile(GPT2_PATTERN), "Isolated"))
+            return Pretokenizer(tuple(steps), True)
+        else:
+            raise UnsupportedComponentError(f"pre_tokenizer {kind!r} at position {i} is unsupported "
+                                            "(supported: Split, Whitespace, ByteLevel last)")
+    return Pretokenizer(tuple(steps), False)
+
+
+# ---- added tokens, post-processor, the engine ----------------------------------------------------
+
+_NOOP_POST = ("TemplateProcessing", "BertProcessing")
+
+
+def _check_post_processor(pp: dict[str, Any] | None) -> None:
+    """Accept post-processors that leave ids and offsets alone when no special tokens are added."""
+    if pp is None or pp.get("type") in _NOOP_POST:
+        return
+    if pp.get("type") == "Sequence":
+        for item in pp.get("processors", []):
+            _check_post_processor(item)
+        return
+    if pp.get("type") in ("ByteLevel", "RobertaProcessing") and not pp.get("trim_offsets", True):
+        return
+    raise UnsupportedComponentError(
+        f"post_processor {pp.get('type')!r} with trim_offsets={pp.get('trim_offsets')!r} edits offsets; "
+        "unsupported")
+
+
+def _added_token_passes(added: list[dict[str, Any]]) -> list[dict[str, int]]:
+    """Two ``{content: id}`` tables: non-normalized added tokens, then normalized ones."""
+    passes: list[dict[str, int]] = [{}, {}]
+    for tok in added:
+        for flag in ("lstrip", "rstrip", "single_word"):
+            if tok.get(flag):
+                raise UnsupportedComponentError(f"added token {tok['content']!r} has {flag}=true")
+        if tok["content"]:
+            passes[1 if tok.get("normalized", False) else 0][tok["content"]] = int(tok["id"])
+    return passes
+
+
+def _cut_added(text: str, start: int, end: int, table: dict[str, int]) -> list[tuple[int, int, int | None]]:
+    """Cut ``text[start:end]`` at leftmost-longest occurrences of ``table``'s strings.
+
+    Returns ``(start, end, id)`` runs, id None for ordinary text. O(n * k) for k added tokens.
+    """
+    runs: list[tuple[int, int, int | None]] = []
+    pos = gap = start
+    while pos < end and table:
+        hits = [c for c in table if text.startswith(c, pos, end)]
+        if not hits:
+            pos += 1
+            continue
+        best = max(hits, key=len)
+        if pos > gap:
+            runs.append((gap, pos, None))
+        runs.append((pos, pos + len(best), table[best]))
+        pos = gap = pos + len(best)
+    if gap < end:
+        runs.append((gap, end, None))
+    return runs
+
+
+def _model_string(text: str, start: int, end: int, byte_level: bool) -> tuple[str, list[int]]:
+    """The string the model sees for ``text[start:end]`` and, per model character, the index of the
+    original character it comes from (ByteLevel: one model character per UTF-8 byte)."""
+    if not byte_level:
+        return text[start:end], list(range(start, end))
+    table = bytes_to_unicode()
+    chars: list[str] = []
+    origin: list[int] = []
+    for i in range(start, end):
+        for b in text[i].encode("utf-8"):
+            chars.append(table[b])
+            origin.append(i)
+    return "".join(chars), origin
+
+
+class HfBpeEncoder(Encoder):
+    """Engine ``reference:PATH.json`` for BPE files: the pipeline of the module docstring.
+
+    ``ignore_merges`` overrides the file's flag (to reproduce a library that ignores it). Cost:
+    O(n * k) added-token scan, one regex pass per Split, O(m^2) per pretoken of m symbols.
+    """
+
+    def __init__(self, tj: TokenizerJson, name: str, *, ignore_merges: bool | None = None) -> None:
+        data = tj.data
+        if data.get("normalizer") is not None:
+            raise UnsupportedComponentError(
+                f"{tj.path!r}: normalizer {data['normalizer'].get('type')!r} is unsupported")
+        _check_post_processor(data.get("post_processor"))
+        self.model = model_from_json(data["model"], ignore_merges=ignore_merges)
+        self.pretokenizer = parse_pretokenizer(data.get("pre_tokenizer"))
+        self.added = _added_token_passes(data.get("added_tokens", []))
+        self._by_id = {i: t for t, i in self.model.vocab.items()}
+        self.info = EngineInfo(name=name, kind="tokenizer", library="tokspec.reference.bpe_hf",
+                               library_version="1", vocab_sha256=tj.sha256,
+                               description=f"reference HF BPE semantics of {tj.path}")
+
+    def _encode(self, text: str) -> Encoding:
+        ids: list[int] = []
+        offsets: list[Span] = []
+        for s0, e0, tid0 in _cut_added(text, 0, len(text), self.added[0]):
+            runs = [(s0, e0, tid0)] if tid0 is not None else _cut_added(text, s0, e0, self.added[1])
+            for s, e, tid in runs:
+                if tid is not None:
+                    ids.append(tid)
+                    offsets.append((s, e))
+                    continue
+                for ps, pe in self.pretokenizer.pieces(text, s, e):
+                    self._encode_piece(text, ps, pe, ids, offsets)
+        return Encoding.of(ids, offsets)
+
+    def _encode_piece(self, text: str, start: int, end: int, ids: list[int], offsets: list[Span]) -> None:
+        word, origin = _model_string(text, start, end, self.pretokenizer.byte_level)
+        for tid, s, e in bpe_word(self.model, word):
+            ids.append(tid)
+            offsets.append((origin[s], origin[e - 1] + 1))
+
+    def token_piece(self, token_id: int) -> str:
+        return self._by_id.get(token_id, str(token_id))

