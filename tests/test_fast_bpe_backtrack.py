@@ -1,0 +1,180 @@
+"""Backtracking BPE (tokspec.fast.bpe_backtrack) against merge-loop BPE, without pretokenization.
+
+Oracles: a naive merge loop written here (tiny vocabularies), tiktoken's Rust merge loop on one
+piece (``encode_single_piece``; no pretokenization), and the encoder's own second algorithm
+(``encode_via_table``). Exactness means identical id lists.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+
+import pytest
+import tiktoken
+from hypothesis import assume, example, given
+from hypothesis import strategies as st
+
+from tokspec.corpus import build_corpus
+from tokspec.errors import VocabularyError
+from tokspec.fast.bpe_backtrack import BacktrackBPE, NonMonotoneVocabularyError
+from tokspec.vocab import load_named_tiktoken
+
+
+def naive_bpe(ranks: dict[bytes, int], data: bytes) -> list[int]:
+    """Merge loop: merge the leftmost lowest-rank adjacent pair until none concatenates to a token."""
+    parts = [bytes([b]) for b in data]
+    while True:
+        best: tuple[int, int] | None = None
+        for i in range(len(parts) - 1):
+            r = ranks.get(parts[i] + parts[i + 1])
+            if r is not None and (best is None or r < best[0]):
+                best = (r, i)
+        if best is None:
+            return [ranks[p] for p in parts]
+        i = best[1]
+        parts[i:i + 2] = [parts[i] + parts[i + 1]]
+
+
+def random_ranks(seed: int, alphabet: bytes = b"abc", merges: int = 30, max_len: int = 7) -> dict[bytes, int]:
+    """All 256 bytes, then ``merges`` random concatenations of earlier tokens (rank = merge order).
+
+    Some generated tokens are unreachable under tiktoken semantics (their bytes merge differently),
+    and some are reachable only through a higher-ranked token (the encoder rejects those tables).
+    """
+    rng = random.Random(seed)
+    ranks = {bytes([i]): i for i in range(256)}
+    pool = [bytes([c]) for c in alphabet]
+    tries = 0
+    while len(ranks) < 256 + merges and tries < 10_000:
+        tries += 1
+        tok = rng.choice(pool) + rng.choice(pool)
+        if len(tok) <= max_len and tok not in ranks:
+            ranks[tok] = len(ranks)
+            pool.append(tok)
+    return ranks
+
+
+def trained_ranks(seed: int, alphabet: bytes = b"abc", merges: int = 30) -> dict[bytes, int]:
+    """A table learned like BPE training: merge a random adjacent pair of the current segmentation
+    of a random training corpus, everywhere, and give the new token the next rank."""
+    rng = random.Random(seed)
+    ranks = {bytes([i]): i for i in range(256)}
+    segs = [[bytes([rng.choice(alphabet)]) for _ in range(rng.randint(5, 30))] for _ in range(20)]
+    for _ in range(merges):
+        pairs = [(s[i], s[i + 1]) for s in segs for i in range(len(s) - 1) if s[i] + s[i + 1] not in ranks]
+        if not pairs:
+            break
+        a, b = rng.choice(pairs)
+        ranks[a + b] = len(ranks)
+        for s in segs:
+            i = 0
+            while i < len(s) - 1:
+                if s[i] == a and s[i + 1] == b:
+                    s[i:i + 2] = [a + b]
+                i += 1
+    return ranks
+
+
+def build_or_none(ranks: dict[bytes, int]) -> BacktrackBPE | None:
+    """The encoder, or None if it rightly rejects a non-monotone table (checked by the merge loop)."""
+    try:
+        return BacktrackBPE(ranks)
+    except NonMonotoneVocabularyError as exc:
+        tok = next(t for t, r in ranks.items() if r == exc.token_id)
+        assert naive_bpe(ranks, tok) == [exc.token_id]  # the rejection is justified
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def tiny(seed: int) -> tuple[dict[bytes, int], BacktrackBPE | None]:
+    ranks = trained_ranks(seed // 2) if seed % 2 else random_ranks(seed // 2)
+    return ranks, build_or_none(ranks)
+
+
+@functools.lru_cache(maxsize=None)
+def real(name: str) -> tuple[BacktrackBPE, tiktoken.Encoding]:
+    vocab = load_named_tiktoken(name)
+    core = tiktoken.Encoding(f"{name}-whole", pat_str=r"(?s).+", mergeable_ranks=vocab.ranks,
+                             special_tokens={})
+    return BacktrackBPE(vocab.ranks), core
+
+
+@given(seed=st.integers(0, 400), text=st.text(alphabet="abc", max_size=40))
+@example(seed=0, text="abcabcabc")
+@example(seed=7, text="a" * 33)
+def test_hyp_tiny_vocab_matches_merge_loop(seed: int, text: str) -> None:
+    ranks, enc = tiny(seed)
+    assume(enc is not None)
+    assert enc is not None
+    data = text.encode()
+    want = naive_bpe(ranks, data)
+    assert enc.encode(data) == want
+    assert enc.encode_via_table(data) == want
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_tiny_vocab_every_token_and_tiktoken(seed: int) -> None:
+    ranks, enc = tiny(seed)
+    if enc is None:  # rightly rejected as non-monotone: tiny() asserted the merge loop agrees
+        return
+    core = tiktoken.Encoding(f"tiny{seed}", pat_str=r"(?s).+", mergeable_ranks=ranks, special_tokens={})
+    rng = random.Random(seed)
+    for _ in range(30):
+        data = bytes(rng.choice(b"abc") for _ in range(rng.randint(1, 60)))
+        want = naive_bpe(ranks, data)
+        assert core._core_bpe.encode_single_piece(data) == want  # the oracles agree with each other
+        assert enc.encode(data) == want
+    for tok, rank in ranks.items():  # unreachable tokens encode to what the merge loop says
+        assert enc.encode(tok) == naive_bpe(ranks, tok)
+        assert enc.reachable[rank] == (naive_bpe(ranks, tok) == [rank])
+
+
+def test_unreachable_token_never_emitted() -> None:
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks[b"abc"] = 256  # no "ab" or "bc": BPE can never build it
+    enc = BacktrackBPE(ranks)
+    assert enc.unreachable == [256]
+    assert enc.encode(b"abcabc") == list(b"abcabc")
+
+
+@pytest.mark.parametrize("bad", [{}, {b"a": 0, b"b": 0}, {b"": 0}, {b"a": -1}])
+def test_bad_vocabulary_is_named_error(bad: dict[bytes, int]) -> None:
+    with pytest.raises(VocabularyError):
+        BacktrackBPE(bad)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_real_vocab_whole_text_matches_tiktoken(name: str) -> None:
+    enc, core = real(name)
+    for text in build_corpus(seed=1)[::3]:
+        data = text.encode()
+        want = core._core_bpe.encode_single_piece(data) if data else []
+        assert enc.encode(data) == want, text[:80]
+        if len(data) < 2000:
+            assert enc.encode_via_table(data) == want, text[:80]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+@pytest.mark.parametrize("unit", ["a", "ab", " ", "的", "0", "=-", "'s", "🙂", "\n\n", "aé"])
+def test_real_vocab_adversarial_repetitions(name: str, unit: str) -> None:
+    enc, core = real(name)
+    for reps in (1, 2, 3, 7, 64, 1000):
+        data = (unit * reps).encode()
+        want = core._core_bpe.encode_single_piece(data)
+        assert enc.encode(data) == want
+        assert enc.encode_via_table(data) == want
+
+
+@given(st.binary(max_size=64))
+def test_hyp_arbitrary_bytes_cl100k(data: bytes) -> None:
+    enc, core = real("cl100k_base")
+    want = core._core_bpe.encode_single_piece(data) if data else []
+    assert enc.encode(data) == want
+    assert enc.encode_via_table(data) == want
+
+
+def test_generated_tables_mostly_accepted_and_trained_ones_all() -> None:
+    verdicts = [tiny(seed)[1] is not None for seed in range(60)]
+    assert all(verdicts[1::2]), "a training-like table was rejected"
+    assert sum(verdicts[0::2]) >= 10, "too few random tables accepted for the tests to mean much"
