@@ -21,11 +21,14 @@ error (one line on stderr). Every disagreement is saved as a counterexample reco
 one summary object on stdout whose ``"counterexamples"`` is the list of record *paths*.
 Progress (rate, inputs done, findings) goes to stderr once a run has taken more than two seconds.
 
-Fuzz mode generates texts from a seeded ``random.Random`` (the corpus generators of
-:mod:`tokspec.corpus`, Unicode-category text, adversarial repetitions, and vocabulary-aware text
-made of token surfaces both engines produced so far), shrinks each disagreement with
+Fuzz mode alternates, in one-second slices, two seeded text sources: tokspec's own generators (the
+corpus generators of :mod:`tokspec.corpus`, adversarial repetitions, corpus slices) and the public
+hypothesis strategies of :mod:`tokspec.fuzz.strategies` (Unicode-category text, shaped text,
+repetitions), both with vocabulary-aware text made of the token surfaces engine A produces on the
+small corpus. Hypothesis serves as a generator only there. It shrinks each disagreement with
 :func:`tokspec.minimize.minimize_text` keeping its classification, and reports each distinct
-minimized text once. Shrinking may run past ``--time`` by at most ``--shrink-time`` per finding.
+minimized text once. Shrinking may run past ``--time`` by at most ``--shrink-time`` per finding. Engine faults count as one
+finding per distinct fault message (input text cut out); other findings per distinct minimized text.
 
 Out of scope: running engines in parallel (engines are called one input at a time, in order).
 """
@@ -179,6 +182,7 @@ class _Results:
     faults: int = 0
     counterexamples: list[str] = field(default_factory=list)
     classifications: Counter[str] = field(default_factory=Counter)
+    generators: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     def add(self, comparison: Comparison) -> None:
@@ -194,12 +198,32 @@ class _Results:
         out = asdict(self)
         out["classifications"] = dict(self.classifications)
         out["seconds"] = round(self.seconds, 3)
+        if self.mode == "file":
+            del out["generators"]
         return out
 
 
 def _signature(c: Comparison) -> tuple[Any, ...]:
     """What must stay the same while shrinking: the classification and which side faulted."""
     return (c.classification, c.a.fault is None, c.b.fault is None)
+
+
+def _finding_key(c: Comparison) -> tuple[Any, ...]:
+    """When two fuzz findings count as one: equal minimized texts, or faults with the same messages.
+
+    Fault messages are compared with the input text (and its repr) cut out, so a program that
+    crashes on every astral character is reported once, not once per character.
+    """
+    if c.classification != "engine fault":
+        return ("text", c.text)
+    cut = [repr(c.text), repr(c.text)[:120], c.text] if c.text else []
+
+    def strip(message: str | None) -> str | None:
+        for piece in cut:
+            message = None if message is None else message.replace(piece, "")
+        return message
+
+    return ("fault", strip(c.a.fault), strip(c.b.fault))
 
 
 def _minimized(a: Encoder, b: Encoder, c: Comparison, seconds: float) -> Comparison:
@@ -270,25 +294,19 @@ def _vocab_text(rng: random.Random, pool: list[str]) -> str:
     return "".join(rng.choice(pool) for _ in range(rng.randint(1, 12)))
 
 
-class _Generator:
-    """Seeded text generator for fuzz mode (see module docstring). Not thread-safe."""
+class _OwnGenerator:
+    """Seeded generator over tokspec's own text makers (corpus generators, repetitions, vocab text)."""
 
-    def __init__(self, seed: int):
-        from tokspec.corpus import build_corpus, generated_text
+    name = "tokspec.corpus generators"
+
+    def __init__(self, seed: int, corpus: list[str], pool: list[str]):
+        from tokspec.corpus import generated_text
 
         self.rng = random.Random(seed)
         self._generated = generated_text
-        self.corpus = build_corpus(seed=seed, size="small")
-        self.pool: list[str] = []
+        self.corpus, self.pool = corpus, pool
 
-    def harvest(self, c: Comparison) -> None:
-        """Remember token surfaces of an agreeing comparison (bounded pool of 5000)."""
-        enc = c.a.encoding
-        if enc is None or len(self.pool) >= 5000:
-            return
-        self.pool.extend(c.text[s:e] for s, e in enc.offsets[:20] if e > s)
-
-    def __call__(self) -> str:
+    def _text(self) -> str:
         kind = self.rng.randrange(6)
         if kind <= 1:
             return self._generated(self.rng)
@@ -302,34 +320,133 @@ class _Generator:
             return text[i:i + self.rng.randint(1, 200)] if self.rng.random() < 0.5 else text
         return "".join(self._generated(self.rng) for _ in range(self.rng.randint(2, 4)))
 
+    def run(self, until: float, on_text: Callable[[str], bool]) -> None:
+        """Feed texts to ``on_text`` until the monotonic time ``until`` or until it returns True."""
+        while time.monotonic() < until:
+            if on_text(self._text()):
+                return
+
+
+class _Stop(Exception):
+    """Raised inside the hypothesis probe to end a slice (never escapes _HypothesisSource.run)."""
+
+
+class _HypothesisSource:
+    """Texts drawn from the public strategies of :mod:`tokspec.fuzz.strategies` (generate phase only).
+
+    Hypothesis is used as a generator, not as a test runner: nothing fails, no shrinking (ddmin
+    does that, the same way for every source), no example database. Deterministic per (seed, slice).
+    """
+
+    name = "tokspec.fuzz.strategies"
+
+    def __init__(self, seed: int, pool: list[str]):
+        from hypothesis import strategies as st
+
+        from tokspec.fuzz import strategies as ts
+
+        parts = [ts.mixed_text(max_size=80), ts.shaped_text(), ts.repetitions(max_repeat=200)]
+        if pool:
+            parts.append(ts.vocab_text(pool))
+        self.strategy = st.one_of(*parts)
+        self.seed, self.slices = seed, 0
+
+    def run(self, until: float, on_text: Callable[[str], bool]) -> None:
+        from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+        from hypothesis import seed as hypothesis_seed
+
+        self.slices += 1
+
+        @hypothesis_seed(self.seed * 100_003 + self.slices)
+        @settings(max_examples=1_000_000, deadline=None, database=None, phases=[Phase.generate],
+                  suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
+        @given(self.strategy)
+        def probe(text: str) -> None:
+            if time.monotonic() >= until or on_text(text):
+                raise _Stop
+
+        try:
+            probe()
+        except _Stop:
+            pass
+
+
+def _token_pool(engine: Encoder, corpus: list[str], limit: int = 3000) -> list[str]:
+    """Distinct token surfaces ``engine`` produces on ``corpus`` (for vocabulary-aware text)."""
+    pool: dict[str, None] = {}
+    for text in corpus:
+        try:
+            enc = engine.encode(text)
+        except Exception:  # noqa: BLE001 - a faulting engine just gives a smaller pool
+            continue
+        pool.update((text[s:e], None) for s, e in enc.offsets if e > s)
+        if len(pool) >= limit:
+            break
+    return list(pool)[:limit]
+
+
+def _sources(a: Encoder, seed: int) -> list[Any]:
+    """The fuzz text sources, alternated in one-second slices (see module docstring)."""
+    from tokspec.corpus import build_corpus
+
+    corpus = build_corpus(seed=seed, size="small")
+    pool = _token_pool(a, corpus[:120])
+    sources: list[Any] = [_OwnGenerator(seed, corpus, pool)]
+    try:
+        sources.append(_HypothesisSource(seed, pool))
+    except ImportError as exc:  # the fuzz layer is optional at run time; the summary says so
+        print(f"tokspec diff: tokspec.fuzz.strategies unavailable ({exc}); own generators only",
+              file=sys.stderr)
+    return sources
+
+
+class _Fuzzer:
+    """The fuzz loop's state: findings so far and what to do with each generated text."""
+
+    def __init__(self, a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO):
+        self.a, self.b, self.args, self.out = a, b, args, out
+        self.results = _Results([asdict(a.info), asdict(b.info)], "fuzz")
+        self.seen: set[tuple[Any, ...]] = set()
+
+    def done(self) -> bool:
+        return len(self.seen) >= self.args.max_findings
+
+    def on_text(self, text: str) -> bool:
+        """Compare on ``text``; shrink and report a new finding. True when the run should stop."""
+        a, b, results = self.a, self.b, self.results
+        c = compare(a, b, text)
+        results.add(c)
+        if c.agree or _finding_key(c) in self.seen:  # known faults: skip the costly shrinking
+            return self.done()
+        small = _minimized(a, b, c, self.args.shrink_time)
+        if _finding_key(small) not in self.seen:
+            self.seen.add(_finding_key(small))
+            where = (f"finding {len(self.seen)} (input #{results.inputs}, "
+                     f"{len(text)} -> {len(small.text)} chars)")
+            _report(a, b, small, where, self.args, results, self.out)
+            if self.args.save_corpus:
+                save_counterexample(a, b, small, self.args.save_corpus, width=self.args.window)
+        return self.done()
+
 
 def _run_fuzz(a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO, err: TextIO | None
               ) -> _Results:
-    if args.time <= 0 or args.max_findings < 1:
-        raise TokspecError(f"--time must be > 0 and --max-findings >= 1, got time={args.time!r}, "
+    if args.time <= 0 or args.max_findings < 1 or args.shrink_time <= 0:
+        raise TokspecError(f"--time and --shrink-time must be > 0 and --max-findings >= 1, got "
+                           f"time={args.time!r}, shrink_time={args.shrink_time!r}, "
                            f"max_findings={args.max_findings!r}")
-    gen = _Generator(args.seed)
-    results = _Results([asdict(a.info), asdict(b.info)], "fuzz")
-    seen: set[str] = set()
+    sources = _sources(a, args.seed)
+    fuzzer = _Fuzzer(a, b, args, out)
+    fuzzer.results.generators = [s.name for s in sources]
     progress = _Progress(err, "fuzz")
     deadline = time.monotonic() + args.time
-    while time.monotonic() < deadline and len(seen) < args.max_findings:
-        text = gen()
-        c = compare(a, b, text)
-        results.add(c)
-        if c.agree:
-            gen.harvest(c)
-        else:
-            small = _minimized(a, b, c, args.shrink_time)
-            if small.text not in seen:
-                seen.add(small.text)
-                where = f"finding {len(seen)} (input #{results.inputs}, {len(text)} -> {len(small.text)} chars)"
-                _report(a, b, small, where, args, results, out)
-                if args.save_corpus:
-                    save_counterexample(a, b, small, args.save_corpus, width=args.window)
-        progress.tick(lambda s: f"{results.inputs} inputs tried ({results.inputs / s:.0f}/s), "
-                                f"{len(seen)} findings")
-    return results
+    turn = 0
+    while time.monotonic() < deadline and not fuzzer.done():
+        sources[turn % len(sources)].run(min(deadline, time.monotonic() + 1.0), fuzzer.on_text)
+        turn += 1
+        progress.tick(lambda s: f"{fuzzer.results.inputs} inputs tried "
+                                f"({fuzzer.results.inputs / s:.0f}/s), {len(fuzzer.seen)} findings")
+    return fuzzer.results
 
 
 # ----------------------------------------------------------------------------- entry points

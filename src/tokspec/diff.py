@@ -213,8 +213,8 @@ def make_record(a: Encoder, b: Encoder, comparison: Comparison, *, width: int = 
     windows: dict[str, Any] = {"a": [], "b": []}
     for side, engine, outcome in (("a", a, comparison.a), ("b", b, comparison.b)):
         enc = outcome.encoding
-        if enc is not None and index is not None:
-            windows[side] = token_window(engine, text, enc, index, width)
+        if enc is not None:  # on a fault, the other side's window starts at token 0
+            windows[side] = token_window(engine, text, enc, index or 0, width)
             first[side] = next((t for t in windows[side] if t["index"] == index), None)
     return {
         "tokspec_counterexample": RECORD_VERSION,
@@ -283,7 +283,7 @@ def format_comparison(a: Encoder, b: Encoder, comparison: Comparison, *, width: 
             lines.append(f"  {name}: FAULT {outcome.fault}")
             continue
         index = comparison.index
-        window = [] if index is None else token_window(engine, text, outcome.encoding, index, width)
+        window = token_window(engine, text, outcome.encoding, index or 0, width)
         lines += _format_window(f"{name} ({len(outcome.encoding)} tokens)", window, index)
     if comparison.index is not None:
         lines.insert(1, f"  first divergence at token #{comparison.index}")
