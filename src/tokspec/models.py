@@ -1,0 +1,243 @@
+"""Small and mid-size tokenizer models trained reproducibly on this machine, cached on disk.
+
+``trained_model(kind, vocab_size=..., seed=0) -> Path`` trains (or finds in the cache) a model and
+returns its file; ``engine_name(...)`` gives the matching engine name (``hf:PATH`` / ``spm:PATH``).
+
+========================  ==============  ===========================================================
+kind                      file            what
+========================  ==============  ===========================================================
+``hf-bpe``                tokenizer.json  HF byte-level BPE (ByteLevel pre-tokenizer, GPT-2 regex)
+``hf-wordpiece``          tokenizer.json  HF WordPiece, BertNormalizer (lowercase), BertPreTokenizer
+``hf-unigram``            tokenizer.json  HF Unigram, NFKC normalizer, Metaspace pre-tokenizer
+``spm-unigram``           .model          sentencepiece Unigram, nmt_nfkc, no byte fallback
+``spm-unigram-bytes``     .model          sentencepiece Unigram, nmt_nfkc, byte_fallback
+``spm-unigram-identity``  .model          sentencepiece Unigram, identity normalization, byte_fallback
+``spm-bpe``               .model          sentencepiece BPE, nmt_nfkc, byte_fallback
+========================  ==============  ===========================================================
+
+Sizes: ``SMALL`` (1000 pieces, ~200k characters of training text, about a second per kind; other
+test suites use these) and ``MID`` (8000 pieces, ~1.5M characters, tens of seconds: mark tests
+using them slow). Training text (:func:`training_texts`) is ``tokspec.corpus.build_corpus(seed)``
+plus chunks of text files on this machine (``tokspec.corpus.machine_texts``): deterministic on one
+machine, different across machines, which is why the cache key is the sha256 of the text itself
+(plus kind, vocab size, seed, trainer parameters and library version).
+
+Reproducibility: sentencepiece trains with ``num_threads=1``, no sentence sampling and no shuffling;
+two trainings give byte-identical ``.model`` files (checked by tests/test_models.py). HF
+WordPiece and Unigram train on the lines made of the ``vocab_size // 4`` most frequent characters
+(:func:`common_char_lines`). HF byte-level BPE is byte-identical across trainings. HF WordPiece is
+NOT reproducible: ids come in hash order (renumbered canonically here, see
+:func:`_canonical_wordpiece_ids`) and about one training in six picks different tokens at tied last
+merges (e.g. ``##east`` vs ``##he``). HF Unigram is NOT reproducible: the same piece set, but
+scores differ by up to ~2e-3 between runs (even with ``TOKENIZERS_PARALLELISM=false``: ~1e-11, and
+a different id order). Both are recorded in ``corpora/production/training_reproducibility.json``.
+The cache makes each machine's first training the one everybody uses.
+
+Cache: ``$TOKSPEC_CACHE`` (default ``~/.cache/tokspec/models``); files are written to a temporary
+name and renamed, so concurrent test workers never see a partial file.
+
+Out of scope: training on user corpora (use the libraries directly), special tokens beyond the
+unknown token, models larger than MID.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import random
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import sentencepiece
+import tokenizers
+from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
+
+from tokspec.corpus import build_corpus, machine_texts
+from tokspec.errors import TokspecError
+
+__all__ = ["KINDS", "SMALL", "MID", "trained_model", "engine_name", "training_texts", "cache_dir",
+           "train_bytes", "common_char_lines"]
+
+SMALL = 1000
+MID = 8000
+_MIN_VOCAB = 300  # byte fallback needs 256 byte pieces plus the characters it must keep
+
+_SPM_KINDS: dict[str, dict[str, Any]] = {
+    "spm-unigram": {"model_type": "unigram", "normalization_rule_name": "nmt_nfkc",
+                    "byte_fallback": False},
+    "spm-unigram-bytes": {"model_type": "unigram", "normalization_rule_name": "nmt_nfkc",
+                          "byte_fallback": True},
+    "spm-unigram-identity": {"model_type": "unigram", "normalization_rule_name": "identity",
+                             "byte_fallback": True},
+    "spm-bpe": {"model_type": "bpe", "normalization_rule_name": "nmt_nfkc", "byte_fallback": True},
+}
+_HF_KINDS = ("hf-bpe", "hf-wordpiece", "hf-unigram")
+KINDS: tuple[str, ...] = _HF_KINDS + tuple(_SPM_KINDS)
+
+
+def cache_dir() -> Path:
+    """``$TOKSPEC_CACHE`` or ``~/.cache/tokspec/models`` (created if missing)."""
+    path = Path(os.environ.get("TOKSPEC_CACHE") or Path.home() / ".cache" / "tokspec" / "models")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def training_texts(*, seed: int, vocab_size: int) -> list[str]:
+    """The training lines: the corpus plus machine text chunks, split into non-blank lines.
+
+    More machine text for larger vocabularies (200 chunks up to 2000 pieces, else 1500).
+    """
+    n_chunks = 200 if vocab_size <= 2000 else 1500
+    texts = build_corpus(seed=seed, size="small")
+    texts += machine_texts(random.Random(seed), n_chunks, max_chars=4000)
+    return [line for text in texts for line in text.splitlines() if line.strip()]
+
+
+def _train_spm(lines: list[str], vocab_size: int, params: dict[str, Any]) -> bytes:
+    """One sentencepiece training, single-threaded and unsampled; returns the .model bytes."""
+    out = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines), model_writer=out, vocab_size=vocab_size,
+        num_threads=1, minloglevel=2, character_coverage=0.99, input_sentence_size=0,
+        shuffle_input_sentence=False, max_sentence_length=100_000, **params)
+    return out.getvalue()
+
+
+def _hf_bpe(vocab_size: int) -> tuple[tokenizers.Tokenizer, Any]:
+    tok = tokenizers.Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    return tok, trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
+                                    initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+
+
+def _hf_wordpiece(vocab_size: int) -> tuple[tokenizers.Tokenizer, Any]:
+    tok = tokenizers.Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece()
+    return tok, trainers.WordPieceTrainer(vocab_size=vocab_size, show_progress=False,
+                                          special_tokens=["[UNK]"])
+
+
+def _hf_unigram(vocab_size: int) -> tuple[tokenizers.Tokenizer, Any]:
+    tok = tokenizers.Tokenizer(models.Unigram())
+    tok.normalizer = normalizers.NFKC()
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    return tok, trainers.UnigramTrainer(vocab_size=vocab_size, show_progress=False,
+                                        special_tokens=["<unk>"], unk_token="<unk>")
+
+
+_HF_BUILDERS: dict[str, Callable[[int], tuple[tokenizers.Tokenizer, Any]]] = {
+    "hf-bpe": _hf_bpe, "hf-wordpiece": _hf_wordpiece, "hf-unigram": _hf_unigram}
+
+
+def common_char_lines(lines: list[str], n_chars: int) -> list[str]:
+    """The lines made only of the ``n_chars`` most frequent characters (ties: lower code point).
+
+    HF's WordPiece and Unigram trainers must keep every character of their input (Unigram fails,
+    WordPiece's ``limit_alphabet`` breaks frequency ties in hash order, so two trainings differ);
+    filtering the input instead keeps training deterministic. O(total characters).
+    """
+    counts: dict[str, int] = {}
+    for line in lines:
+        for ch in line:
+            counts[ch] = counts.get(ch, 0) + 1
+    keep = set(sorted(counts, key=lambda c: (-counts[c], c))[:n_chars])
+    return [line for line in lines if set(line) <= keep]
+
+
+def _train_hf(kind: str, lines: list[str], vocab_size: int) -> bytes:
+    """One HF training; returns the tokenizer.json bytes."""
+    tok, trainer = _HF_BUILDERS[kind](vocab_size)
+    if kind != "hf-bpe":  # byte-level BPE has a 256-symbol alphabet whatever the text
+        lines = common_char_lines(lines, vocab_size // 4)
+    tok.train_from_iterator(lines, trainer=trainer)
+    if kind == "hf-wordpiece":
+        _canonical_wordpiece_ids(tok)
+    return tok.to_str(pretty=True).encode("utf-8")
+
+
+def _canonical_wordpiece_ids(tok: tokenizers.Tokenizer) -> None:
+    """Renumber a trained WordPiece vocabulary: ``[UNK]`` = 0, then by (``##``?, length, text).
+
+    WordPiece segmentation depends only on the vocabulary *set*, so this changes ids, never
+    tokens; it removes the hash-order id assignment of HF's trainer (two trainings give the same
+    set in different orders).
+    """
+    vocab = tok.get_vocab()
+    order = sorted((t for t in vocab if t != "[UNK]"), key=lambda t: (t.startswith("##"), len(t), t))
+    tok.model = models.WordPiece({t: i for i, t in enumerate(["[UNK]", *order])}, unk_token="[UNK]")
+
+
+def _check_args(kind: str, vocab_size: int, seed: int) -> None:
+    if kind not in KINDS:
+        raise TokspecError(f"unknown model kind={kind!r}; known: {', '.join(KINDS)}")
+    if not isinstance(vocab_size, int) or not _MIN_VOCAB <= vocab_size <= 64_000:
+        raise TokspecError(f"vocab_size={vocab_size!r} must be an int in [{_MIN_VOCAB}, 64000]")
+    if not isinstance(seed, int) or seed < 0:
+        raise TokspecError(f"seed={seed!r} must be a non-negative int")
+
+
+def _cache_key(kind: str, vocab_size: int, seed: int, lines: list[str]) -> str:
+    """sha256 over the training text, the parameters and the training library's version."""
+    h = hashlib.sha256()
+    for line in lines:
+        h.update(line.encode("utf-8", "surrogatepass") + b"\n")
+    library = tokenizers.__version__ if kind in _HF_KINDS else sentencepiece.__version__
+    params = {"kind": kind, "vocab_size": vocab_size, "seed": seed, "library": library,
+              "spm": _SPM_KINDS.get(kind), "format": 1}
+    h.update(json.dumps(params, sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file next to ``path``, then rename it over ``path``."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def train_bytes(kind: str, *, vocab_size: int, seed: int = 0) -> bytes:
+    """Train once, without the cache; return the model file's bytes."""
+    _check_args(kind, vocab_size, seed)
+    lines = training_texts(seed=seed, vocab_size=vocab_size)
+    if kind in _SPM_KINDS:
+        return _train_spm(lines, vocab_size, _SPM_KINDS[kind])
+    return _train_hf(kind, lines, vocab_size)
+
+
+def trained_model(kind: str, *, vocab_size: int = SMALL, seed: int = 0) -> Path:
+    """The cached model file of ``kind`` (see module table), training it first if needed.
+
+    O(training) on a cache miss (about a second for SMALL), O(training-text hashing) on a hit.
+    Raises TokspecError for an unknown kind or a vocab_size outside [300, 64000].
+    """
+    _check_args(kind, vocab_size, seed)
+    lines = training_texts(seed=seed, vocab_size=vocab_size)
+    key = _cache_key(kind, vocab_size, seed, lines)
+    suffix = ".model" if kind in _SPM_KINDS else ".json"
+    path = cache_dir() / f"{kind}-{vocab_size}-s{seed}-{key[:16]}{suffix}"
+    if not path.is_file():
+        if kind in _SPM_KINDS:
+            data = _train_spm(lines, vocab_size, _SPM_KINDS[kind])
+        else:
+            data = _train_hf(kind, lines, vocab_size)
+        _write_atomic(path, data)
+    return path
+
+
+def engine_name(kind: str, *, vocab_size: int = SMALL, seed: int = 0) -> str:
+    """The engine name for a trained model: ``hf:PATH`` or ``spm:PATH``."""
+    prefix = "spm" if kind in _SPM_KINDS else "hf"
+    return f"{prefix}:{trained_model(kind, vocab_size=vocab_size, seed=seed)}"
