@@ -25,15 +25,17 @@ any normalizer, ``dropout > 0``, ``ByteLevel(add_prefix_space=true)``, a post-pr
 offsets (``trim_offsets=true``), added tokens with ``lstrip``/``rstrip``/``single_word``.
 Post-processors that only add special tokens (``TemplateProcessing``, ``BertProcessing``) are
 accepted: with ``add_special_tokens=False`` they add nothing. Decoders are irrelevant to encoding.
-Where HF's Oniguruma regex and the ``regex`` module disagree on a pattern, this module follows
-``regex``; the findings in ``corpora/reference-bpe/findings`` record each case.
+Split regexes run on the ``regex`` module; by default they are first rewritten by
+:func:`oniguruma_compat` so they mean what HF's Oniguruma makes of them (``dialect="regex"`` keeps
+the tiktoken reading). Differences that cannot be rewritten away (Oniguruma's older Unicode
+tables) are recorded in ``corpora/reference-bpe/findings``.
 """
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import regex
 
@@ -41,7 +43,12 @@ from tokspec._types import Encoder, Encoding, EngineInfo, Span
 from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.vocab import TokenizerJson
 
-__all__ = ["BpeModel", "HfBpeEncoder", "bytes_to_unicode", "bpe_word", "model_from_json"]
+__all__ = ["BpeModel", "HfBpeEncoder", "Dialect", "bytes_to_unicode", "bpe_word", "model_from_json",
+           "oniguruma_compat", "parse_pretokenizer"]
+
+#: How a Split regex is read: ``"oniguruma"`` as HF tokenizers reads it (see
+#: :func:`oniguruma_compat`), ``"regex"`` as tiktoken and the ``regex`` module read it.
+Dialect = Literal["oniguruma", "regex"]
 
 #: HF ByteLevel's own split regex (the original GPT-2 pattern).
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -164,6 +171,23 @@ def bpe_word(model: BpeModel, word: str) -> list[Symbol]:
 
 # ---- pretokenizers -----------------------------------------------------------------------------
 
+_INTERVAL_PLUS = regex.compile(r"""
+    (?P<atom> \\[pP]\{[^}]*\} | \\. | \[(?:\\.|[^\]\\])*\] | [^\\\[\](){}|?*+] )
+    (?P<interval> \{\d+(?:,\d*)?\} )
+    \+""", regex.VERBOSE)
+
+
+def oniguruma_compat(pattern: str) -> str:
+    """Rewrite ``ATOM{n,m}+`` to ``(?:ATOM{n,m})+``: how Oniguruma (HF tokenizers) reads it.
+
+    In Perl, PCRE, the ``regex`` module and tiktoken's Rust regex, ``{n,m}+`` is a *possessive*
+    interval; Oniguruma's Ruby syntax reads it as the interval repeated one or more times, so
+    ``\p{N}{1,3}+`` matches any run of digits there (finding ``hf-onig-interval-plus``). Atoms
+    handled: ``\p{..}``, an escape, a bracket class without nested brackets, a literal character;
+    a group before ``{n,m}+`` is left alone (none of the production patterns has one). O(len).
+    """
+    return _INTERVAL_PLUS.sub(lambda m: f"(?:{m['atom']}{m['interval']})+", pattern)
+
 _BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext")
 
 
@@ -222,10 +246,11 @@ class Pretokenizer:
         return spans
 
 
-def _split_step(pt: dict[str, Any]) -> SplitStep:
+def _split_step(pt: dict[str, Any], dialect: Dialect) -> SplitStep:
     pattern = pt.get("pattern", {})
     if "Regex" in pattern:
-        compiled = regex.compile(pattern["Regex"])
+        source = pattern["Regex"]
+        compiled = regex.compile(oniguruma_compat(source) if dialect == "oniguruma" else source)
     elif "String" in pattern:
         compiled = regex.compile(regex.escape(pattern["String"]))
     else:
@@ -235,8 +260,10 @@ def _split_step(pt: dict[str, Any]) -> SplitStep:
     return SplitStep(compiled, pt["behavior"], bool(pt.get("invert", False)))
 
 
-def parse_pretokenizer(pt: dict[str, Any] | None) -> Pretokenizer:
-    """Parse the ``pre_tokenizer`` JSON object; see the module docstring for what is supported."""
+def parse_pretokenizer(pt: dict[str, Any] | None, dialect: Dialect = "oniguruma") -> Pretokenizer:
+    """Parse the ``pre_tokenizer`` JSON object; see the module docstring for what is supported.
+
+    ``dialect`` says how Split regexes are read (:data:`Dialect`)."""
     if pt is None:
         return Pretokenizer((), False)
     items = pt["pretokenizers"] if pt.get("type") == "Sequence" else [pt]
@@ -244,7 +271,7 @@ def parse_pretokenizer(pt: dict[str, Any] | None) -> Pretokenizer:
     for i, item in enumerate(items):
         kind = item.get("type")
         if kind == "Split":
-            steps.append(_split_step(item))
+            steps.append(_split_step(item, dialect))
         elif kind == "Whitespace":
             steps.append(SplitStep(regex.compile(WHITESPACE_PATTERN), "Removed", invert=True))
         elif kind == "ByteLevel" and i == len(items) - 1:
@@ -331,18 +358,20 @@ def _model_string(text: str, start: int, end: int, byte_level: bool) -> tuple[st
 class HfBpeEncoder(Encoder):
     """Engine ``reference:PATH.json`` for BPE files: the pipeline of the module docstring.
 
-    ``ignore_merges`` overrides the file's flag (to reproduce a library that ignores it). Cost:
+    ``ignore_merges`` overrides the file's flag (to reproduce a library that ignores it);
+    ``dialect="regex"`` reads Split regexes as tiktoken does instead of as HF does. Cost:
     O(n * k) added-token scan, one regex pass per Split, O(m^2) per pretoken of m symbols.
     """
 
-    def __init__(self, tj: TokenizerJson, name: str, *, ignore_merges: bool | None = None) -> None:
+    def __init__(self, tj: TokenizerJson, name: str, *, ignore_merges: bool | None = None,
+                 dialect: Dialect = "oniguruma") -> None:
         data = tj.data
         if data.get("normalizer") is not None:
             raise UnsupportedComponentError(
                 f"{tj.path!r}: normalizer {data['normalizer'].get('type')!r} is unsupported")
         _check_post_processor(data.get("post_processor"))
         self.model = model_from_json(data["model"], ignore_merges=ignore_merges)
-        self.pretokenizer = parse_pretokenizer(data.get("pre_tokenizer"))
+        self.pretokenizer = parse_pretokenizer(data.get("pre_tokenizer"), dialect)
         self.added = _added_token_passes(data.get("added_tokens", []))
         self._by_id = {i: t for t, i in self.model.vocab.items()}
         self.info = EngineInfo(name=name, kind="tokenizer", library="tokspec.reference.bpe_hf",
