@@ -14,10 +14,10 @@ hypothesis strings over every category, the adversarial cases and the conformanc
 table itself is re-derived cell by cell from the regex there.
 
 Python speed: the categories of all characters are computed at once with numpy (a lookup table over
-all code points); the run ends each branch needs ("first index >= i outside class C") are
-precomputed as arrays by vectorized scans, so the Python loop does O(1) work per *pretoken*. Total
-O(n) time and O(n) extra space (the seed's O(1) space is a per-character design; here space buys the
-per-token loop).
+all code points); each class the branches need becomes a 0/1 byte mask, and a run end ("first index
+>= i outside class C") is one ``bytes.find`` in C, so the Python loop does O(1) work per *pretoken*.
+Total O(n) time and O(n) extra space (the seed's O(1) space is a per-character design; here a few
+bytes per character buy the per-token loop).
 
 Patterns: ``cl100k_base`` (possessive form), ``llama3`` (pre-0.7 cl100k form: same table, the
 whitespace branch differs at the end of text), ``qwen2`` (as llama3, one digit per number pretoken),
@@ -126,17 +126,26 @@ def categories(text: str) -> np.ndarray:
     return _cl100k_category_table()[_code_points(text)]
 
 
-def _run_end(mask: np.ndarray) -> list[int]:
-    """``out[i]`` = first index ``j >= i`` with ``mask[j]`` False (``len(mask)`` if none). O(n)."""
-    n = len(mask)
-    idx = np.where(mask, n, np.arange(n))
-    return np.minimum.accumulate(idx[::-1])[::-1].tolist()  # type: ignore[no-any-return]
+class _Runs:
+    """Run ends over a class mask, as C-speed byte searches (no per-character Python work).
 
+    ``end(i)`` = first index ``j >= i`` outside the class (``n`` if none); ``last_in(i, j)`` = last
+    index in ``[i, j)`` inside the class (-1 if none). Each call is one ``bytes.find``/``rfind``:
+    O(run length) in C, O(1) in Python.
+    """
 
-def _last_at_or_before(mask: np.ndarray) -> list[int]:
-    """``out[i]`` = last index ``j <= i`` with ``mask[j]`` True (-1 if none). O(n)."""
-    idx = np.where(mask, np.arange(len(mask)), -1)
-    return np.maximum.accumulate(idx).tolist()  # type: ignore[no-any-return]
+    __slots__ = ("mask", "n")
+
+    def __init__(self, mask: np.ndarray) -> None:
+        self.mask = mask.astype(np.uint8).tobytes()
+        self.n = len(self.mask)
+
+    def end(self, i: int) -> int:
+        j = self.mask.find(0, i)
+        return self.n if j < 0 else j
+
+    def last_in(self, i: int, j: int) -> int:
+        return self.mask.rfind(1, i, j)
 
 
 def split(text: str, pattern: str = "cl100k_base") -> list[Span]:
@@ -155,21 +164,20 @@ def split(text: str, pattern: str = "cl100k_base") -> list[Span]:
 def _cl100k_spans(text: str, cat: np.ndarray, variant: _Variant) -> list[Span]:
     """The Peek2 loop (seed figure 3) with the five branch functions below. O(pretokens) Python."""
     n = len(text)
-    letter_end = _run_end(cat == LETTER)
-    number_end = _run_end(cat == NUMBER)
-    punct_end = _run_end((cat == OTHER) | (cat == QUOTE))
-    crlf_end = _run_end(cat == CRLF)
-    ws_end = _run_end((cat == SPACE) | (cat == CRLF) | (cat == WHITESPACE))
-    last_crlf = _last_at_or_before(cat == CRLF)
-    cats: list[int] = cat.tolist()
-    cats.append(_EOT)
+    letter_end = _Runs(cat == LETTER).end
+    number_end = _Runs(cat == NUMBER).end
+    punct_end = _Runs((cat == OTHER) | (cat == QUOTE)).end
+    crlf_end = _Runs(cat == CRLF).end
+    ws_end = _Runs((cat == SPACE) | (cat == CRLF) | (cat == WHITESPACE)).end
+    last_crlf = _Runs(cat == CRLF).last_in
+    cats = cat.tobytes() + bytes([_EOT])
     table = [c for row in CL100K_TABLE for c in row]
     folds = (_folds("s") | _folds("d") | _folds("m") | _folds("t"),
              {a + b for x, y in ("ll", "ve", "re") for a in _folds(x) for b in _folds(y)})
 
     def letters(i: int, c0: int) -> int:
         """``[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++``: one snapped non-letter, then the letter run."""
-        return letter_end[i] if c0 == LETTER else letter_end[i + 1]
+        return letter_end(i) if c0 == LETTER else letter_end(i + 1)
 
     def contraction(i: int, c0: int) -> int:
         """``'(?i:[sdmt]|ll|ve|re)``, else fall back to the letters branch (seed section 3.3)."""
@@ -181,20 +189,20 @@ def _cl100k_spans(text: str, cat: np.ndarray, variant: _Variant) -> list[Span]:
 
     def digits(i: int, c0: int) -> int:
         """``\\p{N}{1,3}+`` (Qwen: ``\\p{N}``)."""
-        return min(number_end[i], i + variant.max_digits)
+        return min(number_end(i), i + variant.max_digits)
 
     def punct(i: int, c0: int) -> int:
         """`` ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*+``: snapped space, punctuation run, CR/LF run."""
-        j = punct_end[i + 1] if c0 == SPACE else punct_end[i]
-        return crlf_end[j] if j < n else j
+        j = punct_end(i + 1) if c0 == SPACE else punct_end(i)
+        return crlf_end(j) if j < n else j
 
     def spaces(i: int, c0: int) -> int:
         """``\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s`` (llama3/qwen2: ``\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+``)."""
-        j = ws_end[i]
+        j = ws_end(i)
         if j == n and variant.ws_run_to_end_first:
             return j
-        nl = last_crlf[j - 1]
-        if nl >= i:
+        nl = last_crlf(i, j)
+        if nl >= 0:
             return nl + 1
         if j == n or j - i == 1:
             return j
@@ -258,16 +266,16 @@ class _O200k:
         upper = word & (cat != O_LO)   # [Lu Lt Lm Lo M]
         lower = word & (cat != O_UP)   # [Ll Lm Lo M]
         punct = (cat == O_OTHER) | (cat == O_MARK)  # [^\s\p{L}\p{N}]
-        self.word_end, self.upper_end = _run_end(word), _run_end(upper)
-        self.lower_end, self.last_lower = _run_end(lower), _last_at_or_before(lower)
-        self.punct_end = _run_end(punct)
-        nl = np.frombuffer(b"\r\n/", dtype=np.uint8)
-        self.tail_end = _run_end(np.isin(_code_points(text), nl.astype(np.uint32)))
-        self.number_end = _run_end(cat == O_NUMBER)
-        self.ws_end = _run_end((cat == O_SPACE) | (cat == O_CRLF) | (cat == O_WS))
-        self.last_crlf = _last_at_or_before(cat == O_CRLF)
-        self.cats: list[int] = cat.tolist()
-        self.cats.append(O_CRLF)
+        self.word_end, self.upper_end = _Runs(word).end, _Runs(upper).end
+        lower_runs = _Runs(lower)
+        self.lower_end, self.last_lower = lower_runs.end, lower_runs.last_in
+        self.punct_end = _Runs(punct).end
+        tail = np.isin(_code_points(text), np.array([0x0D, 0x0A, 0x2F], dtype=np.uint32))
+        self.tail_end = _Runs(tail).end
+        self.number_end = _Runs(cat == O_NUMBER).end
+        self.ws_end = _Runs((cat == O_SPACE) | (cat == O_CRLF) | (cat == O_WS)).end
+        self.last_crlf = _Runs(cat == O_CRLF).last_in
+        self.cats = cat.tobytes() + bytes([O_CRLF])
         self.contractions = {"'" + a for x in "stmd" for a in _folds(x)}
         self.contractions3 = {"'" + a + b for x, y in ("re", "ve", "ll")
                               for a in _folds(x) for b in _folds(y)}
@@ -282,7 +290,7 @@ class _O200k:
             elif c0 == O_MARK:
                 j = self.word_at_mark(i)
             elif c0 == O_NUMBER:
-                j = min(self.number_end[i], i + 3)
+                j = min(self.number_end(i), i + 3)
             elif c0 != O_CRLF and c1 in (O_UP, O_LO, O_BOTH, O_MARK):
                 j = self.word(i + 1)
             elif c0 == O_OTHER or (c0 == O_SPACE and c1 == O_OTHER):
@@ -295,18 +303,18 @@ class _O200k:
 
     def _u_star_w_plus(self, s: int) -> int:
         """End of ``[U]*[W]+`` matched at ``s`` with regex backtracking; -1 if it cannot match."""
-        r, u = self.word_end[s], self.upper_end[s]
+        r, u = self.word_end(s), self.upper_end(s)
         if u < r:  # the upper run stops at a lower-only letter: W+ runs from there
-            return self.lower_end[u]
-        k = self.last_lower[r - 1] if r > s else -1  # U* gives back up to the last W character
-        return k + 1 if k >= s else -1
+            return self.lower_end(u)
+        k = self.last_lower(s, r)  # U* gives back up to the last W character
+        return k + 1 if k >= 0 else -1
 
     def word(self, s: int) -> int:
         """A1, else A2 (``[U]+[W]*``, which then covers the whole word run), plus a contraction."""
         end = self._u_star_w_plus(s)
         if end < 0:
-            u = self.upper_end[s]
-            end = self.lower_end[u] if u < self.n else u
+            u = self.upper_end(s)
+            end = self.lower_end(u) if u < self.n else u
         return self.contraction(end)
 
     def word_at_mark(self, i: int) -> int:
@@ -330,14 +338,14 @@ class _O200k:
 
     def punct(self, i: int, c0: int) -> int:
         """`` ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*``."""
-        j = self.punct_end[i + 1] if c0 == O_SPACE else self.punct_end[i]
-        return self.tail_end[j] if j < self.n else j
+        j = self.punct_end(i + 1) if c0 == O_SPACE else self.punct_end(i)
+        return self.tail_end(j) if j < self.n else j
 
     def spaces(self, i: int) -> int:
         """``\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+``."""
-        j = self.ws_end[i]
-        nl = self.last_crlf[j - 1]
-        if nl >= i:
+        j = self.ws_end(i)
+        nl = self.last_crlf(i, j)
+        if nl >= 0:
             return nl + 1
         if j == self.n or j - i == 1:
             return j
