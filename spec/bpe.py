@@ -34,6 +34,8 @@ __all__ = [
     "prop_compatible_extension",
     "prop_seed_example",
     "prop_byte_roundtrip",
+    "prop_whole_piece_shortcut",
+    "SHORTCUT_COUNTEREXAMPLE",
 ]
 
 Ranks = Mapping[bytes, int]
@@ -207,6 +209,30 @@ def prop_byte_roundtrip(text: str, ids: Sequence[int], token_bytes: Callable[[in
                  decoded=got.hex(), expected=want.hex())
 
 
+def prop_whole_piece_shortcut(ranks: Ranks, data: bytes) -> Verdict:
+    """tiktoken's short-circuit (reference Invariant B4): "a pretoken that is itself a token
+    encodes to that one token". Equivalent to: the token is *reachable* (BPE of its own bytes is
+    itself). FALSIFIED in general, even for proper merge tables (every token the merge of two
+    earlier ones): with merges b+c, a+b, c+d, ab+cd, BPE on ``abcd`` merges ``bc`` first and gets
+    stuck at ``a bc d``, while tiktoken returns ``abcd``. Holds for cl100k_base and o200k_base,
+    whose tokens are all reachable (checked by the backtracking encoder's build in tests)."""
+    if data not in ranks:
+        return holds("premise not met (the input is not a token)")
+    got = bpe_encode(ranks, data)
+    if got == [data]:
+        return holds("the token is reachable: BPE encodes it as itself")
+    return fails("a token is not reachable: BPE splits it, tiktoken's short-circuit does not",
+                 ranks={k.hex(): r for k, r in ranks.items()}, data=data.hex(),
+                 bpe=_show(got), shortcut=_show([data]))
+
+
+#: Minimized counterexample to the short-circuit claim (found by hyp--bpe_reference_tiny).
+SHORTCUT_COUNTEREXAMPLE = {
+    "ranks": {b"a": 0, b"b": 1, b"c": 2, b"d": 3, b"bc": 4, b"ab": 5, b"cd": 6, b"abcd": 7},
+    "data": b"abcd",
+}
+
+
 def _register() -> None:
     src = "seeds/bpe-backtracking-linear-encoder.txt"
     for name, stmt, check in (
@@ -220,6 +246,10 @@ def _register() -> None:
          prop_compatible_extension),
     ):
         register(Claim(name, f"{src}, {name.split('.')[1]}", stmt, "proved", check))
+    register(Claim("bpe.whole_piece_shortcut", "tiktoken byte_pair_encode short-circuit; "
+                   "reference/bpe_naive.py Invariant B4",
+                   "A pretoken that is itself a token encodes to that single token.", "falsified",
+                   prop_whole_piece_shortcut, SHORTCUT_COUNTEREXAMPLE))
     register(Claim("bpe.seed_example", f"{src}, abacbb example",
                    "abacb encodes as ab a cb; abacbb as ab acbb (and the other prefixes shown).",
                    "checked", prop_seed_example))

@@ -1,0 +1,97 @@
+"""Where fuzzing keeps its state, and how findings are named, written and recognised.
+
+Layout (``<corpora>`` is ``$TOKSPEC_FUZZ_CORPORA``, else ``./corpora/fuzz`` when the current
+directory has ``corpora/``, else ``corpora/fuzz`` next to this package's source folder):
+
+- ``<corpora>/<target>/corpus/<sha1>``: the seed corpus libFuzzer reads and grows (content-hash
+  names, libFuzzer's own convention);
+- ``<corpora>/<target>/findings/<id>.json``: stored findings: *known*, replayed by the test suite,
+  never "new" again;
+- ``<cache>/fuzz/``: hypothesis example database (``hypothesis/``) and per-run reports
+  (``runs/<stamp>/<target>/``), where ``<cache>`` is ``$TOKSPEC_CACHE`` or ``.tokspec-cache`` in the
+  current directory.
+
+A finding's ``id`` is the first 16 hex digits of the sha256 of its minimized input (text as UTF-8
+with surrogatepass, or the canonical JSON of a hypothesis example), so the same bug found twice
+has one id. Reports are written atomically (temporary file + ``os.replace``).
+
+Out of scope: cross-machine corpus syncing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["corpora_root", "cache_root", "finding_id", "write_json_atomic", "known_ids",
+           "findings_dir", "corpus_dir", "load_findings", "hypothesis_db_dir"]
+
+
+def corpora_root() -> Path:
+    """The ``corpora/fuzz`` directory (module docstring)."""
+    env = os.environ.get("TOKSPEC_FUZZ_CORPORA")
+    if env:
+        return Path(env)
+    if (Path.cwd() / "corpora").is_dir():
+        return Path.cwd() / "corpora" / "fuzz"
+    return Path(__file__).resolve().parents[1] / "corpora" / "fuzz"
+
+
+def cache_root() -> Path:
+    """``$TOKSPEC_CACHE/fuzz`` or ``./.tokspec-cache/fuzz``."""
+    base = os.environ.get("TOKSPEC_CACHE")
+    return (Path(base) if base else Path.cwd() / ".tokspec-cache") / "fuzz"
+
+
+def hypothesis_db_dir() -> Path:
+    return cache_root() / "hypothesis"
+
+
+def corpus_dir(target: str) -> Path:
+    return corpora_root() / target / "corpus"
+
+
+def findings_dir(target: str) -> Path:
+    return corpora_root() / target / "findings"
+
+
+def finding_id(payload: str | dict[str, Any]) -> str:
+    """Stable id of a minimized input (module docstring)."""
+    if isinstance(payload, str):
+        raw = payload.encode("utf-8", errors="surrogatepass")
+    else:
+        raw = json.dumps(payload, sort_keys=True, ensure_ascii=True).encode()
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def write_json_atomic(path: Path, data: dict[str, Any]) -> Path:
+    """Write ``data`` as JSON to ``path`` atomically; returns ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, ensure_ascii=True, indent=1, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def load_findings(target: str) -> dict[str, dict[str, Any]]:
+    """Stored findings of ``target``: id -> report."""
+    out: dict[str, dict[str, Any]] = {}
+    d = findings_dir(target)
+    if d.is_dir():
+        for p in sorted(d.glob("*.json")):
+            out[p.stem] = json.loads(p.read_text(encoding="utf-8"))
+    return out
+
+
+def known_ids(target: str) -> set[str]:
+    return set(load_findings(target))

@@ -1,0 +1,198 @@
+"""The atheris harness: ``python -m tokspec.fuzz.harness TARGET [libFuzzer flags] [corpus dirs]``.
+
+Coverage-guided fuzzing of one target (see ``tokspec.fuzz.targets``; ``mutant:NAME`` runs a
+deliberately broken engine from ``tokspec.fuzz.mutants``). tokspec modules are imported under
+``atheris.instrument_imports`` so libFuzzer's coverage counter sees the engines' Python code.
+
+- ``diff``/``property`` targets: fuzzer bytes become text by ``targets.text_from_bytes``. A failing
+  text is reported at once (raw report, atomic), then minimized (``tokspec.minimize``) and
+  re-reported under its id; the raw report is removed only after the minimized one is written.
+- ``hypothesis`` targets: the bytes drive ``test.hypothesis.fuzz_one_input``; a failure is
+  reported with its example, then shrunk by hypothesis itself (replaying the example database).
+
+Fuzzing continues after a finding (up to ``TOKSPEC_FUZZ_MAX_REPORTS``, default 10, per run), except
+with ``TOKSPEC_FUZZ_STOP_ON_FIRST=1`` (mutant runs) where the process exits with code 77 after the
+first report. Every report line on stderr reads ``TOKSPEC-FINDING <id> <seconds> <path>``.
+A known finding (stored under ``corpora/fuzz/<target>/findings``) is not reported again.
+
+``--replay DIR_OR_FILE TARGET`` re-checks stored reports deterministically and prints one JSON line
+per report: ``{"id", "reproduces"}``.
+
+Out of scope: distributed fuzzing, libFuzzer fork mode.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main", "EXIT_FOUND", "EXIT_UNAVAILABLE"]
+
+EXIT_FOUND = 77
+EXIT_UNAVAILABLE = 3
+
+
+class _Reporter:
+    """Writes reports for one target run; remembers ids seen (known + this run)."""
+
+    def __init__(self, target: Any, report_dir: Path) -> None:
+        from tokspec.fuzz import _findings
+        self.target = target
+        self.dir = report_dir
+        self.seen = _findings.known_ids(target.name)
+        self.count = 0
+        self.t0 = time.monotonic()
+        self.max_reports = int(os.environ.get("TOKSPEC_FUZZ_MAX_REPORTS", "10"))
+        self.stop_on_first = os.environ.get("TOKSPEC_FUZZ_STOP_ON_FIRST") == "1"
+
+    def write(self, fid: str, body: dict[str, Any]) -> Path:
+        from tokspec.fuzz._findings import write_json_atomic
+        body = {"id": fid, "target": self.target.name, "kind": self.target.kind,
+                "engines": list(self.target.engines), "found_after_s": round(time.monotonic() - self.t0, 3),
+                "status": "open", "reproduce": f"python -m tokspec.fuzz.harness --replay "
+                f"corpora/fuzz/{self.target.name}/findings/{fid}.json {self.target.name}", **body}
+        return write_json_atomic(self.dir / f"{fid}.json", body)
+
+    def done(self, fid: str, path: Path) -> None:
+        self.count += 1
+        print(f"TOKSPEC-FINDING {fid} {time.monotonic() - self.t0:.3f} {path}", file=sys.stderr, flush=True)
+        if self.stop_on_first or self.count >= self.max_reports:
+            os._exit(EXIT_FOUND)
+
+
+def _text_one_input(target: Any, check: Callable[[str], Any], rep: _Reporter) -> Callable[[bytes], None]:
+    from tokspec.fuzz._findings import finding_id
+    from tokspec.fuzz.targets import text_from_bytes
+    from tokspec.minimize import minimize_text
+
+    def one(data: bytes) -> None:
+        text = text_from_bytes(data)
+        verdict = check(text)
+        if verdict.holds:
+            return
+        raw_id = finding_id(text)
+        if raw_id in rep.seen:
+            return
+        raw_path = rep.write("raw-" + raw_id, {"text": text, "minimized": False,
+                                               "explanation": verdict.explanation, "witness": verdict.witness})
+        small = minimize_text(text, lambda t: not check(t).holds, max_tests=400, seconds=20)
+        fid = finding_id(small)
+        rep.seen.update({raw_id, fid})
+        v = check(small)
+        path = rep.write(fid, {"text": small, "text_hex": small.encode("utf-8", "surrogatepass").hex(),
+                               "original_text": text, "minimized": True,
+                               "explanation": v.explanation, "witness": v.witness})
+        raw_path.unlink(missing_ok=True)
+        rep.done(fid, path)
+    return one
+
+
+def _hyp_one_input(name: str, rep: _Reporter) -> Callable[[bytes], None]:
+    from hypothesis import Phase, settings
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    from tokspec.fuzz import hyp_targets
+    from tokspec.fuzz._findings import finding_id, hypothesis_db_dir
+    db = DirectoryBasedExampleDatabase(str(hypothesis_db_dir()))
+    test = settings(database=db, deadline=None, max_examples=1)(hyp_targets.make_test(name))
+    shrink = settings(database=db, deadline=None, phases=[Phase.reuse, Phase.shrink])(
+        hyp_targets.make_test(name))
+
+    def one(data: bytes) -> None:
+        try:
+            test.hypothesis.fuzz_one_input(data)  # type: ignore[attr-defined]
+        except hyp_targets.PropertyFailed as exc:
+            _report_hyp(exc, shrink, rep, finding_id)
+        except Exception as exc:  # noqa: BLE001 - an engine crash on a tiny vocabulary is data
+            fid = finding_id({"crash": repr(exc)[:300]})
+            if fid not in rep.seen:
+                rep.seen.add(fid)
+                rep.done(fid, rep.write(fid, {"explanation": "crash", "traceback": traceback.format_exc()}))
+    return one
+
+
+def _report_hyp(exc: Any, shrink: Any, rep: _Reporter, finding_id: Callable[[Any], str]) -> None:
+    raw = finding_id(exc.example)
+    if raw in rep.seen:
+        return
+    raw_path = rep.write("raw-" + raw, {"example": exc.example, "explanation": exc.verdict.explanation,
+                                        "witness": exc.verdict.witness, "minimized": False})
+    best = exc
+    try:
+        shrink()
+    except Exception as shrunk:  # noqa: BLE001 - the shrunk failure, whatever it is
+        best = shrunk if hasattr(shrunk, "example") else exc
+    fid = finding_id(best.example)
+    if fid in rep.seen:  # shrank to a known or already reported finding
+        raw_path.unlink(missing_ok=True)
+        rep.seen.add(raw)
+        return
+    rep.seen.update({raw, fid})
+    path = rep.write(fid, {"example": best.example, "explanation": best.verdict.explanation,
+                           "witness": best.verdict.witness, "minimized": True})
+    raw_path.unlink(missing_ok=True)
+    rep.done(fid, path)
+
+
+def _load_target(name: str) -> Any:
+    if name.startswith("mutant:"):
+        from tokspec.fuzz.mutants import mutant_target
+        return mutant_target(name.split(":", 1)[1])
+    from tokspec.fuzz.targets import target_by_name
+    return target_by_name(name)
+
+
+def _replay(path: str, target_name: str) -> int:
+    from tokspec.fuzz.replay import replay_report
+    files = sorted(Path(path).glob("*.json")) if Path(path).is_dir() else [Path(path)]
+    target = _load_target(target_name)
+    bad = 0
+    for f in files:
+        report = json.loads(f.read_text(encoding="utf-8"))
+        reproduces = replay_report(target, report)
+        print(json.dumps({"id": report.get("id", f.stem), "reproduces": reproduces}), flush=True)
+        bad += not reproduces
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) >= 2 and argv[1] == "--replay":
+        return _replay(argv[2], argv[3])
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    import atheris
+
+    from tokspec.fuzz._findings import cache_root
+    target = _load_target(argv[1])
+    report_dir = Path(os.environ.get("TOKSPEC_FUZZ_REPORT_DIR", cache_root() / "reports" / target.name))
+    with atheris.instrument_imports(include=["tokspec"]):
+        try:
+            if target.kind == "hypothesis":
+                from tokspec.fuzz import hyp_targets
+                reason = hyp_targets.unavailable_reason(target.properties[0])
+                if reason:
+                    raise RuntimeError(reason)
+            else:
+                from tokspec.fuzz.targets import make_checker
+                check = make_checker(target)
+        except Exception as exc:  # noqa: BLE001 - an engine that does not load: say so, exit 3
+            print(f"TOKSPEC-UNAVAILABLE {type(exc).__name__}: {exc}"[:300], file=sys.stderr, flush=True)
+            return EXIT_UNAVAILABLE
+    rep = _Reporter(target, report_dir)
+    print(f"TOKSPEC-READY {target.name}", file=sys.stderr, flush=True)
+    one = (_hyp_one_input(target.properties[0], rep) if target.kind == "hypothesis"
+           else _text_one_input(target, check, rep))
+    atheris.Setup([argv[0]] + argv[2:], one)
+    atheris.Fuzz()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,196 @@
+"""Hypothesis-based fuzz targets: spec/ theorems over generated tiny vocabularies.
+
+Each target is built by a factory returning a ``@given`` test function; the test raises
+:class:`PropertyFailed` (an AssertionError carrying the :class:`Verdict`) when a property fails.
+The same functions serve three callers:
+
+- ``tests/property/test_hyp_*.py`` call them under pytest with the active hypothesis profile;
+- the atheris harness feeds fuzzer bytes to ``test.hypothesis.fuzz_one_input`` (coverage-guided);
+- ``tokspec.fuzz.run`` replays stored findings through :func:`check_example`.
+
+Out of scope: real vocabularies (those are ``diff``/``property`` targets in ``tokspec.fuzz.targets``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tokspec.fuzz import strategies as ts
+from tokspec.spec import bpe, pretok, unigram
+from tokspec.errors import UnsupportedComponentError, VocabularyError
+from tokspec.spec._verdict import Verdict, all_of, holds
+
+__all__ = ["PropertyFailed", "FACTORIES", "make_test", "unavailable_reason", "check_example",
+           "bpe_corollaries", "bpe_engine_check", "peek2_cell", "tiny_unigram_check"]
+
+
+class PropertyFailed(AssertionError):
+    """A spec/ property failed; ``verdict.witness`` describes the input."""
+
+    def __init__(self, verdict: Verdict, example: dict[str, Any]) -> None:
+        super().__init__(f"{verdict.explanation}: {verdict.witness}")
+        self.verdict = verdict
+        self.example = example
+
+
+def _require(v: Verdict, example: dict[str, Any]) -> None:
+    if not v.holds:
+        raise PropertyFailed(v, example)
+
+
+def _hex(ranks: dict[bytes, int]) -> dict[str, int]:
+    return {k.hex(): r for k, r in ranks.items()}
+
+
+# -- plain checks (called by the @given wrappers and by replay) ----------------------------------
+
+def bpe_corollaries(ranks: dict[bytes, int], data: bytes, token: bytes, right: bytes) -> Verdict:
+    """Corollaries II, IIa, III, IIIa of the BPE definition for one tiny vocabulary and input."""
+    return all_of([
+        bpe.prop_substrings_valid(ranks, data),
+        bpe.prop_last_token_determines(ranks, data),
+        bpe.prop_shared_token_concat(ranks, data, token, right),
+        bpe.prop_compatible_extension(ranks, data, token),
+    ], "BPE corollaries")
+
+
+def bpe_engine_check(engine: str, ranks: dict[bytes, int], data: bytes) -> Verdict:
+    """An engine built on ``ranks`` equals the BPE definition on ``data``.
+
+    An engine that refuses the vocabulary with a VocabularyError or UnsupportedComponentError (the backtracking encoder states
+    the seed's precondition "rank = merge time" and checks it at build) passes vacuously.
+    """
+    try:
+        encode = _tiny_bpe_encoder(engine, ranks)
+    except (VocabularyError, UnsupportedComponentError) as exc:
+        return holds(f"engine refuses this vocabulary (stated precondition): {exc}"[:200])
+    return bpe.prop_engine_is_bpe(ranks, data, encode)
+
+
+def _tiny_bpe_encoder(engine: str, ranks: dict[bytes, int]) -> bpe.BytesEncoder:
+    if engine == "backtrack":
+        from tokspec.fast.bpe_backtrack import BacktrackBPE
+        bt = BacktrackBPE(ranks, self_check=False)
+        return lambda d: [bt.tokens[i] for i in bt.encode(d)]
+    if engine == "reference":
+        from tokspec.reference.bpe_naive import bpe_pieces
+        return lambda d: bpe_pieces(d, ranks) if d else []
+    raise ValueError(f"unknown tiny BPE engine={engine!r}")
+
+
+def peek2_cell(c0: str, c1: str, rest: str) -> Verdict:
+    """Peek2's Table 1 on one pair of characters (plus context)."""
+    return pretok.prop_peek2_cell(c0, c1, rest)
+
+
+def tiny_unigram_check(scores: dict[str, float], text: str, tie_break: str = "hf") -> Verdict:
+    """The reference Viterbi (engineer C) on a tiny model is optimal by brute force, and picks
+    the libraries' tie-break segmentation among optimal ones."""
+    from tokspec.reference.unigram_viterbi import viterbi
+    from tokspec.unigram_model import UnigramModel
+    pieces = ("<unk>",) + tuple(scores)
+    model = UnigramModel(
+        pieces=pieces, scores=(min(scores.values(), default=0.0) - 10.0,) + tuple(scores.values()),
+        matchable=(False,) + (True,) * len(scores), unk_id=0,
+        unk_score=min(scores.values(), default=0.0) - 10.0, byte_fallback=False, byte_ids=(),
+        fuse_unk=False, flavour="hf", float32=False, pretokenizer=lambda t: [], source="<tiny>")
+    index = {p: i for i, p in enumerate(pieces)}
+    edges = viterbi(model, index, max(map(len, scores), default=1), text, tie_break)  # type: ignore[arg-type]
+    got = None if any(e[3] for e in edges) else [pieces[e[2]] for e in edges]
+    return all_of([unigram.prop_viterbi_optimal(scores, text, got),
+                   unigram.prop_tie_break(scores, text, got)], "tiny Viterbi")
+
+
+# -- @given factories ----------------------------------------------------------------------------
+
+def _t_bpe_corollaries() -> Callable[..., None]:
+    @given(ranks=st.one_of(ts.bpe_merge_ranks(), ts.bpe_any_ranks()), data=ts.byte_strings(max_size=8),
+           token=ts.byte_strings(max_size=3), right=ts.byte_strings(max_size=4))
+    def test(ranks: dict[bytes, int], data: bytes, token: bytes, right: bytes) -> None:
+        _require(bpe_corollaries(ranks, data, token, right),
+                 {"ranks": _hex(ranks), "data": data.hex(), "token": token.hex(), "right": right.hex()})
+    return test
+
+
+def _t_bpe_engine(engine: str) -> Callable[[], Callable[..., None]]:
+    def factory() -> Callable[..., None]:
+        @given(ranks=st.one_of(ts.bpe_merge_ranks(), ts.bpe_any_ranks()), data=ts.byte_strings(max_size=10))
+        def test(ranks: dict[bytes, int], data: bytes) -> None:
+            _require(bpe_engine_check(engine, ranks, data),
+                     {"engine": engine, "ranks": _hex(ranks), "data": data.hex()})
+        return test
+    return factory
+
+
+def _t_peek2() -> Callable[..., None]:
+    @given(c0=ts.unicode_char(), c1=ts.unicode_char(), rest=ts.unicode_text(max_size=3))
+    def test(c0: str, c1: str, rest: str) -> None:
+        _require(peek2_cell(c0, c1, rest), {"c0": c0, "c1": c1, "rest": rest})
+    return test
+
+
+def _t_unigram() -> Callable[..., None]:
+    @given(scores=ts.unigram_scores(), text=st.text(alphabet="abc", max_size=8))
+    def test(scores: dict[str, float], text: str) -> None:
+        _require(tiny_unigram_check(scores, text), {"scores": scores, "text": text})
+    return test
+
+
+def _t_merge_claims() -> Callable[..., None]:
+    merge = importlib.import_module("tokspec.spec.merge")
+    hook = getattr(merge, "fuzz_test", None)
+    if hook is None:
+        raise ModuleNotFoundError("tokspec.spec.merge has no fuzz_test() factory",
+                                  name="tokspec.spec.merge")
+    test: Callable[..., None] = hook()
+    return test
+
+
+#: target property name -> factory of the @given test; the modules each needs, for availability.
+FACTORIES: dict[str, tuple[Callable[[], Callable[..., None]], tuple[str, ...]]] = {
+    "bpe_corollaries": (_t_bpe_corollaries, ()),
+    "bpe_backtrack_tiny": (_t_bpe_engine("backtrack"), ("tokspec.fast.bpe_backtrack",)),
+    "bpe_reference_tiny": (_t_bpe_engine("reference"), ("tokspec.reference.bpe_naive",)),
+    "peek2_table": (_t_peek2, ()),
+    "unigram_viterbi_tiny": (_t_unigram, ("tokspec.reference.unigram_viterbi", "tokspec.unigram_model")),
+    "merge_claims": (_t_merge_claims, ("tokspec.spec.merge",)),
+}
+
+
+def unavailable_reason(name: str) -> str | None:
+    """None if target ``name`` can run here, else why not."""
+    if name not in FACTORIES:
+        return f"unknown hypothesis target {name!r}"
+    try:
+        for mod in FACTORIES[name][1]:
+            importlib.import_module(mod)
+        FACTORIES[name][0]()
+    except Exception as exc:  # noqa: BLE001 - a layer not written yet is reported, not fatal
+        return f"{type(exc).__name__}: {exc}"[:200]
+    return None
+
+
+def make_test(name: str) -> Callable[..., None]:
+    """The ``@given`` test of hypothesis target ``name``."""
+    return FACTORIES[name][0]()
+
+
+def check_example(name: str, example: dict[str, Any]) -> Verdict:
+    """Replay one stored example (the ``example`` dict of a PropertyFailed) deterministically."""
+    def ranks() -> dict[bytes, int]:
+        return {bytes.fromhex(k): int(r) for k, r in example["ranks"].items()}
+    if name == "bpe_corollaries":
+        return bpe_corollaries(ranks(), bytes.fromhex(example["data"]), bytes.fromhex(example["token"]),
+                               bytes.fromhex(example["right"]))
+    if name in ("bpe_backtrack_tiny", "bpe_reference_tiny"):
+        return bpe_engine_check(example["engine"], ranks(), bytes.fromhex(example["data"]))
+    if name == "peek2_table":
+        return peek2_cell(example["c0"], example["c1"], example["rest"])
+    if name == "unigram_viterbi_tiny":
+        return tiny_unigram_check(example["scores"], example["text"])
+    raise ValueError(f"no replay for hypothesis target name={name!r}")

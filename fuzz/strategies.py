@@ -1,0 +1,195 @@
+"""Hypothesis strategies for tokenizer testing (public API: use them in your own ``@given`` tests).
+
+Text strategies (all shrink towards short, simple text):
+
+- :func:`unicode_text`: characters drawn category by category, so every Unicode general category
+  is reached (Hypothesis' plain ``text()`` rarely produces, e.g., Me or Zl); no lone surrogates
+  unless ``allow_surrogates=True`` (for text-domain tests: tokspec must *reject* them).
+- :func:`shaped_text`: whitespace-, digit-, contraction- and CRLF-heavy text from fragments.
+- :func:`repetitions`: long runs of one character, periodic patterns, repeated words/tokens, and
+  (given ``chunk_len``) repetitions placed across chunk boundaries.
+- :func:`boundary_text`: texts whose interesting fragments sit at chunk boundaries (merge tests).
+- :func:`vocab_text` / :func:`single_token`: concatenations of real vocabulary tokens.
+- :func:`mixed_text`: one of all the above.
+
+Tiny generated vocabularies (so theorems are checked for many vocabularies, not just cl100k):
+:func:`bpe_merge_ranks` (a proper merge table: each token is the merge of two earlier tokens),
+:func:`bpe_any_ranks` (arbitrary multi-byte tokens and ranks), :func:`wordpiece_vocab`,
+:func:`unigram_scores` (scores from a small set, so ties happen), and :func:`byte_strings`.
+
+Out of scope: strategies for special tokens, and realistic word frequencies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import strategies as st
+
+__all__ = [
+    "GENERAL_CATEGORIES",
+    "unicode_char",
+    "unicode_text",
+    "shaped_text",
+    "repetitions",
+    "boundary_text",
+    "vocab_text",
+    "single_token",
+    "mixed_text",
+    "byte_strings",
+    "bpe_merge_ranks",
+    "bpe_any_ranks",
+    "wordpiece_vocab",
+    "unigram_scores",
+]
+
+#: Every Unicode general category except Cs (surrogates), which :func:`unicode_text` adds on request.
+GENERAL_CATEGORIES: tuple[str, ...] = (
+    "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe", "Pi",
+    "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Co", "Cn",
+)
+
+_FRAGMENTS: tuple[str, ...] = (
+    " ", "  ", "   ", "\t", "\n", "\n\n", "\r\n", "\r", "\u00a0", "\u3000", "\u2028", "\x0b", "\x0c",
+    "0", "1", "12", "123", "1234", "٣", "四", "x", "a", "Hello", "world", "the", "I", "É", "ß",
+    "'s", "'S", "'t", "'re", "'ve", "'m", "'ll", "'LL", "'d", "’s", "'", "''", "don't", "O'Neil",
+    ".", ",", "!", "?", "...", "-", "(", ")", "{", "}", "#", "$", "=", "==", "->", "//",
+    "中文", "日本語", "한국어", "العربية", "עברית", "русский", "😀", "👩‍💻", "e\u0301", "\u200d",
+)
+
+
+def unicode_char(*, allow_surrogates: bool = False) -> st.SearchStrategy[str]:
+    """One character: first a general category, then a character of it (so rare categories
+    come up as often as common ones)."""
+    cats = GENERAL_CATEGORIES + (("Cs",) if allow_surrogates else ())
+    return st.sampled_from(cats).flatmap(lambda c: st.characters(categories=[c]))  # type: ignore[list-item]
+
+
+def unicode_text(*, min_size: int = 0, max_size: int = 40, allow_surrogates: bool = False,
+                 ascii_bias: bool = True) -> st.SearchStrategy[str]:
+    """Text over every general category; with ``ascii_bias`` also plain ASCII runs, so category
+    boundaries next to ordinary words and spaces are exercised."""
+    char = unicode_char(allow_surrogates=allow_surrogates)
+    if ascii_bias:
+        char = st.one_of(char, st.characters(min_codepoint=0x20, max_codepoint=0x7E),
+                         st.sampled_from(" \n\t'"))
+    return st.lists(char, min_size=min_size, max_size=max_size).map("".join)
+
+
+def shaped_text(*, max_fragments: int = 20) -> st.SearchStrategy[str]:
+    """Whitespace-, digit-, contraction- and CRLF-heavy text built from fragments."""
+    return st.lists(st.sampled_from(_FRAGMENTS), max_size=max_fragments).map("".join)
+
+
+@st.composite
+def repetitions(draw: st.DrawFn, *, chunk_len: int | None = None, max_repeat: int = 300) -> str:
+    """Adversarial repetitions: a unit (a character, a short pattern, a word, a fragment) repeated
+    many times; with ``chunk_len``, placed so the run crosses a multiple of ``chunk_len``."""
+    unit = draw(st.one_of(
+        unicode_char(), st.sampled_from(_FRAGMENTS),
+        st.lists(st.sampled_from(_FRAGMENTS), min_size=1, max_size=3).map("".join),
+        st.text(alphabet="ab ", min_size=1, max_size=4)))
+    count = draw(st.integers(min_value=2, max_value=max_repeat))
+    run = unit * count
+    prefix = draw(st.sampled_from(["", " ", "a", "x ", "\n"]))
+    suffix = draw(st.sampled_from(["", " ", "b", ".", "\n"]))
+    if chunk_len is not None and chunk_len > 0:
+        # start the run a few characters before a chunk boundary
+        before = draw(st.integers(min_value=0, max_value=chunk_len - 1))
+        prefix = ("z" * chunk_len + prefix)[: chunk_len - before]
+    return prefix + run + suffix
+
+
+@st.composite
+def boundary_text(draw: st.DrawFn, *, chunk_len: int = 64, max_chunks: int = 4) -> str:
+    """Filler text with a fragment straddling each chunk boundary (at offset -3..+3 of it)."""
+    chunks = draw(st.integers(min_value=1, max_value=max_chunks))
+    filler = draw(st.sampled_from(["a", "ab ", "word ", "文", " ", "1"]))
+    body = list((filler * (chunk_len * (chunks + 1)))[: chunk_len * (chunks + 1)])
+    for k in range(1, chunks + 1):
+        frag = draw(st.sampled_from(_FRAGMENTS) | unicode_text(min_size=1, max_size=6))
+        at = k * chunk_len + draw(st.integers(min_value=-3, max_value=3)) - len(frag) // 2
+        at = max(0, min(at, len(body)))
+        body[at:at + len(frag)] = list(frag)
+    return "".join(body)
+
+
+def single_token(tokens: Sequence[str]) -> st.SearchStrategy[str]:
+    """One vocabulary token (as text); shrinks towards the first token of ``tokens``."""
+    if not tokens:
+        raise ValueError("tokens must be non-empty, got tokens=[]")
+    return st.sampled_from(list(tokens))
+
+
+def vocab_text(tokens: Sequence[str] | Sequence[bytes], *, max_tokens: int = 8,
+               separators: Sequence[str] = ("", "", " ", "\n")) -> st.SearchStrategy[str]:
+    """Concatenations of vocabulary tokens, sometimes separated. Byte tokens are joined as bytes
+    and decoded with ``errors="replace"`` (so split UTF-8 sequences become U+FFFD, in-domain)."""
+    if not tokens:
+        raise ValueError("tokens must be non-empty, got tokens=[]")
+    if isinstance(tokens[0], bytes):
+        seps = [s.encode() for s in separators]
+        pair: Any = st.tuples(st.sampled_from(list(tokens)), st.sampled_from(seps))
+        return st.lists(pair, min_size=1, max_size=max_tokens).map(
+            lambda ps: b"".join(t + s for t, s in ps).decode("utf-8", errors="replace"))
+    pair = st.tuples(st.sampled_from(list(tokens)), st.sampled_from(list(separators)))
+    return st.lists(pair, min_size=1, max_size=max_tokens).map(
+        lambda ps: "".join(t + s for t, s in ps))
+
+
+def mixed_text(*, max_size: int = 40) -> st.SearchStrategy[str]:
+    """Any of the text strategies above (not vocabulary-aware)."""
+    return st.one_of(unicode_text(max_size=max_size), shaped_text(),
+                     repetitions(max_repeat=60), boundary_text(chunk_len=16, max_chunks=2))
+
+
+def byte_strings(alphabet: bytes = b"abc", *, max_size: int = 10) -> st.SearchStrategy[bytes]:
+    """Short byte strings over ``alphabet`` (inputs for tiny vocabularies)."""
+    return st.lists(st.sampled_from(list(alphabet)), max_size=max_size).map(bytes)
+
+
+@st.composite
+def bpe_merge_ranks(draw: st.DrawFn, *, alphabet: bytes = b"abc", max_merges: int = 10) -> dict[bytes, int]:
+    """A proper BPE vocabulary: the alphabet's bytes (ranks 0..k-1), then each merge joins two
+    existing tokens into a new one (rank = merge order)."""
+    tokens = [bytes([b]) for b in alphabet]
+    for _ in range(draw(st.integers(min_value=0, max_value=max_merges))):
+        left = draw(st.sampled_from(tokens))
+        right = draw(st.sampled_from(tokens))
+        if left + right not in tokens and len(left + right) <= 6:
+            tokens.append(left + right)
+    return {tok: rank for rank, tok in enumerate(tokens)}
+
+
+@st.composite
+def bpe_any_ranks(draw: st.DrawFn, *, alphabet: bytes = b"abc", max_tokens: int = 10) -> dict[bytes, int]:
+    """Arbitrary multi-byte tokens over ``alphabet`` with arbitrary distinct ranks (tokens need
+    not be reachable by merges), plus every single byte of the alphabet."""
+    multi = draw(st.lists(byte_strings(alphabet, max_size=4).filter(lambda b: len(b) >= 2),
+                          max_size=max_tokens, unique=True))
+    tokens = [bytes([b]) for b in alphabet] + multi
+    order = draw(st.permutations(range(len(tokens))))
+    return {tok: order[i] for i, tok in enumerate(tokens)}
+
+
+@st.composite
+def wordpiece_vocab(draw: st.DrawFn, *, alphabet: str = "abc", max_entries: int = 12) -> frozenset[str]:
+    """A tiny WordPiece vocabulary: word-initial entries and ``##`` continuations over
+    ``alphabet`` (single characters may be missing, so ``[UNK]`` occurs)."""
+    words = st.text(alphabet=alphabet, min_size=1, max_size=4)
+    heads = draw(st.lists(words, max_size=max_entries))
+    tails = draw(st.lists(words, max_size=max_entries))
+    return frozenset(heads) | frozenset("##" + t for t in tails)
+
+
+@st.composite
+def unigram_scores(draw: st.DrawFn, *, alphabet: str = "abc", max_pieces: int = 10,
+                   all_chars: bool = True) -> dict[str, float]:
+    """Tiny Unigram pieces with scores drawn from a small set (so equal totals, i.e. ties, are
+    common). With ``all_chars`` every alphabet character is a piece (a segmentation exists)."""
+    score = st.sampled_from([-1.0, -2.0, -3.0, -0.5, -1.5, -4.0])
+    pieces = draw(st.lists(st.text(alphabet=alphabet, min_size=2, max_size=4), max_size=max_pieces,
+                           unique=True))
+    singles = list(alphabet) if all_chars else draw(st.lists(st.sampled_from(list(alphabet)), unique=True))
+    return {p: draw(score) for p in singles + pieces}

@@ -1,0 +1,238 @@
+"""The fuzz targets: a declarative list of engine pairs and properties, and their one-input checks.
+
+A :class:`Target` is one of
+
+- ``diff``: two engines must give equal Encodings (ids AND offsets) for every text, and both must
+  reject the same out-of-domain texts (lone surrogates) with InvalidTextError;
+- ``property``: one engine's output satisfies spec/ properties (offset partition and byte round
+  trip for byte-level BPE, ordered cover for normalizing engines, greedy longest match for
+  WordPiece);
+- ``hypothesis``: a spec/ theorem over generated tiny vocabularies (see ``tokspec.fuzz.hyp_targets``).
+
+``diff`` and ``property`` targets take text; :func:`text_from_bytes` turns fuzzer bytes into text per
+the text domain (valid UTF-8 decodes with ``surrogatepass`` so encoded surrogates reach the engines
+and must be rejected; invalid UTF-8 decodes with ``errors="replace"``).
+
+A target is *available* when its engines load on this machine (:func:`available_targets`); the
+list includes pairs whose engines are still being written, and they join as soon as they load.
+
+Out of scope: engines outside the registry (use ``module:attr`` names for your own).
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from tokspec import Encoder, InvalidTextError, load_engine
+from tokspec.spec._verdict import Verdict, all_of, fails, holds
+
+__all__ = [
+    "Target",
+    "TARGETS",
+    "text_from_bytes",
+    "run_engine",
+    "diff_verdict",
+    "make_checker",
+    "target_by_name",
+    "available_targets",
+]
+
+Kind = Literal["diff", "property", "hypothesis"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """One fuzz target. ``name`` is file-system safe (it names corpus and findings folders)."""
+
+    name: str
+    kind: Kind
+    engines: tuple[str, ...] = ()
+    properties: tuple[str, ...] = ()
+    description: str = ""
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+def _diff(a: str, b: str, what: str) -> Target:
+    name = "diff--" + a.replace(":", "_") + "--" + b.replace(":", "_")
+    return Target(name, "diff", (a, b), (), what)
+
+
+def _prop(engine: str, props: tuple[str, ...], what: str) -> Target:
+    return Target("prop--" + engine.replace(":", "_"), "property", (engine,), props, what)
+
+
+def _hyp(name: str, what: str) -> Target:
+    return Target("hyp--" + name, "hypothesis", (), (name,), what)
+
+
+#: Every target, in run order (cheap and central first).
+TARGETS: tuple[Target, ...] = (
+    _diff("reference:cl100k_base", "tiktoken:cl100k_base", "reference BPE vs production"),
+    _diff("fast:cl100k_base", "reference:cl100k_base", "fast backtracking BPE + Peek2 vs reference"),
+    _diff("peek2:cl100k_base", "pretok:cl100k_base", "Peek2 pretokenizer vs regex"),
+    _diff("bpe-openai:cl100k_base", "tiktoken:cl100k_base", "Rust backtracking encoder vs tiktoken"),
+    _diff("reference:o200k_base", "tiktoken:o200k_base", "reference BPE vs production, o200k"),
+    _diff("fast:o200k_base", "reference:o200k_base", "fast BPE vs reference, o200k"),
+    _diff("peek2:o200k_base", "pretok:o200k_base", "Peek2 (o200k) vs regex"),
+    _diff("hf-converted:cl100k_base", "tiktoken:cl100k_base", "HF BPE on recovered merges vs tiktoken"),
+    _diff("reference:bert-base-uncased", "hf:bert-base-uncased", "reference WordPiece vs HF"),
+    _diff("reference:mon-unigram", "hf:mon-unigram", "reference Unigram vs HF"),
+    _diff("fast:mon-unigram", "reference:mon-unigram", "double-array Viterbi vs reference"),
+    _diff("lopt:tiktoken:cl100k_base", "tiktoken:cl100k_base", "lossless merge vs serial, BPE"),
+    _diff("lopt:hf:bert-base-uncased", "hf:bert-base-uncased", "lossless merge vs serial, WordPiece"),
+    _diff("lopt:hf:mon-unigram", "hf:mon-unigram", "lossless merge vs serial, Unigram"),
+    _prop("tiktoken:cl100k_base", ("bpe_offsets",), "offsets partition + byte round trip"),
+    _prop("fast:cl100k_base", ("bpe_offsets",), "offsets partition + byte round trip"),
+    _prop("hf:bert-base-uncased", ("cover", "wordpiece_greedy"), "ordered cover + greedy longest match"),
+    _prop("hf:mon-unigram", ("cover",), "ordered cover"),
+    _hyp("bpe_corollaries", "BPE definition: Corollaries II, IIa, III, IIIa on tiny vocabularies"),
+    _hyp("bpe_backtrack_tiny", "backtracking BPE == BPE definition on tiny vocabularies"),
+    _hyp("bpe_reference_tiny", "reference BPE (tiktoken semantics) == BPE definition, tiny vocabularies"),
+    _hyp("peek2_table", "Peek2 Table 1 vs the cl100k regex, any two characters"),
+    _hyp("unigram_viterbi_tiny", "reference Viterbi optimal vs brute force, tiny vocabularies"),
+    _hyp("merge_claims", "spec/merge.py properties (engineer E) on generated texts"),
+)
+
+
+def target_by_name(name: str) -> Target:
+    """The target called ``name``; ValueError listing the names otherwise."""
+    for t in TARGETS:
+        if t.name == name:
+            return t
+    raise ValueError(f"unknown fuzz target name={name!r}; known: {', '.join(t.name for t in TARGETS)}")
+
+
+def text_from_bytes(data: bytes) -> str:
+    """Fuzzer bytes to text (module docstring): may contain lone surrogates, on purpose."""
+    try:
+        return data.decode("utf-8", errors="surrogatepass")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace")
+
+
+@functools.lru_cache(maxsize=None)
+def _engine(name: str) -> Encoder:
+    return load_engine(name)
+
+
+def run_engine(engine: Encoder, text: str) -> dict[str, Any]:
+    """Run one engine; JSON-able outcome: ``{"ids", "offsets"}``, ``{"invalid": msg}`` for
+    InvalidTextError, or ``{"crash": repr}`` for anything else (a crash is always a finding)."""
+    try:
+        enc = engine.encode(text)
+    except InvalidTextError as exc:
+        return {"invalid": str(exc)[:200]}
+    except Exception as exc:  # noqa: BLE001 - any crash of the engine under test is data
+        return {"crash": f"{type(exc).__name__}: {exc}"[:500]}
+    return {"ids": None if enc.ids is None else list(enc.ids), "offsets": [list(s) for s in enc.offsets]}
+
+
+def _first_divergence(a: dict[str, Any], b: dict[str, Any]) -> int:
+    ia, ib = a.get("ids") or [None] * len(a["offsets"]), b.get("ids") or [None] * len(b["offsets"])
+    pairs_a, pairs_b = list(zip(ia, a["offsets"])), list(zip(ib, b["offsets"]))
+    for k, (x, y) in enumerate(zip(pairs_a, pairs_b)):
+        if x != y:
+            return k
+    return min(len(pairs_a), len(pairs_b))
+
+
+def diff_verdict(names: tuple[str, str], engines: tuple[Encoder, Encoder], text: str) -> Verdict:
+    """Two engines agree on ``text`` (ids and offsets, or both reject it)."""
+    out = [run_engine(e, text) for e in engines]
+    a, b = out
+    if "invalid" in a and "invalid" in b:
+        return holds("both reject the text (outside the text domain)")
+    if a == b and "crash" not in a:
+        return holds(f"{names[0]} and {names[1]} agree on {len(a['offsets'])} tokens")
+    if "offsets" in a and "offsets" in b:
+        k = _first_divergence(a, b)
+        same_ids = a["ids"] == b["ids"]
+        kind = "same ids, different offsets" if same_ids else "different tokens"
+        return fails(f"{kind} from token {k}", text=text, engines=list(names),
+                     outputs={names[0]: a, names[1]: b}, first_divergence=k, classification=kind)
+    return fails("one engine crashed or rejected a text the other accepted", text=text,
+                 engines=list(names), outputs={names[0]: a, names[1]: b},
+                 classification="crash or rejection")
+
+
+@functools.lru_cache(maxsize=None)
+def _cl100k_token_bytes() -> dict[int, bytes]:
+    from tokspec.vocab import load_named_tiktoken
+    return {rank: tok for tok, rank in load_named_tiktoken("cl100k_base").ranks.items()}
+
+
+@functools.lru_cache(maxsize=None)
+def _bert_pieces() -> dict[int, str]:
+    from tokspec.vocab import load_tokenizer_json, named_path
+    vocab = load_tokenizer_json(named_path("bert-base-uncased")).data["model"]["vocab"]
+    return {int(i): str(p) for p, i in vocab.items()}
+
+
+def _bert_skippable(ch: str) -> bool:
+    """Characters BERT's normalizer removes or folds into a neighbour (whitespace, controls,
+    combining marks stripped with accents, U+FFFD and NUL)."""
+    return ch.isspace() or ch in "\ufffd\x00" or unicodedata.category(ch) in (
+        "Cc", "Cf", "Mn", "Me", "Cn", "Co", "Zs", "Zl", "Zp")
+
+
+def _property_verdict(prop: str, engine: Encoder, text: str) -> Verdict:
+    from tokspec.spec import bpe, offsets, wordpiece
+    enc = engine.encode(text)
+    if prop == "bpe_offsets":
+        table = _cl100k_token_bytes()
+        toks = [table[i] for i in enc.ids or ()]
+        return all_of([offsets.prop_contiguous_partition(text, enc.offsets),
+                       bpe.prop_byte_roundtrip(text, enc.ids or (), table.__getitem__),
+                       offsets.prop_offsets_match_bytes(text, enc.offsets, toks)], "bpe offsets")
+    if prop == "cover":
+        return offsets.prop_monotone_cover(text, enc.offsets, _bert_skippable)
+    if prop == "wordpiece_greedy":
+        vocab = _bert_pieces()
+        return wordpiece.prop_greedy_pieces(frozenset(vocab.values()), [vocab[i] for i in enc.ids or ()])
+    raise ValueError(f"unknown property prop={prop!r}")
+
+
+def make_checker(target: Target) -> Callable[[str], Verdict]:
+    """Load the target's engines (may raise UnknownEngineError etc.) and return its text check."""
+    if target.kind == "diff":
+        names = (target.engines[0], target.engines[1])
+        engines = (_engine(names[0]), _engine(names[1]))
+        return lambda text: diff_verdict(names, engines, text)
+    if target.kind == "property":
+        engine = _engine(target.engines[0])
+
+        def check(text: str) -> Verdict:
+            if "invalid" in run_engine(engine, text):
+                return holds("text outside the domain, rejected")
+            crashed = run_engine(engine, text)
+            if "crash" in crashed:
+                return fails("engine crashed", text=text, outputs={target.engines[0]: crashed})
+            verdicts = [_property_verdict(p, engine, text) for p in target.properties]
+            v = all_of(verdicts, target.name)
+            if not v.holds and v.witness is not None:
+                v.witness.setdefault("text", text)
+                v.witness["outputs"] = {target.engines[0]: run_engine(engine, text)}
+            return v
+        return check
+    raise ValueError(f"target {target.name!r} is a {target.kind} target: use tokspec.fuzz.hyp_targets")
+
+
+def available_targets(targets: tuple[Target, ...] = TARGETS) -> list[tuple[Target, str | None]]:
+    """Each target with None if it can run here, or the reason it cannot (engine fails to load)."""
+    from tokspec.fuzz import hyp_targets
+    out: list[tuple[Target, str | None]] = []
+    for t in targets:
+        if t.kind == "hypothesis":
+            out.append((t, hyp_targets.unavailable_reason(t.properties[0])))
+            continue
+        try:
+            for name in t.engines:
+                _engine(name)
+            out.append((t, None))
+        except Exception as exc:  # noqa: BLE001 - report why, keep going
+            out.append((t, f"{type(exc).__name__}: {exc}"[:200]))
+    return out
