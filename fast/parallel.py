@@ -1,0 +1,127 @@
+"""Run many chunk encodings at once: the backends behind the merge strategies' ``encode_many``.
+
+=============  ==============================================================================
+backend        how, and when ``auto`` picks it
+=============  ==============================================================================
+``batch``      the engine's own ``encode_batch(texts) -> list[Encoding]`` (HF ``encode_batch`` runs
+               on every core with the GIL released); picked when the engine has that method
+``threads``    a thread pool calling ``engine.encode``; useful only where the library releases the
+               GIL while encoding (tiktoken, bpe-openai, sentencepiece): picked for those libraries
+``processes``  a process pool (spawned workers, each loads the engine by its registry name once);
+               picked for everything else (HF ``encode``, pure-Python engines)
+``serial``     this thread, one text after another
+=============  ==============================================================================
+
+All backends return encodings in input order and re-raise the first engine exception. Pools are
+created on first use and kept per (backend, workers, engine name) until :func:`shutdown`.
+Out of scope: scheduling across several texts at once (the merge strategies pass one text's chunks).
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import os
+from collections.abc import Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from typing import Literal
+
+from tokspec import Encoder, Encoding, load_engine
+from tokspec.fast._chunking import MergeError
+
+__all__ = ["Backend", "BACKENDS", "Runner", "auto_backend", "default_workers", "default_chunk_len",
+           "shutdown"]
+
+Backend = Literal["auto", "serial", "threads", "processes", "batch"]
+BACKENDS: tuple[str, ...] = ("auto", "serial", "threads", "processes", "batch")
+_GIL_FREE_LIBRARIES = ("tiktoken", "bpe-openai", "sentencepiece")
+
+_pools: dict[tuple[str, int, str], Executor] = {}
+_worker_engine: Encoder | None = None
+
+
+def default_workers() -> int:
+    """One worker per core this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def auto_backend(engine: Encoder) -> str:
+    """The backend ``auto`` resolves to for ``engine`` (see the module table)."""
+    if callable(getattr(engine, "encode_batch", None)):
+        return "batch"
+    if engine.info.library in _GIL_FREE_LIBRARIES:
+        return "threads"
+    return "processes"
+
+
+def default_chunk_len(n_chars: int, workers: int, backend: str) -> int:
+    """Chunk length for an ``n_chars`` text: 4 chunks per worker for in-process backends (load
+    balance), one per worker for processes (each chunk is pickled both ways); never below 2048."""
+    per = 1 if backend == "processes" else 4
+    return max(2048, -(-n_chars // max(1, workers * per)))
+
+
+def _init_worker(name: str) -> None:
+    global _worker_engine
+    _worker_engine = load_engine(name)
+
+
+def _encode_in_worker(text: str) -> Encoding:
+    assert _worker_engine is not None, "worker initializer did not run"
+    return _worker_engine.encode(text)
+
+
+def _pool(backend: str, workers: int, engine: Encoder) -> Executor:
+    key = (backend, workers, engine.info.name if backend == "processes" else "")
+    if key not in _pools:
+        if backend == "threads":
+            _pools[key] = ThreadPoolExecutor(max_workers=workers)
+        else:
+            ctx = multiprocessing.get_context("spawn")  # fork after HF/rayon threads can deadlock
+            _pools[key] = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                                              initializer=_init_worker, initargs=(engine.info.name,))
+    return _pools[key]
+
+
+def shutdown() -> None:
+    """Stop every pool this module started."""
+    while _pools:
+        _, pool = _pools.popitem()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+atexit.register(shutdown)
+
+
+class Runner:
+    """``runner(engine, texts) -> encodings`` through one backend; usable as ``encode_many``."""
+
+    def __init__(self, backend: str = "auto", workers: int | None = None) -> None:
+        if backend not in BACKENDS:
+            raise MergeError(f"unknown backend={backend!r}; choose one of {', '.join(BACKENDS)}")
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                    or workers < 1):
+            raise MergeError(f"workers must be an int >= 1, got workers={workers!r}")
+        self.backend = backend
+        self.workers = workers or default_workers()
+
+    def resolve(self, engine: Encoder) -> str:
+        """The concrete backend used for ``engine``."""
+        return auto_backend(engine) if self.backend == "auto" else self.backend
+
+    def __call__(self, engine: Encoder, texts: Sequence[str]) -> list[Encoding]:
+        backend = self.resolve(engine)
+        if backend == "serial" or len(texts) <= 1 or self.workers == 1:
+            return [engine.encode(t) for t in texts]
+        if backend == "batch":
+            batch = getattr(engine, "encode_batch", None)
+            if not callable(batch):
+                raise MergeError(f"backend='batch' needs an engine with encode_batch; "
+                                 f"{engine.info.name!r} has none (use backend='auto')")
+            return list(batch(list(texts)))
+        if backend == "processes":
+            return list(_pool(backend, self.workers, engine).map(_encode_in_worker, texts))
+        return list(_pool(backend, self.workers, engine).map(engine.encode, texts))
