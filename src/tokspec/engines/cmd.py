@@ -120,12 +120,12 @@ class _Process:
         except (OSError, ValueError):
             return ""
 
-    def kill(self) -> None:
-        """Close stdin, give the program 1 s to exit, then kill its process group. Idempotent."""
+    def kill(self, grace: float = 1.0) -> None:
+        """Close stdin, give the program ``grace`` s to exit, then kill its process group. Idempotent."""
         try:
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
-            self.proc.wait(timeout=1.0)
+            self.proc.wait(timeout=grace)
         except (OSError, subprocess.TimeoutExpired):
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -197,7 +197,7 @@ class CmdEngine(Encoder):
         """Kill the program (restarted on the next call) and raise CmdEngineFault."""
         tail = self._proc.stderr_tail() if self._proc is not None else ""
         if self._proc is not None:
-            self._proc.kill()
+            self._proc.kill(grace=0.0)  # a faulty program gets no second chance
             self._proc = None
         where = "" if text is None else f" on text={text!r:.120}"
         detail = f"; stderr: {tail}" if tail else ""
