@@ -1,0 +1,280 @@
+"""Normalization with alignment: every normalized character remembers the original characters it
+came from, so engines can report offsets into the ORIGINAL text.
+
+Shared on purpose by ``tokspec.reference`` (the Unigram/WordPiece references) and ``tokspec.fast``
+(the double-array Viterbi): the claim under test in those engines is the segmentation algorithm, not
+normalization. Normalization is checked independently against the production libraries
+(``tests/test_unigram_model.py`` probes HF ``tokenizers`` normalizers character by character).
+
+Alignment model (reproduces HF ``tokenizers``' ``NormalizedString``, found by experiment): a
+normalizer rewrites the character sequence as a list of *edits* ``(char, change)`` walked left to
+right over the old characters. ``change <= 0`` emits ``char`` aligned to the next old character and
+consumes ``1 - change`` old characters; ``change > 0`` inserts ``char`` aligned to the last consumed
+old character (or to the next one at the very start). Alignment spans are original character spans.
+
+Out of scope: HF normalizers other than those listed in ``NORMALIZER_TYPES``
+(:func:`tokspec.unigram_model` raises UnsupportedComponentError for the rest); sentencepiece
+normalization lives in ``tokspec.spm_normalize``.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import regex
+
+from tokspec import _hf_unicode as hfu
+from tokspec._types import Span
+
+__all__ = [
+    "Aligned",
+    "Edit",
+    "apply_edits",
+    "unicode_form",
+    "replace",
+    "lowercase",
+    "bert_strip_accents",
+    "bert_clean",
+    "bert_cjk_spacing",
+    "prepend",
+    "is_rust_whitespace",
+    "is_cjk_ideograph",
+]
+
+Edit = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Aligned:
+    """A normalized string: ``text[i]`` came from original characters ``spans[i]`` (start, end).
+
+    Invariant: ``len(text) == len(spans)``; spans are within the original text.
+    """
+
+    text: str
+    spans: tuple[Span, ...]
+
+    @classmethod
+    def of(cls, text: str, base: int = 0) -> Aligned:
+        """The identity alignment of ``text`` (character ``i`` maps to ``(base+i, base+i+1)``)."""
+        return cls(text, tuple((base + i, base + i + 1) for i in range(len(text))))
+
+    def slice(self, start: int, end: int) -> Aligned:
+        return Aligned(self.text[start:end], self.spans[start:end])
+
+    def original_span(self, start: int, end: int) -> Span:
+        """Original span of normalized characters ``[start, end)`` (HF rule: first start, last end)."""
+        assert start < end <= len(self.text), (start, end)
+        return (self.spans[start][0], self.spans[end - 1][1])
+
+
+def apply_edits(a: Aligned, edits: Iterable[Edit]) -> Aligned:
+    """Rewrite ``a`` by the edit list (see module docstring); an edit whose char is ``""``
+    consumes like a replacement but emits nothing (a deletion). O(len(a) + len(edits))."""
+    chars: list[str] = []
+    spans: list[Span] = []
+    pos = 0  # next old character to consume
+    for ch, change in edits:
+        if change > 0:  # inserted: shares the alignment of the previous old character
+            span = a.spans[pos - 1] if pos > 0 else a.spans[0]
+        else:
+            span = a.spans[pos]
+            pos += 1 - change
+        if ch:
+            chars.append(ch)
+            spans.append(span)
+    assert pos == len(a.text), ("edits must consume every old character", pos, len(a.text))
+    return Aligned("".join(chars), tuple(spans))
+
+
+def _per_char(a: Aligned, fn: Callable[[str], str]) -> Aligned:
+    """Replace each character ``c`` by ``fn(c)``: ``""`` deletes it (kept characters keep their own
+    alignment), a longer result inserts the extra characters aligned to ``c``."""
+    edits: list[Edit] = []
+    for c in a.text:
+        new = fn(c)
+        edits.append((new[:1], 0))
+        edits.extend((x, 1) for x in new[1:])
+    return apply_edits(a, edits)
+
+
+def _lower(c: str) -> str:
+    return hfu.LOWER.get(ord(c)) or c.lower()
+
+
+def lowercase(a: Aligned) -> Aligned:
+    """Per-character lowercase as Rust ``char::to_lowercase`` (no final-sigma context; Rust's
+    newer Unicode data where it differs from Python's, see ``tokspec._hf_unicode``)."""
+    return _per_char(a, _lower)
+
+
+def _bert_strips(c: str) -> bool:
+    cp = ord(c)
+    if unicodedata.category(c) == "Mn":
+        return not hfu.in_ranges(cp, hfu.BERT_MN_KEPT)
+    return hfu.in_ranges(cp, hfu.BERT_STRIPPED_EXTRA)
+
+
+def bert_strip_accents(a: Aligned) -> Aligned:
+    """BertNormalizer ``strip_accents`` after NFD: remove nonspacing marks (Mn, HF's tables)."""
+    return _per_char(a, lambda c: "" if _bert_strips(c) else c)
+
+
+# -- Unicode normalization forms (HF's tables: Python's minus ``tokspec._hf_unicode`` deltas) -----
+
+def _ccc(c: str) -> int:
+    return 0 if hfu.in_ranges(ord(c), hfu.CCC_ZERO) else unicodedata.combining(c)
+
+
+def _char_decomposition(c: str, compat: bool) -> str:
+    cp = ord(c)
+    if hfu.in_ranges(cp, hfu.NO_CANONICAL_DECOMP) or (compat and hfu.in_ranges(cp, hfu.NO_COMPAT_DECOMP)):
+        return c
+    return unicodedata.normalize("NFKD" if compat else "NFD", c)
+
+
+def _compose_pair(a: str, b: str) -> str | None:
+    """The primary composite of ``a`` + ``b`` that HF knows, or None."""
+    c = unicodedata.normalize("NFC", a + b)
+    if len(c) != 1 or hfu.in_ranges(ord(c), hfu.NO_CANONICAL_DECOMP):
+        return None
+    return c
+
+
+def _decompose(text: str, compat: bool) -> list[Edit]:
+    """Full decomposition with edits: first char of each expansion replaces, the rest insert;
+    then canonical reordering of combining-mark runs (stable by ccc, edits travel with chars)."""
+    out: list[Edit] = []
+    for c in text:
+        d = _char_decomposition(c, compat)
+        out.append((d[0], 0))
+        out.extend((x, 1) for x in d[1:])
+    i = 0
+    while i < len(out):  # canonical ordering of each run of non-starters
+        j = i
+        while j < len(out) and _ccc(out[j][0]) != 0:
+            j += 1
+        if j > i + 1:
+            out[i:j] = sorted(out[i:j], key=lambda e: _ccc(e[0]))
+        i = j + 1 if j == i else j
+    return out
+
+
+def _recompose(dec: list[Edit]) -> list[Edit]:
+    """Canonical composition (UAX #15) over decomposed edits. A composite's change is
+    ``starter_change + mark_change - 1`` so the edit list still consumes every old character."""
+    out: list[Edit] = []
+    starter: int | None = None  # index in ``out`` of the last starter
+    last_ccc: int | None = None  # ccc of the last char appended after that starter
+    for ch, change in dec:
+        ccc = _ccc(ch)
+        blocked = last_ccc is not None and (last_ccc == 0 or last_ccc >= ccc)
+        if starter is not None and not blocked:
+            comp = _compose_pair(out[starter][0], ch)
+            if comp is not None:
+                out[starter] = (comp, out[starter][1] + change - 1)
+                continue
+        if ccc == 0:
+            starter, last_ccc = len(out), None
+        else:
+            last_ccc = ccc
+        out.append((ch, change))
+    return out
+
+
+def unicode_form(a: Aligned, form: str) -> Aligned:
+    """NFC, NFD, NFKC or NFKD with alignment, by HF's Unicode tables. O(n).
+
+    Fast path: text Python calls normalized is returned as is (HF's tables are a subset of
+    Python's for decomposition/composition/ccc, so HF leaves such text unchanged too; the
+    exhaustive probe test checks the tables)."""
+    if unicodedata.is_normalized(form, a.text):
+        return a
+    dec = _decompose(a.text, compat=form in ("NFKC", "NFKD"))
+    edits = _recompose(dec) if form in ("NFC", "NFKC") else dec
+    return apply_edits(a, edits)
+
+
+# -- pattern replacement --------------------------------------------------------------------------
+
+def replace(a: Aligned, pattern: regex.Pattern[str], content: str) -> Aligned:
+    """HF ``Replace``: each non-empty match is removed, then ``content`` is inserted aligned to the
+    LAST removed character. Matches are found on ``a.text`` left to right, non-overlapping. O(n)."""
+    edits: list[Edit] = []
+    pos = 0
+    for m in pattern.finditer(a.text):
+        s, e = m.span()
+        if s == e:
+            continue
+        edits.extend((c, 0) for c in a.text[pos:s])
+        edits.extend(("", 0) for _ in range(e - s - 1))   # silently consume all but the last
+        edits.append((content[:1], 0))                     # first content char takes the last's span
+        edits.extend((c, 1) for c in content[1:])          # the rest are insertions after it
+        pos = e
+    edits.extend((c, 0) for c in a.text[pos:])
+    return apply_edits(a, edits)
+
+
+def prepend(a: Aligned, s: str) -> Aligned:
+    """Insert ``s`` before the first character, aligned to it (HF ``NormalizedString::prepend``)."""
+    if not a.text:
+        return a
+    return Aligned(s + a.text, (a.spans[0],) * len(s) + a.spans)
+
+
+# -- BERT character classes (HF tokenizers' definitions, Rust char semantics) ---------------------
+
+#: Rust ``char::is_whitespace``: the Unicode White_Space property.
+_WHITE_SPACE = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+def is_rust_whitespace(c: str) -> bool:
+    return c in _WHITE_SPACE
+
+
+def is_cjk_ideograph(c: str) -> bool:
+    """HF BertNormalizer's ``is_chinese_char`` ranges (the CJK Unified Ideograph blocks it lists)."""
+    cp = ord(c)
+    return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF
+            or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF
+            or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
+
+
+#: Format (Cf) characters HF tokenizers' Unicode tables do not know yet (added in Unicode 9..14),
+#: found by probing every code point: HF keeps them although Python 3.11 calls them Cf.
+_HF_UNKNOWN_CF = frozenset("\u0890\u0891\u08e2\U000110cd" + "".join(map(chr, range(0x13430, 0x13439))))
+
+
+def _is_hf_control(c: str) -> bool:
+    """HF ``is_control``: category Cc, Cf or Co (NOT unassigned Cn), tab/LF/CR excluded."""
+    return unicodedata.category(c) in ("Cc", "Cf", "Co") and c not in _HF_UNKNOWN_CF
+
+
+def _bert_clean_char(c: str) -> str:
+    if c in "\t\n\r":
+        return " "
+    if c == "\x00" or c == "\ufffd" or _is_hf_control(c):
+        return ""
+    return " " if c in _WHITE_SPACE else c
+
+
+def bert_clean(a: Aligned) -> Aligned:
+    """BertNormalizer ``clean_text``: drop NUL, U+FFFD and control chars (``_is_hf_control``);
+    map White_Space chars to a space. O(n)."""
+    return _per_char(a, _bert_clean_char)
+
+
+def bert_cjk_spacing(a: Aligned) -> Aligned:
+    """BertNormalizer ``handle_chinese_chars``: surround each CJK ideograph with spaces, all three
+    aligned to the ideograph. O(n)."""
+    edits: list[Edit] = []
+    for c in a.text:
+        if is_cjk_ideograph(c):
+            edits.extend([(" ", 0), (c, 1), (" ", 1)])
+        else:
+            edits.append((c, 0))
+    return apply_edits(a, edits)
