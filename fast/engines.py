@@ -1,0 +1,128 @@
+"""Provider of the engines ``fast:*`` and ``peek2:*`` (see tokspec._registry).
+
+=================================  ===============================================================
+name                               engine
+=================================  ===============================================================
+``fast:cl100k_base``               Peek2 (cl100k) + backtracking BPE per pretoken
+``fast:o200k_base``                Peek2 (o200k) + backtracking BPE per pretoken
+``fast:qwen``                      Peek2 (qwen2) + backtracking BPE, Qwen ranks (no NFC)
+``fast:mon-unigram``               double-array-trie Viterbi on the named Unigram tokenizer.json
+``fast:PATH.json`` / ``.model``    double-array-trie Viterbi on a Unigram tokenizer.json / spm model
+``peek2:P``                        Peek2 spans only (kind="pretokenizer"), P in cl100k_base,
+                                   o200k_base, llama3, qwen2; diff against ``pretok:P``
+=================================  ===============================================================
+
+Engines here use the tokspec core only (never tokspec.reference or tokspec.spec). Special tokens
+are ordinary text. Out of scope: BPE tokenizer.json files (see tokspec.reference.bpe_hf).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from tokspec import Encoder, Encoding, EngineInfo
+from tokspec import __version__ as _VERSION
+from tokspec._offsets import char_offsets_from_byte_lengths
+from tokspec.errors import UnknownEngineError
+from tokspec.fast.bpe_backtrack import BacktrackBPE
+from tokspec.fast.pretok_peek2 import PATTERN_NAMES, split
+from tokspec.vocab import TiktokenVocab, load_named_tiktoken
+
+__all__ = ["load", "engines", "FastBpeEncoder", "Peek2Pretokenizer"]
+
+#: named rank vocabulary -> its pretokenizer pattern (the same pairing as tokspec.reference).
+BPE_PATTERNS = {"cl100k_base": "cl100k_base", "o200k_base": "o200k_base", "qwen": "qwen2"}
+_CACHE_LIMIT = 200_000
+
+
+class FastBpeEncoder(Encoder):
+    """Peek2 pretokens, each encoded by :class:`BacktrackBPE`; offsets via tokspec._offsets.
+
+    Pretoken results are memoized (bounded dict, cleared when full): tiktoken does not, HF does;
+    the memo changes speed only. O(n) per text beyond the per-pretoken BPE cost.
+    """
+
+    def __init__(self, vocab: TiktokenVocab, pattern: str, name: str) -> None:
+        self.bpe = BacktrackBPE(vocab.ranks)
+        self.pattern = pattern
+        self._memo: dict[str, list[int]] = {}
+        self.info = EngineInfo(
+            name=name, kind="tokenizer", library="tokspec.fast", library_version=_VERSION,
+            vocab_sha256=vocab.sha256,
+            description=f"Peek2 {pattern} pretokenizer + backtracking BPE ({len(vocab.ranks)} ranks)")
+
+    def token_piece(self, token_id: int) -> str:
+        return self.bpe.tokens[token_id].decode("utf-8", errors="backslashreplace")
+
+    def encode_pieces(self, text: str) -> list[int]:
+        """Token ids of ``text`` (no offsets)."""
+        ids: list[int] = []
+        memo, encode = self._memo, self.bpe.encode
+        for s, e in split(text, self.pattern):
+            piece = text[s:e]
+            toks = memo.get(piece)
+            if toks is None:
+                toks = encode(piece.encode("utf-8"))
+                if len(memo) >= _CACHE_LIMIT:
+                    memo.clear()
+                memo[piece] = toks
+            ids.extend(toks)
+        return ids
+
+    def _encode(self, text: str) -> Encoding:
+        ids = self.encode_pieces(text)
+        tokens = self.bpe.tokens
+        offsets = char_offsets_from_byte_lengths(text, [len(tokens[i]) for i in ids])
+        return Encoding.of(ids, offsets)
+
+
+class Peek2Pretokenizer(Encoder):
+    """Peek2 spans as a pretokenizer engine (ids=None)."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self.info = EngineInfo(name=f"peek2:{pattern}", kind="pretokenizer", library="tokspec.fast",
+                               library_version=_VERSION, vocab_sha256=None,
+                               description=f"Peek2 regex-free {pattern} pretokenizer")
+
+    def _encode(self, text: str) -> Encoding:
+        return Encoding.of(None, split(text, self.pattern))
+
+
+@functools.lru_cache(maxsize=8)
+def _bpe_engine(arg: str) -> FastBpeEncoder:
+    return FastBpeEncoder(load_named_tiktoken(arg), BPE_PATTERNS[arg], f"fast:{arg}")
+
+
+def _unigram_engine(arg: str) -> Encoder:
+    from tokspec.fast.unigram_datrie import datrie_encoder  # numpy-heavy build: import on demand
+    return datrie_encoder(arg)
+
+
+def load(prefix: str, arg: str) -> Encoder:
+    """Resolve ``prefix:arg`` for the prefixes this module provides (see the module docstring)."""
+    if prefix == "peek2":
+        if arg not in PATTERN_NAMES:
+            raise UnknownEngineError(
+                f"unknown engine name='peek2:{arg}'; known: {', '.join('peek2:' + p for p in PATTERN_NAMES)}")
+        return Peek2Pretokenizer(arg)
+    if prefix != "fast":
+        raise UnknownEngineError(f"prefix={prefix!r} is not provided by tokspec.fast.engines")
+    if arg in BPE_PATTERNS:
+        return _bpe_engine(arg)
+    if arg == "mon-unigram" or Path(arg).suffix in (".json", ".model"):
+        return _unigram_engine(arg)
+    raise UnknownEngineError(
+        f"unknown engine name='fast:{arg}'; use fast:NAME with NAME in "
+        f"{', '.join([*BPE_PATTERNS, 'mon-unigram'])}, or fast:PATH ending in .json or .model (Unigram)")
+
+
+def engines() -> list[tuple[str, str]]:
+    """The engines this module provides, with one-line descriptions."""
+    out = [(f"fast:{n}", f"Peek2 {p} + backtracking BPE") for n, p in BPE_PATTERNS.items()]
+    out += [("fast:mon-unigram", "double-array-trie Unigram Viterbi"),
+            ("fast:PATH.json", "double-array-trie Viterbi on a Unigram tokenizer.json"),
+            ("fast:PATH.model", "double-array-trie Viterbi on a sentencepiece Unigram model")]
+    out += [(f"peek2:{p}", f"Peek2 regex-free {p} pretokenizer") for p in PATTERN_NAMES]
+    return out
