@@ -1,0 +1,81 @@
+"""The pytest plugin: helpers in-process, and the fixture in a user's own pytest run (subprocess)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import strategies as st
+
+from tokspec import TokspecError
+from tokspec.pytest_plugin import assert_engines_agree, check_against
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.fixture
+def buggy(monkeypatch: pytest.MonkeyPatch) -> object:
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    from buggy_python_engine import engine
+
+    return engine()
+
+
+def test_assert_engines_agree(buggy: object) -> None:
+    assert_engines_agree("tiktoken:cl100k_base", "bpe-openai:cl100k_base", "a\r\n\r\nb 🙂 it's")
+    assert_engines_agree(buggy, "tiktoken:cl100k_base", "one line only")  # type: ignore[arg-type]
+    with pytest.raises(AssertionError) as exc:
+        assert_engines_agree(buggy, "tiktoken:cl100k_base", "a\r\n\r\nb")  # type: ignore[arg-type]
+    message = str(exc.value)
+    assert "different segmentation" in message and "first divergence at token #1" in message
+    assert "A buggy_python_engine:engine" in message and "B tiktoken:cl100k_base" in message
+    assert "text='\\r\\n\\r\\n'" in message  # the covered text of cl100k's token #1
+
+
+def test_bad_engine_arguments() -> None:
+    with pytest.raises(TypeError, match="engine must be"):
+        assert_engines_agree(42, "tiktoken:cl100k_base", "x")  # type: ignore[arg-type]
+    with pytest.raises(TokspecError, match="unknown engine"):
+        assert_engines_agree("nosuchprefix", "tiktoken:cl100k_base", "x")
+
+
+def test_check_against_finds_and_shrinks(buggy: object) -> None:
+    with pytest.raises(AssertionError) as exc:
+        check_against(buggy, "tiktoken:cl100k_base", max_examples=500)  # type: ignore[arg-type]
+    assert "engines disagree: different segmentation" in str(exc.value)
+
+
+def test_check_against_passes_for_agreeing_engines() -> None:
+    check_against("tiktoken:cl100k_base", "bpe-openai:cl100k_base", max_examples=40)
+    check_against("tiktoken:cl100k_base", "bpe-openai:cl100k_base",
+                  texts=st.text(alphabet="ab \n", max_size=20), max_examples=20)
+
+
+USER_TESTS = '''
+from buggy_python_engine import engine
+
+def test_agrees_on_one_line(tokspec):
+    tokspec.assert_agree(engine(), "tiktoken:cl100k_base", "hello world")
+
+def test_crlf(tokspec):
+    tokspec.assert_agree(engine(), "tiktoken:cl100k_base", "a\\r\\n\\r\\nb")
+
+def test_engine_by_name(tokspec):
+    assert tokspec.engine("tiktoken:cl100k_base").encode("hi").ids == (6151,)
+'''
+
+
+def test_fixture_in_a_user_suite(tmp_path: Path) -> None:
+    (tmp_path / "test_user.py").write_text(USER_TESTS, encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(EXAMPLES), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tokspec.pytest_plugin", "-p", "no:cacheprovider",
+         "-q", "-W", "ignore::DeprecationWarning", "test_user.py"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "1 failed, 2 passed" in proc.stdout
+    assert "engines disagree: different segmentation" in proc.stdout
+    assert "first divergence at token #1" in proc.stdout
