@@ -162,22 +162,31 @@ FACTORIES: dict[str, tuple[Callable[[], Callable[..., None]], tuple[str, ...]]] 
 }
 
 
+def _factory(name: str) -> tuple[Callable[[], Callable[..., None]], tuple[str, ...]]:
+    if name.startswith("mutant_"):
+        from tokspec.fuzz.mutants import HYP_MUTANTS
+        return HYP_MUTANTS[name], ()
+    return FACTORIES[name]
+
+
 def unavailable_reason(name: str) -> str | None:
     """None if target ``name`` can run here, else why not."""
-    if name not in FACTORIES:
+    try:
+        factory, modules = _factory(name)
+    except KeyError:
         return f"unknown hypothesis target {name!r}"
     try:
-        for mod in FACTORIES[name][1]:
+        for mod in modules:
             importlib.import_module(mod)
-        FACTORIES[name][0]()
+        factory()
     except Exception as exc:  # noqa: BLE001 - a layer not written yet is reported, not fatal
         return f"{type(exc).__name__}: {exc}"[:200]
     return None
 
 
 def make_test(name: str) -> Callable[..., None]:
-    """The ``@given`` test of hypothesis target ``name``."""
-    return FACTORIES[name][0]()
+    """The ``@given`` test of hypothesis target ``name`` (``mutant_*``: a mutant's test)."""
+    return _factory(name)[0]()
 
 
 def check_example(name: str, example: dict[str, Any]) -> Verdict:
@@ -191,6 +200,6 @@ def check_example(name: str, example: dict[str, Any]) -> Verdict:
         return bpe_engine_check(example["engine"], ranks(), bytes.fromhex(example["data"]))
     if name == "peek2_table":
         return peek2_cell(example["c0"], example["c1"], example["rest"])
-    if name == "unigram_viterbi_tiny":
-        return tiny_unigram_check(example["scores"], example["text"])
+    if name in ("unigram_viterbi_tiny", "mutant_viterbi_wrong_tiebreak"):
+        return tiny_unigram_check(example["scores"], example["text"], example.get("tie_break", "hf"))
     raise ValueError(f"no replay for hypothesis target name={name!r}")

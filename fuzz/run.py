@@ -85,14 +85,15 @@ def plan_budget(total_s: float, n_targets: int, jobs: int) -> float:
     return max(5.0, total_s * jobs / n_targets - _STARTUP_S)
 
 
-def _harness_argv(target: str, seconds: float, run_dir: Path) -> list[str]:
-    corpus = _findings.corpus_dir(target.replace("mutant:", "mutant--"))
+def _harness_argv(target: str, seconds: float, run_dir: Path, extra_corpus: str = "") -> list[str]:
+    corpus = (run_dir / "corpora" / target.replace(":", "--") if target.startswith("mutant:")
+              else _findings.corpus_dir(target))
     corpus.mkdir(parents=True, exist_ok=True)
     artifacts = run_dir / "artifacts" / target.replace(":", "--")
     artifacts.mkdir(parents=True, exist_ok=True)
     return [sys.executable, "-m", "tokspec.fuzz.harness", target, f"-max_total_time={int(seconds)}",
             "-print_final_stats=1", f"-artifact_prefix={artifacts}/", "-max_len=1024", "-timeout=60",
-            "-rss_limit_mb=3072", str(corpus)]
+            "-rss_limit_mb=3072", str(corpus)] + ([extra_corpus] if extra_corpus else [])
 
 
 def _start(run: TargetRun, run_dir: Path, extra_env: dict[str, str]) -> None:
@@ -170,8 +171,32 @@ def _select(names: list[str] | None) -> list[Target]:
     return chosen
 
 
+def _cheap_unavailable(t: Target) -> str | None:
+    """Why ``t`` cannot run, from checks that load no vocabulary (None: try it)."""
+    import importlib
+
+    from tokspec._registry import PROVIDERS
+    if t.kind == "hypothesis":
+        from tokspec.fuzz.hyp_targets import unavailable_reason
+        return unavailable_reason(t.properties[0])
+    for name in t.engines:
+        prefix = name.split(":", 1)[0]
+        module = PROVIDERS.get(prefix, prefix)
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            return f"unavailable: {exc}"
+    return None
+
+
 def _fuzz(args: argparse.Namespace) -> int:
-    targets = _select(args.targets)
+    targets, skipped = [], []
+    for t in _select(args.targets):
+        reason = _cheap_unavailable(t)
+        (skipped if reason else targets).append((t, reason))
+    for t, reason in skipped:
+        print(f"skip {t.name}: {reason}", flush=True)
+    targets = [t for t, _ in targets]
     per = plan_budget(args.seconds, len(targets), args.jobs)
     run_dir = _findings.cache_root() / "runs" / time.strftime("%Y%m%dT%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -192,7 +217,9 @@ def _mutants(args: argparse.Namespace) -> int:
     run_dir = _findings.cache_root() / "runs" / ("mutants-" + time.strftime("%Y%m%dT%H%M%S"))
     run_dir.mkdir(parents=True, exist_ok=True)
     per = max(10.0, args.seconds * args.jobs / max(1, len(MUTANTS)) - _STARTUP_S)
-    runs = [TargetRun("mutant:" + m.name, per, _harness_argv("mutant:" + m.name, per, run_dir)) for m in MUTANTS]
+    runs = [TargetRun("mutant:" + m.name, per, _harness_argv(
+        "mutant:" + m.name, per, run_dir, str(_findings.corpus_dir(m.seed_from)) if m.seed_from else ""))
+        for m in MUTANTS]
     env = {"TOKSPEC_FUZZ_STOP_ON_FIRST": "1", "TOKSPEC_FUZZ_CORPORA": str(run_dir / "corpora")}
     print(f"mutant self-test: {len(runs)} mutants, up to {per:.0f} s each", flush=True)
     _run_all(runs, args.jobs, run_dir, env)

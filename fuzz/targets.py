@@ -56,8 +56,15 @@ class Target:
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
+_W = "tokspec.fuzz.wrapped:"  # fuzzing configurations of engines (small merge chunks)
+
+
+def _safe(engine: str) -> str:
+    return engine.replace(_W, "").replace(":", "_")
+
+
 def _diff(a: str, b: str, what: str) -> Target:
-    name = "diff--" + a.replace(":", "_") + "--" + b.replace(":", "_")
+    name = "diff--" + _safe(a) + "--" + _safe(b)
     return Target(name, "diff", (a, b), (), what)
 
 
@@ -82,9 +89,9 @@ TARGETS: tuple[Target, ...] = (
     _diff("reference:bert-base-uncased", "hf:bert-base-uncased", "reference WordPiece vs HF"),
     _diff("reference:mon-unigram", "hf:mon-unigram", "reference Unigram vs HF"),
     _diff("fast:mon-unigram", "reference:mon-unigram", "double-array Viterbi vs reference"),
-    _diff("lopt:tiktoken:cl100k_base", "tiktoken:cl100k_base", "lossless merge vs serial, BPE"),
-    _diff("lopt:hf:bert-base-uncased", "hf:bert-base-uncased", "lossless merge vs serial, WordPiece"),
-    _diff("lopt:hf:mon-unigram", "hf:mon-unigram", "lossless merge vs serial, Unigram"),
+    _diff(_W + "lopt_small_cl100k", "tiktoken:cl100k_base", "lossless merge (8-char chunks) vs serial, BPE"),
+    _diff(_W + "lopt_small_bert", "hf:bert-base-uncased", "lossless merge (8-char chunks) vs serial, WordPiece"),
+    _diff(_W + "lopt_small_mon", "hf:mon-unigram", "lossless merge (8-char chunks) vs serial, Unigram"),
     _prop("tiktoken:cl100k_base", ("bpe_offsets",), "offsets partition + byte round trip"),
     _prop("fast:cl100k_base", ("bpe_offsets",), "offsets partition + byte round trip"),
     _prop("hf:bert-base-uncased", ("cover", "wordpiece_greedy"), "ordered cover + greedy longest match"),
