@@ -20,6 +20,7 @@ Out of scope: n-best/sampling; special-token splitting (special tokens are ordin
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from tokspec import Encoder, Encoding, EngineInfo
 from tokspec.normalize import Aligned
@@ -38,6 +39,7 @@ __all__ = [
 ]
 
 Token = tuple[int, int, int]  # (id, start, end) in characters of the normalized pretoken
+OffsetMode = Literal["contract", "library"]
 
 
 class UnigramReference(Encoder):
@@ -48,8 +50,9 @@ class UnigramReference(Encoder):
     """
 
     def __init__(self, model: UnigramModel, name: str, *, tie_break: TieBreak | None = None,
-                 library: str = "tokspec.reference") -> None:
+                 offsets: OffsetMode = "contract", library: str = "tokspec.reference") -> None:
         self.model = model
+        self.offsets: OffsetMode = offsets
         self.tie_break: TieBreak = tie_break or model.flavour
         self.index = {p: i for i, p in enumerate(model.pieces)}
         self.max_len = max((len(p) for p, ok in zip(model.pieces, model.matchable) if ok), default=1)
@@ -63,9 +66,10 @@ class UnigramReference(Encoder):
     def encode_pretoken(self, text: str) -> list[Token]:
         """Tokens of one normalized pretoken, offsets in its characters."""
         edges = viterbi(self.model, self.index, self.max_len, text, self.tie_break)
+        per_char = self.offsets == "contract"
         if self.model.flavour == "hf":
-            return _emit_hf(self.model, self.index, text, edges)
-        return _emit_spm(self.model, text, edges)
+            return _emit_hf(self.model, self.index, text, edges, per_char)
+        return _emit_spm(self.model, text, edges, per_char)
 
     def _encode(self, text: str) -> Encoding:
         ids: list[int] = []
@@ -73,7 +77,8 @@ class UnigramReference(Encoder):
         for pre in self.model.pretokenize(text):
             for tid, s, e in self.encode_pretoken(pre.text):
                 ids.append(tid)
-                offsets.append(_original(pre, s, e))
+                offsets.append(pre.contract_span(s, e) if self.offsets == "contract" and s < e
+                               else _original(pre, s, e))
         return Encoding.of(ids, offsets, [self.model.pieces[i] for i in ids])
 
 
@@ -104,7 +109,13 @@ def _byte_tokens(model: UnigramModel, chunk: str) -> list[int] | None:
     return None if -1 in ids else ids
 
 
-def _emit_hf(model: UnigramModel, index: dict[str, int], text: str, edges: list[Edge]) -> list[Token]:
+def _per_char_bytes(model: UnigramModel, text: str, s: int, e: int) -> list[Token]:
+    """Byte tokens of ``text[s:e]``, each over the one character its byte belongs to."""
+    return [(model.byte_ids[b], c, c + 1) for c in range(s, e) for b in text[c].encode("utf-8")]
+
+
+def _emit_hf(model: UnigramModel, index: dict[str, int], text: str, edges: list[Edge],
+             per_char: bool) -> list[Token]:
     out: list[Token] = []
     for s, e, pid, unknown in _runs(edges, model.fuse_unk):
         if not unknown:
@@ -114,18 +125,22 @@ def _emit_hf(model: UnigramModel, index: dict[str, int], text: str, edges: list[
         byte_ids = _byte_tokens(model, run)
         if run in index:                       # HF looks the fused string up first
             out.append((index[run], s, e))
-        elif byte_ids is not None:             # every byte token spans the whole run
+        elif byte_ids is not None and per_char:
+            out.extend(_per_char_bytes(model, text, s, e))
+        elif byte_ids is not None:             # HF: every byte token spans the whole run
             out.extend((b, s, e) for b in byte_ids)
         else:
             out.append((model.unk_id, s, e))
     return out
 
 
-def _emit_spm(model: UnigramModel, text: str, edges: list[Edge]) -> list[Token]:
+def _emit_spm(model: UnigramModel, text: str, edges: list[Edge], per_char: bool) -> list[Token]:
     out: list[Token] = []
     for s, e, pid, unknown in edges:
         byte_ids = _byte_tokens(model, text[s:e]) if unknown else None
-        if byte_ids is not None:
+        if byte_ids is not None and per_char:
+            out.extend(_per_char_bytes(model, text, s, e))
+        elif byte_ids is not None:
             # the last byte piece carries the character; the others are empty at its start
             out.extend((b, s, s) for b in byte_ids[:-1])
             out.append((byte_ids[-1], s, e))
@@ -142,12 +157,17 @@ def _prev_unknown(out: list[Token], edges: list[Edge], s: int) -> bool:
 
 
 def unigram_encoder_from_tokenizer_json(tj: TokenizerJson | str | Path, name: str, *,
-                                        tie_break: TieBreak | None = None) -> Encoder:
-    """Reference engine for a Unigram tokenizer.json (HF flavour)."""
-    return UnigramReference(unigram_model_from_tokenizer_json(tj), name, tie_break=tie_break)
+                                        tie_break: TieBreak | None = None,
+                                        offsets: OffsetMode = "contract") -> UnigramReference:
+    """Reference engine for a Unigram tokenizer.json (HF flavour). ``offsets="library"``
+    reproduces HF's raw offsets instead of the contract's."""
+    return UnigramReference(unigram_model_from_tokenizer_json(tj), name, tie_break=tie_break,
+                            offsets=offsets)
 
 
 def unigram_encoder_from_spm_model(path: str | Path, name: str, *,
-                                   tie_break: TieBreak | None = None) -> Encoder:
+                                   tie_break: TieBreak | None = None,
+                                   offsets: OffsetMode = "contract") -> UnigramReference:
     """Reference engine for a sentencepiece Unigram ``.model`` (spm flavour)."""
-    return UnigramReference(unigram_model_from_spm(path), name, tie_break=tie_break)
+    return UnigramReference(unigram_model_from_spm(path), name, tie_break=tie_break,
+                            offsets=offsets)

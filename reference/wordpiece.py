@@ -74,8 +74,10 @@ class WordPieceReference(Encoder):
     """Reference BERT WordPiece engine: ``bert_normalize`` -> ``bert_pretokenize`` -> greedy."""
 
     def __init__(self, cfg: WordPieceConfig, norm: BertNormalizerConfig, name: str,
-                 vocab_sha256: str | None = None) -> None:
-        self.cfg, self.norm = cfg, norm
+                 vocab_sha256: str | None = None, *, offsets: str = "contract") -> None:
+        if offsets not in ("contract", "library"):
+            raise ValueError(f"offsets={offsets!r} must be 'contract' or 'library'")
+        self.cfg, self.norm, self.offsets = cfg, norm, offsets
         self.pieces = {i: p for p, i in cfg.vocab.items()}
         self.info = EngineInfo(name=name, kind="tokenizer", library="tokspec.reference",
                                library_version="0", vocab_sha256=vocab_sha256,
@@ -94,7 +96,8 @@ class WordPieceReference(Encoder):
         for word in self.words(text):
             for tid, s, e in wordpiece_word(word.text, self.cfg):
                 ids.append(tid)
-                offsets.append(word.original_span(s, e))
+                offsets.append(word.contract_span(s, e) if self.offsets == "contract"
+                               else word.original_span(s, e))
         return Encoding.of(ids, offsets, [self.pieces[i] for i in ids])
 
 
@@ -109,8 +112,10 @@ def _check_pipeline(tj: TokenizerJson) -> None:
             raise UnsupportedComponentError(f"{tj.path}: non-special added token {tok.get('content')!r}")
 
 
-def wordpiece_encoder_from_tokenizer_json(tj: TokenizerJson | str | Path, name: str) -> Encoder:
-    """Reference engine for a WordPiece tokenizer.json with BertNormalizer + BertPreTokenizer."""
+def wordpiece_encoder_from_tokenizer_json(tj: TokenizerJson | str | Path, name: str, *,
+                                          offsets: str = "contract") -> WordPieceReference:
+    """Reference engine for a WordPiece tokenizer.json with BertNormalizer + BertPreTokenizer.
+    ``offsets="library"`` reproduces HF's raw offsets instead of the contract's."""
     if not isinstance(tj, TokenizerJson):
         tj = load_tokenizer_json(tj)
     m = tj.data["model"]
@@ -122,4 +127,4 @@ def wordpiece_encoder_from_tokenizer_json(tj: TokenizerJson | str | Path, name: 
                           prefix=str(m.get("continuing_subword_prefix", "##")),
                           max_chars=int(m.get("max_input_chars_per_word", 100)))
     norm = BertNormalizerConfig.from_json(tj.data.get("normalizer") or {})
-    return WordPieceReference(cfg, norm, name, tj.sha256)
+    return WordPieceReference(cfg, norm, name, tj.sha256, offsets=offsets)

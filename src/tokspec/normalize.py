@@ -44,49 +44,84 @@ __all__ = [
 ]
 
 Edit = tuple[str, int]
+JOIN = "\x00JOIN"  # an edit char: consume, emit nothing, give the origin to the next emitted char
 
 
 @dataclass(frozen=True)
 class Aligned:
-    """A normalized string: ``text[i]`` came from original characters ``spans[i]`` (start, end).
+    """A normalized string with two alignments to the original text, per normalized character:
 
-    Invariant: ``len(text) == len(spans)``; spans are within the original text.
+    - ``spans[i]``: HF ``tokenizers``' alignment (what HF reports; e.g. a composed character
+      points at its FIRST source character only, a prepended ``▁`` at the character after it);
+    - ``origins[i]``: the tokspec contract's alignment, the original characters normalized
+      character ``i`` really came from (a composed character covers all its sources, an inserted
+      ``▁`` covers nothing: an empty span at the next character's start).
+
+    Invariant: ``len(text) == len(spans) == len(origins)``; spans are within the original text.
     """
 
     text: str
     spans: tuple[Span, ...]
+    origins: tuple[Span, ...]
 
     @classmethod
     def of(cls, text: str, base: int = 0) -> Aligned:
         """The identity alignment of ``text`` (character ``i`` maps to ``(base+i, base+i+1)``)."""
-        return cls(text, tuple((base + i, base + i + 1) for i in range(len(text))))
+        spans = tuple((base + i, base + i + 1) for i in range(len(text)))
+        return cls(text, spans, spans)
 
     def slice(self, start: int, end: int) -> Aligned:
-        return Aligned(self.text[start:end], self.spans[start:end])
+        return Aligned(self.text[start:end], self.spans[start:end], self.origins[start:end])
 
     def original_span(self, start: int, end: int) -> Span:
-        """Original span of normalized characters ``[start, end)`` (HF rule: first start, last end)."""
+        """HF's original span of normalized characters ``[start, end)``: first start, last end."""
         assert start < end <= len(self.text), (start, end)
         return (self.spans[start][0], self.spans[end - 1][1])
 
+    def contract_span(self, start: int, end: int) -> Span:
+        """The contract's span of normalized characters ``[start, end)``: the hull of their
+        non-empty origins, or the empty span at the first origin if all are empty."""
+        assert start < end <= len(self.text), (start, end)
+        real = [o for o in self.origins[start:end] if o[0] < o[1]]
+        if not real:
+            return (self.origins[start][0], self.origins[start][0])
+        return (min(o[0] for o in real), max(o[1] for o in real))
+
+
+def _hull(spans: list[Span]) -> Span:
+    return (min(s for s, _ in spans), max(e for _, e in spans))
+
 
 def apply_edits(a: Aligned, edits: Iterable[Edit]) -> Aligned:
-    """Rewrite ``a`` by the edit list (see module docstring); an edit whose char is ``""``
-    consumes like a replacement but emits nothing (a deletion). O(len(a) + len(edits))."""
+    """Rewrite ``a`` by the edit list (see module docstring). O(len(a) + len(edits)).
+
+    An edit whose char is ``""`` consumes its characters and emits nothing (a deletion: the
+    characters belong to no token). The char ``JOIN`` consumes like ``""`` but hands its
+    characters' origins to the next emitted character (a multi-character match being replaced).
+    """
     chars: list[str] = []
     spans: list[Span] = []
+    origins: list[Span] = []
     pos = 0  # next old character to consume
+    joined: list[Span] = []
     for ch, change in edits:
         if change > 0:  # inserted: shares the alignment of the previous old character
             span = a.spans[pos - 1] if pos > 0 else a.spans[0]
+            origin = origins[-1] if origins else span
         else:
             span = a.spans[pos]
+            origin = _hull(joined + list(a.origins[pos:pos + 1 - change]))
             pos += 1 - change
+        if ch == JOIN:
+            joined.append(origin)
+            continue
         if ch:
             chars.append(ch)
             spans.append(span)
+            origins.append(origin)
+        joined = []
     assert pos == len(a.text), ("edits must consume every old character", pos, len(a.text))
-    return Aligned("".join(chars), tuple(spans))
+    return Aligned("".join(chars), tuple(spans), tuple(origins))
 
 
 def _per_char(a: Aligned, fn: Callable[[str], str]) -> Aligned:
@@ -209,7 +244,7 @@ def replace(a: Aligned, pattern: regex.Pattern[str], content: str) -> Aligned:
         if s == e:
             continue
         edits.extend((c, 0) for c in a.text[pos:s])
-        edits.extend(("", 0) for _ in range(e - s - 1))   # silently consume all but the last
+        edits.extend((JOIN, 0) for _ in range(e - s - 1))  # consume all but the last
         edits.append((content[:1], 0))                     # first content char takes the last's span
         edits.extend((c, 1) for c in content[1:])          # the rest are insertions after it
         pos = e
@@ -221,7 +256,8 @@ def prepend(a: Aligned, s: str) -> Aligned:
     """Insert ``s`` before the first character, aligned to it (HF ``NormalizedString::prepend``)."""
     if not a.text:
         return a
-    return Aligned(s + a.text, (a.spans[0],) * len(s) + a.spans)
+    empty = (a.origins[0][0], a.origins[0][0])
+    return Aligned(s + a.text, (a.spans[0],) * len(s) + a.spans, (empty,) * len(s) + a.origins)
 
 
 # -- BERT character classes (HF tokenizers' definitions, Rust char semantics) ---------------------
