@@ -43,9 +43,11 @@ class MergeError(TokspecError):
     """A merge strategy was given a bad parameter (the message names it)."""
 
 
-def check_positive(name: str, value: int | None, *, allow_zero: bool = False) -> None:
-    """Raise MergeError unless ``value`` is None or an int >= 1 (>= 0 with ``allow_zero``)."""
-    if value is None:
+def check_positive(name: str, value: int | None, *, allow_zero: bool = False,
+                   optional: bool = False) -> None:
+    """Raise MergeError unless ``value`` is an int >= 1 (>= 0 with ``allow_zero``; None too with
+    ``optional``)."""
+    if value is None and optional:
         return
     low = 0 if allow_zero else 1
     if isinstance(value, bool) or not isinstance(value, int) or value < low:

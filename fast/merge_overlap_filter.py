@@ -91,7 +91,7 @@ def merge(engine: Encoder, text: str, *, chunk_len: int, overlap: int | None = N
           encode_many: EncodeMany | None = None) -> MergeResult:
     """The blog's recursive split / encode / midpoint-filter merge (module docstring)."""
     check_positive("chunk_len", chunk_len)
-    check_positive("overlap", overlap, allow_zero=True)
+    check_positive("overlap", overlap, allow_zero=True, optional=True)
     w = default_overlap(engine) if overlap is None else overlap
     depth = 0
     while len(text) / 2**depth > chunk_len:
