@@ -14,7 +14,7 @@ Library flavours (``flavour``), found by reading both libraries and by experimen
   unknown characters are fused into one ``<unk>``; with byte fallback each byte token of a fused run
   carries the whole run's offsets.
 - ``"spm"`` (sentencepiece): only NORMAL and USER_DEFINED pieces are matchable; scores and sums are
-  float32; ``unk_score = min(NORMAL scores) - 10``; see ``tokspec.spm_model``.
+  float32; ``unk_score = min(NORMAL scores) - 10``; see ``tokspec.spm_normalize``.
 
 Out of scope: HF pipelines with normalizers/pretokenizers not listed in ``NORMALIZERS`` /
 ``PRETOKENIZERS`` (UnsupportedComponentError, never silently ignored); non-special added tokens;
@@ -295,6 +295,6 @@ def unigram_model_from_tokenizer_json(tj: TokenizerJson | str | Path, *,
 
 
 def unigram_model_from_spm(path: str | Path) -> UnigramModel:
-    """An ``"spm"``-flavour model from a sentencepiece ``.model`` file (see ``tokspec.spm_model``)."""
-    from tokspec.spm_model import spm_unigram_model  # local: keeps the HF path import-light
+    """An ``"spm"``-flavour model from a sentencepiece ``.model`` file (see ``tokspec.spm_normalize``)."""
+    from tokspec.spm_normalize import spm_unigram_model  # local: spm_normalize imports this module
     return spm_unigram_model(path)

@@ -1,0 +1,194 @@
+"""sentencepiece normalization with alignment, and the ``"spm"``-flavour :class:`UnigramModel`.
+
+Shared on purpose by the reference and the fast Unigram engines (see ``tokspec.unigram_model``).
+
+The normalizer (sentencepiece ``normalizer.cc``, reimplemented from its documented behaviour):
+
+1. The *precompiled charsmap* of a ``.model`` (e.g. ``nmt_nfkc``) is a blob: a little-endian
+   uint32 ``n``, then a darts-clone double-array trie of ``n`` bytes (uint32 units), then a pool
+   of NUL-terminated replacement strings. At each input position the LONGEST trie key that is a
+   prefix of the remaining UTF-8 bytes is replaced by the pool string at the key's value; with no
+   match one UTF-8 character is copied (an empty charsmap copies everything: ``identity``).
+2. ``remove_extra_whitespaces``: leading spaces are skipped, a space directly after a space is
+   dropped, trailing spaces are removed. ``add_dummy_prefix``: a ``▁`` is prepended.
+   ``escape_whitespaces``: every space becomes ``▁``.
+
+Alignment: like sentencepiece's ``norm_to_orig`` every normalized character records the original
+position consumed so far; its library span is ``(n2o[i], n2o[i+1])`` so a piece over normalized
+characters ``[s, e)`` is reported ``(n2o[s], n2o[e])``, as sentencepiece does. Its contract origin is
+the original characters of the rule application that produced it (none for the dummy prefix), plus
+any input dropped right after it (deleted characters, collapsed spaces), as sentencepiece does.
+
+Out of scope: user-defined symbols (their prefix matcher and score bonus), ``treat_whitespace_as
+_suffix``, BPE/word/char models, sampling. They raise UnsupportedComponentError.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from tokspec._types import Span
+from tokspec.errors import UnsupportedComponentError, VocabularyError
+from tokspec.normalize import Aligned
+from tokspec.unigram_model import UNK_PENALTY, UnigramModel, byte_piece
+from tokspec.vocab import SpmModel, load_spm_model
+
+__all__ = ["CharsMap", "SpmNormalizer", "spm_unigram_model"]
+
+_SPACE = "\u2581"
+
+
+def _f32(x: float) -> float:
+    return float(struct.unpack("<f", struct.pack("<f", x))[0])
+
+
+@dataclass(frozen=True)
+class CharsMap:
+    """A parsed precompiled charsmap: darts-clone ``units`` and the replacement ``pool``."""
+
+    units: tuple[int, ...]
+    pool: bytes
+
+    @classmethod
+    def parse(cls, blob: bytes, where: str) -> CharsMap | None:
+        """None for an empty blob (identity). O(len(blob))."""
+        if not blob:
+            return None
+        if len(blob) < 4:
+            raise VocabularyError(f"{where}: precompiled charsmap of {len(blob)} bytes is truncated")
+        (trie_size,) = struct.unpack_from("<I", blob, 0)
+        if trie_size % 4 or 4 + trie_size > len(blob):
+            raise VocabularyError(f"{where}: precompiled charsmap trie size {trie_size} is invalid")
+        units = struct.unpack_from(f"<{trie_size // 4}I", blob, 4)
+        return cls(units, blob[4 + trie_size:])
+
+    def longest_match(self, data: bytes, pos: int) -> tuple[int, bytes] | None:
+        """(length, replacement) of the longest key at ``data[pos:]``, or None.
+
+        darts-clone's common-prefix search: from the root, XOR the node position with each byte,
+        check the label, follow the offset; a unit with ``has_leaf`` marks the end of a key whose
+        value sits in the unit reached next. O(key length)."""
+        units = self.units
+        node = _offset(units[0])
+        best: tuple[int, bytes] | None = None
+        for i in range(pos, len(data)):
+            node ^= data[i]
+            if node >= len(units) or _label(units[node]) != data[i]:
+                break
+            unit = units[node]
+            node ^= _offset(unit)
+            if (unit >> 8) & 1 and node < len(units):   # has_leaf: a key ends here
+                best = (i + 1 - pos, self._pool_string(units[node] & 0x7FFFFFFF))
+        return best
+
+    def _pool_string(self, at: int) -> bytes:
+        end = self.pool.find(b"\x00", at)
+        return self.pool[at:] if end < 0 else self.pool[at:end]
+
+
+def _offset(unit: int) -> int:
+    return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+
+def _label(unit: int) -> int:
+    return unit & ((1 << 31) | 0xFF)
+
+
+class SpmNormalizer:
+    """sentencepiece's ``Normalizer`` for one model (see module docstring). O(n * key length)."""
+
+    def __init__(self, model: SpmModel) -> None:
+        if model.treat_whitespace_as_suffix:
+            raise UnsupportedComponentError(f"{model.path}: treat_whitespace_as_suffix is not supported")
+        self.charsmap = CharsMap.parse(model.precompiled_charsmap, model.path)
+        self.add_dummy_prefix = model.add_dummy_prefix
+        self.remove_extra = model.remove_extra_whitespaces
+        self.space = _SPACE if model.escape_whitespaces else " "
+
+    def _prefix(self, data: bytes, pos: int) -> tuple[bytes, int]:
+        """(replacement, consumed bytes) at ``pos``: the longest rule, else one UTF-8 character."""
+        match = self.charsmap.longest_match(data, pos) if self.charsmap else None
+        if match is not None:
+            return match[1], match[0]
+        n = 1 if data[pos] < 0x80 else 2 if data[pos] < 0xE0 else 3 if data[pos] < 0xF0 else 4
+        return data[pos:pos + n], n
+
+    def normalize(self, text: str) -> Aligned:
+        """The normalized text with library spans and contract origins (character offsets)."""
+        data = text.encode("utf-8")
+        out: list[tuple[str, int, int, int]] = []   # (char, n2o byte, rule start, rule end)
+        pos = self._skip_leading_spaces(data)
+        if pos == len(data):
+            return Aligned("", (), ())
+        if self.add_dummy_prefix:
+            out.append((self.space, pos, pos, pos))
+        prev_space = self.remove_extra
+        while pos < len(data):
+            rep, n = self._prefix(data, pos)
+            if prev_space:
+                rep = rep.lstrip(b" ")
+            if rep:
+                out.extend((self.space if c == " " else c, pos, pos, pos + n) for c in rep.decode("utf-8"))
+                prev_space = rep.endswith(b" ")
+            pos += n
+            if not self.remove_extra:
+                prev_space = False
+        while self.remove_extra and out and out[-1][0] == self.space:
+            pos = out.pop()[1]           # trailing spaces: the end goes back to where they began
+        return _aligned(text, out, pos)
+
+    def _skip_leading_spaces(self, data: bytes) -> int:
+        pos = 0
+        while self.remove_extra and pos < len(data):
+            rep, n = self._prefix(data, pos)
+            if rep != b" ":
+                break
+            pos += n
+        return pos
+
+
+def _aligned(text: str, out: list[tuple[str, int, int, int]], end: int) -> Aligned:
+    """Character-level Aligned from per-character (char, n2o, rule start, rule end) in bytes."""
+    from tokspec._offsets import byte_to_char_index
+    table = byte_to_char_index(text)
+    n2o = [table[o] for _, o, _, _ in out] + [table[end]]
+    spans = tuple((n2o[i], n2o[i + 1]) for i in range(len(out)))
+    origins: list[Span] = []
+    for i, (_, _, r0, r1) in enumerate(out):
+        # the rule's characters (none for the dummy prefix), plus input dropped right after the
+        # rule's LAST output character (all characters of one rule application share it)
+        last = i
+        while last + 1 < len(out) and out[last + 1][2:] == (r0, r1) and r0 < r1:
+            last += 1
+        origins.append((table[r0], max(table[r1], n2o[last + 1])))
+    return Aligned("".join(c for c, _, _, _ in out), spans, tuple(origins))
+
+
+def spm_unigram_model(path: str | Path) -> UnigramModel:
+    """An ``"spm"``-flavour :class:`UnigramModel` from a sentencepiece Unigram ``.model``.
+
+    NORMAL pieces are matchable; UNUSED, CONTROL, UNKNOWN and BYTE pieces are not; scores are
+    float32 and ``unk_score = f32(min(NORMAL scores) - 10)``. O(vocab + charsmap).
+    """
+    m = load_spm_model(path)
+    if m.model_type != "unigram":
+        raise UnsupportedComponentError(f"{m.path}: model_type={m.model_type!r}, expected 'unigram'")
+    if "user" in m.types:
+        raise UnsupportedComponentError(f"{m.path}: user-defined symbols are not supported")
+    normal = [s for s, t in zip(m.scores, m.types) if t == "normal"]
+    if not normal:
+        raise VocabularyError(f"{m.path}: no NORMAL pieces")
+    index = m.piece_to_id()
+    byte_ids = tuple(index[byte_piece(b)] for b in range(256)) if m.byte_fallback else ()
+    normalizer = SpmNormalizer(m)
+    return UnigramModel(
+        pieces=m.pieces, scores=tuple(_f32(s) for s in m.scores),
+        matchable=tuple(t == "normal" for t in m.types), unk_id=m.unk_id,
+        unk_score=_f32(min(normal) - UNK_PENALTY), byte_fallback=m.byte_fallback, byte_ids=byte_ids,
+        fuse_unk=False, flavour="spm", float32=True,
+        pretokenizer=lambda text: [normalizer.normalize(text)],
+        source=m.path, sha256=m.sha256,
+        description=f"sentencepiece Unigram {len(m.pieces)} pieces ({m.normalizer_name or 'identity'})",
+    ).check()
