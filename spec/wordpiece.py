@@ -71,15 +71,12 @@ def prop_greedy_pieces(vocab: Collection[str], pieces: Sequence[str], *, unk: st
                        prefix: str = "##", max_chars: int = 100) -> Verdict:
     """Every word an engine produced (regrouped from its pieces) is segmented greedily.
 
-    A lone ``[unk]`` word is skipped (its text cannot be rebuilt from the pieces); ``[unk]`` inside
-    a multi-piece word is a failure (the whole-word rule). O(total m^2).
+    A lone ``[unk]`` word is skipped (its text cannot be rebuilt from the pieces); a word whose
+    pieces are not all in the vocabulary fails (greedy gives ``[unk]`` for it). O(total m^2).
     """
     checks = []
     for word_pieces in _words(pieces, prefix):
         if word_pieces == [unk]:
-            continue
-        if unk in word_pieces:
-            checks.append(fails("[UNK] inside a word: the whole-word rule is broken", got=word_pieces))
             continue
         word = word_pieces[0] + "".join(p[len(prefix):] for p in word_pieces[1:])
         checks.append(prop_greedy_word(vocab, word, word_pieces, unk=unk, prefix=prefix,
