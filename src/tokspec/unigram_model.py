@@ -275,6 +275,7 @@ def unigram_model_from_tokenizer_json(tj: TokenizerJson | str | Path, *,
     m = tj.data["model"]
     if m.get("type") != "Unigram":
         raise VocabularyError(f"{tj.path!r}: model.type={m.get('type')!r}, expected 'Unigram'")
+    pipeline = hf_pipeline(tj)  # first: an unsupported component fails before the slow parts
     try:
         pieces = tuple(str(p) for p, _ in m["vocab"])
         scores = _hf_scores(tj) if score_parse == "serde" else tuple(float(s) for _, s in m["vocab"])
@@ -289,7 +290,7 @@ def unigram_model_from_tokenizer_json(tj: TokenizerJson | str | Path, *,
     return UnigramModel(
         pieces=pieces, scores=scores, matchable=(True,) * len(pieces), unk_id=int(m["unk_id"]),
         unk_score=min(scores) - UNK_PENALTY, byte_fallback=byte_fallback, byte_ids=byte_ids,
-        fuse_unk=True, flavour="hf", float32=False, pretokenizer=hf_pipeline(tj),
+        fuse_unk=True, flavour="hf", float32=False, pretokenizer=pipeline,
         source=tj.path, sha256=tj.sha256, description=f"HF Unigram {len(pieces)} pieces",
     ).check()
 
