@@ -356,13 +356,16 @@ class _HypothesisSource:
         from hypothesis import seed as hypothesis_seed
 
         self.slices += 1
+        stopped = False  # hypothesis replays the "failing" (stopping) example: don't count it twice
 
         @hypothesis_seed(self.seed * 100_003 + self.slices)
         @settings(max_examples=1_000_000, deadline=None, database=None, phases=[Phase.generate],
                   suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
         @given(self.strategy)
         def probe(text: str) -> None:
-            if time.monotonic() >= until or on_text(text):
+            nonlocal stopped
+            if stopped or time.monotonic() >= until or on_text(text):
+                stopped = True
                 raise _Stop
 
         try:

@@ -284,7 +284,8 @@ def format_comparison(a: Encoder, b: Encoder, comparison: Comparison, *, width: 
             continue
         index = comparison.index
         window = token_window(engine, text, outcome.encoding, index or 0, width)
-        lines += _format_window(f"{name} ({len(outcome.encoding)} tokens)", window, index)
+        count = len(outcome.encoding)
+        lines += _format_window(f"{name} ({count} token{'' if count == 1 else 's'})", window, index)
     if comparison.index is not None:
         lines.insert(1, f"  first divergence at token #{comparison.index}")
     return "\n".join(lines)
