@@ -65,6 +65,11 @@ def bpe_engine_check(engine: str, ranks: dict[bytes, int], data: bytes) -> Verdi
     An engine that refuses the vocabulary with a VocabularyError or UnsupportedComponentError (the backtracking encoder states
     the seed's precondition "rank = merge time" and checks it at build) passes vacuously.
     """
+    if engine == "reference":
+        lost = [t for t in ranks if bpe.bpe_encode(ranks, t) != [t]]
+        if lost:  # outside the reference's stated precondition (falsified claim bpe.whole_piece_shortcut)
+            return holds(f"vocabulary has unreachable tokens {lost[:3]!r}: tiktoken semantics differ "
+                         "from BPE there by design (see spec claim bpe.whole_piece_shortcut)")
     try:
         encode = _tiny_bpe_encoder(engine, ranks)
     except (VocabularyError, UnsupportedComponentError) as exc:

@@ -91,14 +91,14 @@ def repetitions(draw: st.DrawFn, *, chunk_len: int | None = None, max_repeat: in
         st.lists(st.sampled_from(_FRAGMENTS), min_size=1, max_size=3).map("".join),
         st.text(alphabet="ab ", min_size=1, max_size=4)))
     count = draw(st.integers(min_value=2, max_value=max_repeat))
-    run = unit * count
     prefix = draw(st.sampled_from(["", " ", "a", "x ", "\n"]))
     suffix = draw(st.sampled_from(["", " ", "b", ".", "\n"]))
     if chunk_len is not None and chunk_len > 0:
-        # start the run a few characters before a chunk boundary
+        # start the run `before` characters before a chunk boundary, long enough to cross it
         before = draw(st.integers(min_value=0, max_value=chunk_len - 1))
-        prefix = ("z" * chunk_len + prefix)[: chunk_len - before]
-    return prefix + run + suffix
+        prefix = ("z" * chunk_len + prefix)[-(chunk_len - before):]
+        count = max(count, before // len(unit) + 2)
+    return prefix + unit * count + suffix
 
 
 @st.composite
