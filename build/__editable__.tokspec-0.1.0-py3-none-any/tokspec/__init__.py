@@ -1,1 +1,0 @@
-/work/main/src/tokspec/__init__.py

@@ -1,1 +1,0 @@
-/work/main/src/tokspec/engines/__init__.py

@@ -1,1 +1,0 @@
-/work/main/fast/__init__.py

@@ -1,1 +1,0 @@
-/work/main/fuzz/__init__.py

@@ -1,1 +1,0 @@
-/work/main/reference/__init__.py

@@ -1,1 +1,0 @@
-/work/main/spec/__init__.py
