@@ -35,7 +35,7 @@ from tokspec.normalize import Aligned
 from tokspec.unigram_model import UNK_PENALTY, UnigramModel, byte_piece
 from tokspec.vocab import SpmModel, load_spm_model
 
-__all__ = ["CharsMap", "SpmNormalizer", "spm_unigram_model"]
+__all__ = ["CharsMap", "SpmNormalizer", "spm_unigram_model", "synthesize_spm_model"]
 
 _SPACE = "\u2581"
 
@@ -192,3 +192,38 @@ def spm_unigram_model(path: str | Path) -> UnigramModel:
         source=m.path, sha256=m.sha256,
         description=f"sentencepiece Unigram {len(m.pieces)} pieces ({m.normalizer_name or 'identity'})",
     ).check()
+
+
+# -- writing small .model files (tests and findings need models with chosen pieces and scores) ---
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+_TYPE_NUMBERS = {"normal": 1, "unknown": 2, "control": 3, "user": 4, "unused": 5, "byte": 6}
+
+
+def synthesize_spm_model(path: str | Path, pieces: list[tuple[str, float, str]], *,
+                         specs_from: str | Path) -> Path:
+    """Write a ``.model`` whose pieces are exactly ``pieces`` (text, score, type name), with the
+    trainer and normalizer specs copied from the model at ``specs_from``. Scores are stored as
+    float32, as sentencepiece does. O(size)."""
+    from tokspec.engines._protowire import iter_fields
+    raw = Path(specs_from).read_bytes()
+    specs = b"".join(_field(n, v) for n, _, v in iter_fields(raw) if n in (2, 3) and isinstance(v, bytes))
+    body = b"".join(
+        _field(1, _field(1, text.encode("utf-8")) + _varint(2 << 3 | 5) + struct.pack("<f", score)
+               + _varint(3 << 3) + _varint(_TYPE_NUMBERS[kind]))
+        for text, score, kind in pieces)
+    out = Path(path)
+    out.write_bytes(body + specs)
+    return out

@@ -1,0 +1,159 @@
+"""Findings of the WordPiece/Unigram references, replayed.
+
+Each finding is a minimized input on which two engines (or two definitions) disagree; the JSON file
+in ``corpora/reference-wp-unigram/findings/`` stores the input and BOTH outputs. The tests recompute
+both outputs and require them to equal the stored ones (so the disagreement still exists and each
+side is still reproduced). Regenerate the files with
+``python tests/test_reference_unigram_findings.py`` (prints what changed).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sentencepiece
+from tokenizers import Tokenizer, normalizers
+
+from tokspec import load_engine
+from tokspec.models import trained_model
+from tokspec.reference.unigram import unigram_encoder_from_spm_model, unigram_encoder_from_tokenizer_json
+from tokspec.spm_normalize import synthesize_spm_model
+from tokspec.unigram_model import UnigramModel, unigram_model_from_tokenizer_json
+from tokspec.reference.unigram import UnigramReference
+from tokspec.vocab import named_path
+
+FINDINGS_DIR = Path(__file__).resolve().parents[1] / "corpora" / "reference-wp-unigram" / "findings"
+CONTROLS = [("<unk>", 0.0, "unknown"), ("<s>", 0.0, "control"), ("</s>", 0.0, "control")]
+
+
+def _hf_mon() -> Tokenizer:
+    tok = Tokenizer.from_file(str(named_path("mon-unigram")))
+    tok.encode_special_tokens = True
+    return tok
+
+
+def _out(ids: Any, offsets: Any, pieces: Any) -> dict[str, Any]:
+    return {"ids": list(ids), "offsets": [list(o) for o in offsets], "pieces": list(pieces)}
+
+
+def serde_score_ties() -> dict[str, Any]:
+    """HF reads tokenizer.json scores with serde_json's fast float parser, 1 ulp off the correctly
+    rounded value for 26% of mon-unigram's scores; on exact ties this decides the segmentation."""
+    text = "00000000"
+    enc = _hf_mon().encode(text, add_special_tokens=False)
+    exact = UnigramReference(unigram_model_from_tokenizer_json(named_path("mon-unigram"), score_parse="exact"),
+                             "exact", offsets="library").encode(text)
+    serde = unigram_encoder_from_tokenizer_json(named_path("mon-unigram"), "serde", offsets="library").encode(text)
+    return {"engines": ["hf tokenizers on mon-unigram", "reference with correctly rounded scores"],
+            "classification": "same text, different tokens",
+            "input": text, "a": _out(enc.ids, enc.offsets, enc.tokens),
+            "b": _out(exact.ids, exact.offsets, exact.pieces or ()),
+            "reference_serde_equals_a": (serde.ids, serde.offsets) == (tuple(enc.ids), tuple(map(tuple, enc.offsets)))}
+
+
+def hf_unicode_tables() -> dict[str, Any]:
+    """HF's NFC does not know U+0898's combining class (Unicode 14) and leaves it before U+05A7;
+    Python 3.11 (Unicode 14) reorders. mon-unigram then emits the byte tokens in another order."""
+    text = "\u0898\u05a7"
+    enc = _hf_mon().encode(text, add_special_tokens=False)
+    return {"engines": ["hf tokenizers NFC", "python unicodedata NFC (Unicode 14.0)"],
+            "classification": "decoded text differs",
+            "input": text, "a": normalizers.NFC().normalize_str(text),
+            "b": unicodedata.normalize("NFC", text),
+            "hf_mon_unigram_pieces": enc.tokens}
+
+
+def _converted_pair(vocab: list[tuple[str, float, str]], byte_fallback: bool) -> tuple[sentencepiece.SentencePieceProcessor, Tokenizer, UnigramReference, UnigramReference]:
+    """The same model as a sentencepiece .model and as an HF tokenizer.json (converted by hand:
+    Metaspace prepend, no normalizer: inputs are ASCII without space runs)."""
+    tmp = Path(tempfile.mkdtemp())
+    spec = trained_model("spm-unigram-bytes" if byte_fallback else "spm-unigram")
+    model = synthesize_spm_model(tmp / "m.model", vocab, specs_from=spec)
+    tj = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+          "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": False},
+          "post_processor": None, "decoder": None,
+          "model": {"type": "Unigram", "unk_id": 0, "byte_fallback": byte_fallback,
+                    "vocab": [[p, s] for p, s, _ in vocab]}}
+    (tmp / "m.json").write_text(json.dumps(tj))
+    return (sentencepiece.SentencePieceProcessor(model_file=str(model)), Tokenizer.from_file(str(tmp / "m.json")),
+            unigram_encoder_from_spm_model(model, "spm", offsets="library"),
+            unigram_encoder_from_tokenizer_json(tmp / "m.json", "hf", offsets="library"))
+
+
+def hf_matches_byte_and_control_pieces() -> dict[str, Any]:
+    """Same model in both libraries: HF's Unigram trie holds EVERY vocabulary entry, so the
+    literal text "<0x41>" becomes the byte token 0x41 (decoding to "A") and "<s>" the control
+    token; sentencepiece never matches byte/control pieces in text."""
+    vocab = [*CONTROLS, *((f"<0x{b:02X}>", 0.0, "byte") for b in range(256)),
+             *((p, -2.0, "normal") for p in ["\u2581", "<", ">", "s", "0", "x", "4", "1"])]
+    sp, hf, ref_spm, ref_hf = _converted_pair(vocab, byte_fallback=True)
+    out: dict[str, Any] = {"engines": ["sentencepiece", "hf tokenizers (same model as tokenizer.json)"],
+                           "classification": "decoded text differs", "cases": []}
+    for text in ["<0x41>", "<s>"]:
+        enc = hf.encode(text, add_special_tokens=False)
+        out["cases"].append({
+            "input": text, "a": {"ids": sp.encode(text), "pieces": sp.encode(text, out_type=str)},
+            "b": {"ids": enc.ids, "pieces": enc.tokens},
+            "reference_reproduces_both": list(ref_spm.encode(text).ids) == sp.encode(text)
+            and list(ref_hf.encode(text).ids) == enc.ids})
+    return out
+
+
+def adapter_contract_offsets() -> dict[str, Any]:
+    """Engineer A's adapters convert library offsets to the contract heuristically; the reference
+    derives them from the alignment. They disagree (ids equal) where the heuristic is coarse."""
+    vocab = [*CONTROLS, ("\u2581", -1.0, "normal"), ("a", -2.0, "normal"), ("b", -2.0, "normal"),
+             ("e", -2.0, "normal"), ("en", -1.0, "normal"), ("j", -2.0, "normal")]
+    tmp = Path(tempfile.mkdtemp())
+    model = synthesize_spm_model(tmp / "c.model", vocab, specs_from=trained_model("spm-unigram"))
+    cases = []
+    for engine_name, ref, text in [
+            ("spm:" + str(model), unigram_encoder_from_spm_model(model, "r"), "a\u00b8\u4e00b"),
+            ("spm:" + str(model), unigram_encoder_from_spm_model(model, "r"), "e\u01cc"),
+            ("hf:mon-unigram", unigram_encoder_from_tokenizer_json(named_path("mon-unigram"), "r"), "i\u0316\U0001f600\u0301")]:
+        a, b = load_engine(engine_name).encode(text), ref.encode(text)
+        cases.append({"engine": engine_name.split(":")[0] + ":<model>", "input": text,
+                      "a": _out(a.ids, a.offsets, a.pieces or ()), "b": _out(b.ids, b.offsets, b.pieces or ())})
+    return {"engines": ["production adapter (contract offsets)", "reference (contract offsets)"],
+            "classification": "same tokens, different offsets", "cases": cases}
+
+
+FINDINGS: dict[str, Callable[[], dict[str, Any]]] = {
+    "hf-serde-score-ties": serde_score_ties,
+    "hf-unicode-tables-ccc": hf_unicode_tables,
+    "hf-matches-byte-and-control-pieces": hf_matches_byte_and_control_pieces,
+    "adapter-contract-offsets": adapter_contract_offsets,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FINDINGS))
+def test_finding_replays(name: str) -> None:
+    stored = json.loads((FINDINGS_DIR / f"{name}.json").read_text(encoding="utf-8"))
+    assert FINDINGS[name]() == stored
+
+
+def test_findings_are_disagreements() -> None:
+    for name in FINDINGS:
+        data = json.loads((FINDINGS_DIR / f"{name}.json").read_text(encoding="utf-8"))
+        for case in data.get("cases", [data]):
+            assert case["a"] != case["b"], name
+        for case in data.get("cases", [data]):
+            assert case.get("reference_reproduces_both", True)
+        assert data.get("reference_serde_equals_a", True)
+
+
+if __name__ == "__main__":
+    FINDINGS_DIR.mkdir(parents=True, exist_ok=True)
+    for finding, compute in FINDINGS.items():
+        path = FINDINGS_DIR / f"{finding}.json"
+        new = json.dumps(compute(), ensure_ascii=False, indent=1) + "\n"
+        old = path.read_text(encoding="utf-8") if path.exists() else None
+        path.write_text(new, encoding="utf-8")
+        print(finding, "unchanged" if old == new else "written", file=sys.stderr)
