@@ -31,7 +31,7 @@ from tokspec.reference.bpe_hf import bytes_to_unicode
 from tokspec.reference.bpe_naive import bpe_pieces
 from tokspec.reference.pretok_regex import PATTERNS
 
-__all__ = ["CONVERTER_VERSION", "HfConvertedEncoder", "converted_json_path", "merge_pair",
+__all__ = ["CONVERTER_VERSION", "HfConvertedEncoder", "HfSplitPretokenizer", "converted_json_path", "merge_pair",
            "merges_from_ranks", "tokenizer_json_from_ranks"]
 
 #: Bump when the generated JSON changes, so stale cache files are not reused.
@@ -147,3 +147,21 @@ class HfConvertedEncoder(Encoder):
 
     def token_piece(self, token_id: int) -> str:
         return self.tokenizer.id_to_token(token_id) or str(token_id)
+
+
+class HfSplitPretokenizer(Encoder):
+    """HF ``tokenizers``' ``Split(Regex(pattern), "isolated")`` as a pretokenizer engine: the
+    production counterpart of ``pretok:NAME`` when HF runs the same pattern (spans from
+    ``pre_tokenize_str``, which are character offsets)."""
+
+    def __init__(self, pattern_name: str) -> None:
+        import tokenizers
+        from tokenizers import pre_tokenizers
+
+        self.split = pre_tokenizers.Split(tokenizers.Regex(PATTERNS[pattern_name]), behavior="isolated")
+        self.info = EngineInfo(name=f"hf-split:{pattern_name}", kind="pretokenizer", library="tokenizers",
+                               library_version=str(tokenizers.__version__), vocab_sha256=None,
+                               description=f"HF Split pre-tokenizer with the {pattern_name} pattern")
+
+    def _encode(self, text: str) -> Encoding:
+        return Encoding.of(None, [span for _, span in self.split.pre_tokenize_str(text)])
