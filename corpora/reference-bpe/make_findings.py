@@ -1,0 +1,93 @@
+"""Provenance of ``corpora/reference-bpe/findings/*.json`` and ``vocabs/*`` (run by hand to rebuild).
+
+    python corpora/reference-bpe/make_findings.py
+
+Each finding is a ``tokspec.diff`` counterexample record (both engines' outputs, first divergence,
+classification) with four extra keys: ``finding`` (the id), ``engine_names`` (names that
+``tokspec.load_engine`` resolves; ``{dir}`` stands for this folder), ``reproduced_by`` (the
+reference engine that reproduces each side, when one does) and ``explanation``. The texts are
+minimized with ``tokspec.minimize.minimize_text`` from the first disagreement found on
+``tokspec.corpus.build_corpus()`` or on the inputs written below. Tests replay every record:
+``tests/test_reference_bpe_findings.py``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import tokspec
+from tokspec.corpus import build_corpus
+from tokspec.diff import compare, make_record, write_record
+from tokspec.minimize import minimize_text
+from tokspec.reference.bpe_merges_from_ranks import tokenizer_json_from_ranks
+from tokspec.reference.pretok_regex import PATTERNS
+
+HERE = Path(__file__).resolve().parent
+FINDINGS = HERE / "findings"
+VOCABS = HERE / "vocabs"
+
+#: tiny vocabularies (multi-byte tokens in rank order after the 256 single bytes).
+TINY = {
+    "unreachable-abc": [b"abc", b"ab"],
+    "unreachable-cbcb": [b"bc", b"cb", b"bb", b"cbcb", b"bcb"],
+}
+
+
+def _names(names: list[str]) -> list[str]:
+    return [n.replace("{dir}", str(HERE)) for n in names]
+
+
+def _write_tiny(stem: str, tokens: list[bytes]) -> None:
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update({tok: 256 + i for i, tok in enumerate(tokens)})
+    VOCABS.mkdir(exist_ok=True)
+    lines = [f"{base64.b64encode(t).decode()} {r}" for t, r in sorted(ranks.items(), key=lambda kv: kv[1])]
+    (VOCABS / f"{stem}.tiktoken").write_text("\n".join(lines) + "\n")
+    data = tokenizer_json_from_ranks(ranks, PATTERNS["cl100k_base"], ignore_merges=True)
+    (VOCABS / f"{stem}.json").write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+
+
+def _finding(fid: str, names: list[str], candidates: list[str], reproduced_by: dict[str, str | None],
+             explanation: str) -> None:
+    a, b = (tokspec.load_engine(n) for n in _names(names))
+    text = next(t for t in candidates if not compare(a, b, t).agree)
+    small = minimize_text(text, lambda t: not compare(a, b, t).agree, max_tests=3000)
+    record = make_record(a, b, compare(a, b, small))
+    record.update({"finding": fid, "engine_names": names, "reproduced_by": reproduced_by,
+                   "explanation": explanation})
+    write_record(record, FINDINGS / f"{fid}.json")
+    print(fid, repr(small), record["classification"])
+
+
+def main() -> None:
+    corpus = build_corpus()
+    new17 = ["\u0c5c's", "a\u0c5c", "\U000323b0's"]
+    _finding("hf-onig-interval-plus", ["tiktoken:cl100k_base", "hf-converted:cl100k_base"], corpus,
+             {"a": "reference:cl100k_base", "b": "reference:hf-converted-cl100k_base"},
+             "HF tokenizers (Oniguruma) reads \\p{N}{1,3}+ in the cl100k pattern as (?:\\p{N}{1,3})+, "
+             "so a digit run is one pretoken; tiktoken reads {1,3}+ as possessive (runs of <= 3).")
+    _finding("hf-onig-interval-plus-pretok", ["pretok:cl100k_base", "pretok:hf-split-cl100k_base"],
+             corpus, {"a": "pretok:cl100k_base", "b": None},
+             "The same at the pretokenizer level: HF's Split keeps a digit run whole.")
+    _finding("unicode-17-letters", ["tiktoken:o200k_base", "reference:o200k_base-u17"], new17,
+             {"a": "reference:o200k_base", "b": "reference:o200k_base-u17"},
+             "The regex module has Unicode 17.0 tables; tiktoken (and HF) have 16.0. A letter new in "
+             "17.0 (U+0C5C) is \\p{L} for regex only, so o200k's word rule takes the contraction.")
+    _finding("unicode-17-letters-pretok", ["pretok:hf-split-o200k_base", "pretok:o200k_base-u17"], new17,
+             {"a": "pretok:o200k_base", "b": "pretok:o200k_base-u17"},
+             "The same at the pretokenizer level, against HF's Split pre-tokenizer.")
+    for stem, tokens in TINY.items():
+        _write_tiny(stem, tokens)
+        _finding(f"merges-{stem}", [f"tiktoken:{{dir}}/vocabs/{stem}.tiktoken", f"hf:{{dir}}/vocabs/{stem}.json"],
+                 ["abcb", "acbcbbc", "abcabc", "cbcbcb"],
+                 {"a": f"reference:{{dir}}/vocabs/{stem}.tiktoken", "b": f"reference:{{dir}}/vocabs/{stem}.json"},
+                 f"Token {tokens[-2 if stem.endswith('cbcb') else 0]!r} is unreachable: encoding its bytes "
+                 "with lower ranks never builds it, so merges_from_ranks lists no merge for it. tiktoken "
+                 "merges any adjacent pair whose concatenation is a token; HF only listed pairs. "
+                 "ignore_merges=true only rescues pretokens equal to the token.")
+
+
+if __name__ == "__main__":
+    main()
