@@ -178,7 +178,7 @@ _INTERVAL_PLUS = regex.compile(r"""
 
 
 def oniguruma_compat(pattern: str) -> str:
-    """Rewrite ``ATOM{n,m}+`` to ``(?:ATOM{n,m})+``: how Oniguruma (HF tokenizers) reads it.
+    r"""Rewrite ``ATOM{n,m}+`` to ``(?:ATOM{n,m})+``: how Oniguruma (HF tokenizers) reads it.
 
     In Perl, PCRE, the ``regex`` module and tiktoken's Rust regex, ``{n,m}+`` is a *possessive*
     interval; Oniguruma's Ruby syntax reads it as the interval repeated one or more times, so
