@@ -178,14 +178,18 @@ def _compose_pair(a: str, b: str) -> str | None:
     return c
 
 
-def _decompose(text: str, compat: bool) -> list[Edit]:
+_Src = tuple[str, int, int, int]  # (char, change, first source index, last source index)
+
+
+def _decompose(text: str, compat: bool) -> list[_Src]:
     """Full decomposition with edits: first char of each expansion replaces, the rest insert;
-    then canonical reordering of combining-mark runs (stable by ccc, edits travel with chars)."""
-    out: list[Edit] = []
-    for c in text:
+    then canonical reordering of combining-mark runs (stable by ccc; edits and sources travel
+    with their chars)."""
+    out: list[_Src] = []
+    for i, c in enumerate(text):
         d = _char_decomposition(c, compat)
-        out.append((d[0], 0))
-        out.extend((x, 1) for x in d[1:])
+        out.append((d[0], 0, i, i))
+        out.extend((x, 1, i, i) for x in d[1:])
     i = 0
     while i < len(out):  # canonical ordering of each run of non-starters
         j = i
@@ -197,25 +201,27 @@ def _decompose(text: str, compat: bool) -> list[Edit]:
     return out
 
 
-def _recompose(dec: list[Edit]) -> list[Edit]:
+def _recompose(dec: list[_Src]) -> list[_Src]:
     """Canonical composition (UAX #15) over decomposed edits. A composite's change is
-    ``starter_change + mark_change - 1`` so the edit list still consumes every old character."""
-    out: list[Edit] = []
+    ``starter_change + mark_change - 1`` so the edit list still consumes every old character;
+    its sources are the union (hull) of both."""
+    out: list[_Src] = []
     starter: int | None = None  # index in ``out`` of the last starter
     last_ccc: int | None = None  # ccc of the last char appended after that starter
-    for ch, change in dec:
+    for ch, change, lo, hi in dec:
         ccc = _ccc(ch)
         blocked = last_ccc is not None and (last_ccc == 0 or last_ccc >= ccc)
         if starter is not None and not blocked:
             comp = _compose_pair(out[starter][0], ch)
             if comp is not None:
-                out[starter] = (comp, out[starter][1] + change - 1)
+                s_ch, s_change, s_lo, s_hi = out[starter]
+                out[starter] = (comp, s_change + change - 1, min(s_lo, lo), max(s_hi, hi))
                 continue
         if ccc == 0:
             starter, last_ccc = len(out), None
         else:
             last_ccc = ccc
-        out.append((ch, change))
+        out.append((ch, change, lo, hi))
     return out
 
 
@@ -228,8 +234,12 @@ def unicode_form(a: Aligned, form: str) -> Aligned:
     if unicodedata.is_normalized(form, a.text):
         return a
     dec = _decompose(a.text, compat=form in ("NFKC", "NFKD"))
-    edits = _recompose(dec) if form in ("NFC", "NFKC") else dec
-    return apply_edits(a, edits)
+    srcs = _recompose(dec) if form in ("NFC", "NFKC") else dec
+    result = apply_edits(a, [(ch, change) for ch, change, _, _ in srcs])
+    # HF's spans are positional (a reordered mark points at whatever stood in its place); the
+    # contract origins follow each character to where it really came from
+    origins = tuple(_hull([a.origins[lo], a.origins[hi]]) for _, _, lo, hi in srcs)
+    return Aligned(result.text, result.spans, origins)
 
 
 # -- pattern replacement --------------------------------------------------------------------------
@@ -256,7 +266,7 @@ def prepend(a: Aligned, s: str) -> Aligned:
     """Insert ``s`` before the first character, aligned to it (HF ``NormalizedString::prepend``)."""
     if not a.text:
         return a
-    empty = (a.origins[0][0], a.origins[0][0])
+    empty = (a.spans[0][0], a.spans[0][0])  # where it is inserted: before the first character
     return Aligned(s + a.text, (a.spans[0],) * len(s) + a.spans, (empty,) * len(s) + a.origins)
 
 
