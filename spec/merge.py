@@ -305,3 +305,42 @@ def parallel_tokenizer_claim(engine: Encoder | str, text: str, chunk_len: int, o
         return holds("longest-common-id merge gives the serial ids")
     return fails("overlap >= longest token, yet the id-run merge differs from serial", text=text,
                  chunk_len=chunk_len, overlap=overlap, serial_ids=serial, merged_ids=merged)
+
+
+def _claims() -> None:
+    """Register the published statements (falsified, with minimized witnesses found by
+    ``corpora/merge/search_witnesses.py``; witnesses for every family are in
+    ``corpora/merge/witnesses.jsonl``) and tokspec's own theorems."""
+    lopt = "LoPT (Shao et al.), seeds/lopt-lossless-parallel-tokenization.txt"
+    blog = "blog '3.3x Faster HuggingFace Tokenizers', seeds/parallel-single-sequence-hf-tokenizers.txt"
+    register(Claim("merge.lopt_theorem_4_1", f"{lopt}, Theorem 4.1",
+                   "If n_i^o > 0 for 1 <= i <= N-1 then T = Tokenizer(S).", "falsified", lopt_theorem_4_1,
+                   {"engine": "tiktoken:cl100k_base", "text": "a" * 28 + "0" + "a" * 16 + " ",
+                    "chunk_len": 2, "overlap": 40}))
+    register(Claim("merge.lopt_lemma_7_1", f"{lopt}, Lemma 7.1",
+                   "Equal spans over a run longer than the longest vocabulary word give "
+                   "F(S) = t^l_1..t^l_{i1+k}, t^r_{i2+k+1}..t^r_n.", "falsified", lopt_lemma_7_1,
+                   {"engine": "hf:bert-base-uncased", "s1": "a" * 74, "so": "a0" + "a" * 23, "s2": "aa"}))
+    register(Claim("merge.lopt_lemma_7_3", f"{lopt}, Lemma 7.3 (used by the proof of 7.1)",
+                   "If F(S) = (t_1..t_n) then F([s_l..s_r]) = (t_l..t_r) for 1 <= l < r <= n.",
+                   "falsified", lopt_lemma_7_3,
+                   {"engine": "hf:bert-base-uncased", "text": "unaffable", "l": 2, "r": 3}))
+    register(Claim("merge.blog_overlap_theorem", f"{blog}, Correctness Proof",
+                   "With overlap >= max_token_length, keeping left tokens starting before the midpoint "
+                   "and right tokens from it reproduces serial encoding, offsets included.",
+                   "falsified", blog_overlap_theorem,
+                   {"engine": "hf:bert-base-uncased", "text": "a" * 20, "mid": 19, "overlap": 18}))
+    register(Claim("merge.parallel_tokenizer_overlap", "OpenLMLab/ParallelTokenizer README",
+                   "An overlap no less than the longest token (in chars) lets the longest common token "
+                   "run merge adjacent chunks into the serial result.", "falsified",
+                   parallel_tokenizer_claim,
+                   {"engine": "hf:bert-base-uncased", "text": "a" * 16, "chunk_len": 15, "overlap": 24}))
+    for name, rule, family in (("M2", "space-after-letter", "byte-level BPE, cl100k/o200k/Qwen regex"),
+                               ("M3w", "space", "BERT WordPiece"),
+                               ("M3u", "space-after-letter", "Unigram behind Metaspace(split=True)")):
+        register(Claim(f"merge.{name}", "tokspec (this module's docstring)",
+                       f"{family}: a cut where rule {rule!r} holds is sound (Definition M1).",
+                       "proved", lopt_cut_theorem))
+
+
+_claims()

@@ -1,0 +1,78 @@
+"""tokspec.spec.merge: the published merge theorems stay falsified by their witnesses, tokspec's
+sound-cut theorems hold on the corpus, and every predicate can both pass and fail."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from tokspec import Encoder, load_engine
+from tokspec.corpus import build_corpus
+from tokspec.spec import merge as M
+from tokspec.spec._verdict import CLAIMS
+
+WITNESSES = Path(__file__).resolve().parents[1] / "corpora" / "merge" / "witnesses.jsonl"
+CHECKS = {"4.1": M.lopt_theorem_4_1, "7.1": M.lopt_lemma_7_1, "blog": M.blog_overlap_theorem,
+          "pt": M.parallel_tokenizer_claim}
+RULE_OF = {"tiktoken:cl100k_base": "space-after-letter", "hf:bert-base-uncased": "space",
+           "hf:mon-unigram": "space-after-letter"}
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in CLAIMS.items()
+                                        if n.startswith("merge.") and c.status == "falsified"))
+def test_falsified_claim_replays(name: str) -> None:
+    claim = CLAIMS[name]
+    assert claim.counterexample is not None
+    verdict = claim.check(**claim.counterexample)
+    assert not verdict.holds and verdict.witness, verdict.explanation
+
+
+def _witness_rows() -> list[dict]:
+    rows = [json.loads(line) for line in WITNESSES.read_text(encoding="utf-8").splitlines() if line]
+    return [r for r in rows if r["witness"] is not None]
+
+
+@pytest.mark.parametrize("row", _witness_rows(), ids=lambda r: f"{r['claim']}-{r['engine']}")
+def test_every_family_witness_replays(row: dict) -> None:
+    assert not CHECKS[row["claim"]](row["engine"], **row["witness"]).holds
+
+
+def test_predicates_can_hold_non_vacuously() -> None:
+    bert = load_engine("hf:bert-base-uncased")
+    text = "the cat sat on the mat and the dog sat on the log"
+    thm = [M.lopt_theorem_4_1(bert, text, c, 10) for c in range(8, 20)]
+    assert all(v.holds for v in thm) and any(not v.explanation.startswith("vacuous") for v in thm)
+    for verdict in (M.lopt_lemma_7_3(bert, text, 2, 4),
+                    M.blog_overlap_theorem(bert, text, 20, 19), M.split_equation(bert, text, 7),
+                    M.parallel_tokenizer_claim(bert, text, 20, 18)):
+        assert verdict.holds and not verdict.explanation.startswith("vacuous"), verdict.explanation
+
+
+def test_cut_without_the_rule_can_be_unsound() -> None:
+    cl = load_engine("tiktoken:cl100k_base")
+    assert not M.split_equation(cl, "hello world", 2).holds  # inside a word
+    assert not M.split_equation(cl, "a   b", 2).holds  # inside a space run of 3
+    assert not M.rule_space_after_letter("a   b", 2)
+
+
+@pytest.fixture(scope="module", params=sorted(RULE_OF))
+def engine(request: pytest.FixtureRequest) -> Encoder:
+    return load_engine(request.param)
+
+
+def test_sound_cut_theorems_on_corpus(engine: Encoder) -> None:
+    rule = RULE_OF[engine.info.name]
+    rng = random.Random(3)
+    checked = 0
+    for text in build_corpus(seed=0, size="small"):
+        cuts = [c for c in range(1, len(text)) if M._RULES[rule](text, c)]
+        for c in rng.sample(cuts, min(3, len(cuts))):
+            verdict = M.lopt_cut_theorem(engine, text, c, rule)
+            assert verdict.holds, verdict.witness
+            checked += 1
+        if len(cuts) > 1:
+            assert M.pieces_equation(engine, text, cuts).holds  # M4: all cuts at once
+    assert checked > 100
