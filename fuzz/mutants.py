@@ -6,7 +6,7 @@ or a rebuilt production object), never by editing another engineer's file:
 =========================  ======================================================  =================
 mutant                     the break                                               caught by
 =========================  ======================================================  =================
-bpe_dropped_merge          cl100k ranks without the token ``ing`` (a dropped merge)  diff vs tiktoken
+bpe_dropped_merge          cl100k ranks without its first merge, two spaces  diff vs tiktoken
 peek2_wrong_cell           Peek2 Table 1 cell (space, other) = 4 instead of 3       diff vs regex
 viterbi_wrong_tiebreak     Viterbi keeps the *last* best predecessor on ties        spec tie-break
 merge_without_soundness    lopt cuts at every 8th character, no sound-cut check     diff vs serial
@@ -32,7 +32,7 @@ from tokspec.fuzz.targets import Target
 __all__ = ["Mutant", "MUTANTS", "mutant_target", "HYP_MUTANTS", "bpe_dropped_merge", "peek2_wrong_cell",
            "merge_without_soundness", "offset_off_by_one", "DROPPED_TOKEN"]
 
-DROPPED_TOKEN = b"ing"
+DROPPED_TOKEN = b"  "  # rank 256: the first merge of cl100k (two spaces)
 _ME = "tokspec.fuzz.mutants:"
 
 
@@ -51,7 +51,7 @@ class Mutant:
 
 
 MUTANTS: tuple[Mutant, ...] = (
-    Mutant("bpe_dropped_merge", "cl100k without the merge producing 'ing'", "diff",
+    Mutant("bpe_dropped_merge", "cl100k without its first merge (two spaces)", "diff",
            _ME + "bpe_dropped_merge", "tiktoken:cl100k_base", "diff--reference_cl100k_base--tiktoken_cl100k_base"),
     Mutant("peek2_wrong_cell", "Peek2 table cell (1, 0) = 4", "diff", _ME + "peek2_wrong_cell",
            "pretok:cl100k_base", "diff--peek2_cl100k_base--pretok_cl100k_base"),
