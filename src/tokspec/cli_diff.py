@@ -229,12 +229,15 @@ def _finding_key(c: Comparison) -> tuple[Any, ...]:
 def _minimized(a: Encoder, b: Encoder, c: Comparison, seconds: float) -> Comparison:
     """The comparison on a minimized text with the same signature as ``c``."""
     want = _signature(c)
+    seen = {c.text: c}  # every comparison made, so no text (a hang costs a timeout) runs twice
 
     def still_fails(text: str) -> bool:
-        return _signature(compare(a, b, text)) == want
+        if text not in seen:
+            seen[text] = compare(a, b, text)
+        return _signature(seen[text]) == want
 
     small = minimize_text(c.text, still_fails, seconds=seconds)
-    return compare(a, b, small)
+    return seen[small]
 
 
 def _report(a: Encoder, b: Encoder, c: Comparison, where: str, args: argparse.Namespace,
