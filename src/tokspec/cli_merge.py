@@ -104,7 +104,10 @@ def _vocab_words(engine: Encoder, rng: random.Random, k: int) -> list[str]:
 
 def _gen_text(engine: Encoder, rng: random.Random, corpus: list[str], chunk_len: int) -> str:
     """One fuzz input: a repetition, edge-targeted, corpus or vocabulary text (chosen at random)."""
-    kind = rng.randrange(4)
+    kind = rng.randrange(5)
+    if kind == 4:  # long runs: one huge pretoken / word / whitespace run, with a little around it
+        run = rng.choice(["x", "a", "ab", " ", "1", "\n", "é", "中"]) * rng.randint(100, 1500)
+        return rng.choice(["", "word ", "a "]) + run + rng.choice(["", " end", "b"])
     if kind == 0:
         unit = "".join(rng.choice(_REPEAT_UNITS) for _ in range(rng.randint(1, 3)))
         return unit * rng.randint(1, 200 // max(1, len(unit)) + 1)
@@ -174,7 +177,9 @@ def _cases(engine: Encoder, args: argparse.Namespace, rng: random.Random):  # ty
     deadline = time.monotonic() + args.time
     while time.monotonic() < deadline:
         chunk_len = args.chunk_len or rng.randint(1, 64)
-        overlap = args.overlap if args.overlap is not None else rng.choice([None, rng.randint(0, 64)])
+        overlap = args.overlap
+        if overlap is None and args.strategy != "overlap-filter":  # overlap-filter: the blog's rule
+            overlap = rng.choice([None, rng.randint(0, 64)])
         yield _gen_text(engine, rng, corpus, chunk_len), chunk_len, overlap
 
 

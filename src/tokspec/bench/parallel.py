@@ -1,7 +1,8 @@
 """Suite ``parallel``: chunked parallel encoding (tokspec's ``lopt`` and the published merges)
 against serial encoding by the same engine, with 2 workers, on generated prose-like text.
 
-One row per (engine, strategy): subject = the merge through its backend (``tokspec.fast.parallel``
+One row per (engine, strategy), plus ``lopt`` through threads and processes explicitly:
+subject = the merge through its backend (``tokspec.fast.parallel``
 ``auto``: threads for tiktoken, processes for HF ``tokenizers`` engines), baseline = one serial
 ``engine.encode`` of the whole text. Process pools are started and warmed before timing (start-up
 is reported separately as a note in the case name, not hidden in the ratio). Every subject's
@@ -40,8 +41,9 @@ def generate_text(n_chars: int, seed: int = 0) -> str:
     return "".join(out)[:n_chars]
 
 
-def _row(engine: Encoder, strategy: str, text: str, serial_s: float, repeat: int) -> BenchRow:
-    runner = Runner("auto", _WORKERS)
+def _row(engine: Encoder, strategy: str, text: str, serial_s: float, repeat: int,
+         backend_name: str = "auto") -> BenchRow:
+    runner = Runner(backend_name, _WORKERS)
     backend = runner.resolve(engine)
     chunk_len = default_chunk_len(len(text), _WORKERS, backend)
     result = merge_text(engine, text, strategy=strategy, chunk_len=chunk_len, runner=runner)  # warm-up
@@ -65,4 +67,6 @@ def run(*, quick: bool) -> list[BenchRow]:
         text = generate_text(n_chars)
         serial_s = time_best(lambda: engine.encode(text), repeat=repeat)
         rows.extend(_row(engine, s, text, serial_s, repeat) for s in strategies)
+        if not quick:  # the lossless merge through every applicable backend, measured side by side
+            rows.extend(_row(engine, "lopt", text, serial_s, repeat, b) for b in ("threads", "processes"))
     return rows
