@@ -212,3 +212,25 @@ def test_standalone_module_main(tmp_path: Path, toy: str) -> None:
     inputs = tmp_path / "in.txt"
     inputs.write_text("a\n", encoding="utf-8")
     assert main([f"{toy}:chars", f"{toy}:chars2", "--inputs", str(inputs), "--quiet"]) == 0
+
+
+def test_engine_from_an_entry_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A package declaring ``[project.entry-points."tokspec.engines"] toyg = ...`` gives ``toyg:ARG``."""
+    (tmp_path / "tokspec_toy_ep.py").write_text(TOY_MODULE + '''
+def make(arg):
+    return Chars("toyg:" + arg, fail_on=arg or None)
+''', encoding="utf-8")
+    dist = tmp_path / "tokspec_toy_ep-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tokspec-toy-ep\nVersion: 0.1\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text("[tokspec.engines]\ntoyg = tokspec_toy_ep:make\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    engine = load_engine("toyg:Q")
+    assert engine.info.name == "toyg:Q" and engine.encode("ab").ids == (97, 98)
+    inputs = tmp_path / "in.txt"
+    inputs.write_text("abc\nxQx\n", encoding="utf-8")
+    code, out, _ = _run(capsys, "toyg:", "toyg:Q", "--inputs", str(inputs), "--json",
+                        "--report", str(tmp_path / "rep"))
+    summary = json.loads(out)
+    assert code == 1 and (summary["agreed"], summary["faults"]) == (1, 1)

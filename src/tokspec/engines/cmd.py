@@ -228,7 +228,10 @@ class CmdEngine(Encoder):
     def _request(self, text: str) -> dict[str, Any]:
         if self._proc is None:
             self.restarts += 1
-            self._start()
+            try:
+                self._start()
+            except (CmdEngineFault, UnknownEngineError) as exc:
+                raise CmdEngineFault(f"{exc} (while restarting it for text={text!r:.120})", text=text) from None
         assert self._proc is not None
         self._next_id += 1
         request = json.dumps({"id": self._next_id, "text": text}, ensure_ascii=True) + "\n"
