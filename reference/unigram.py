@@ -136,6 +136,7 @@ def _emit_hf(model: UnigramModel, index: dict[str, int], text: str, edges: list[
 
 def _emit_spm(model: UnigramModel, text: str, edges: list[Edge], per_char: bool) -> list[Token]:
     out: list[Token] = []
+    prev_unknown = False
     for s, e, pid, unknown in edges:
         byte_ids = _byte_tokens(model, text[s:e]) if unknown else None
         if byte_ids is not None and per_char:
@@ -144,16 +145,12 @@ def _emit_spm(model: UnigramModel, text: str, edges: list[Edge], per_char: bool)
             # the last byte piece carries the character; the others are empty at its start
             out.extend((b, s, s) for b in byte_ids[:-1])
             out.append((byte_ids[-1], s, e))
-        elif unknown and out and out[-1][0] == model.unk_id and _prev_unknown(out, edges, s):
+        elif unknown and prev_unknown:
             out[-1] = (model.unk_id, out[-1][1], e)   # merge a run of unknowns
         else:
             out.append((model.unk_id if unknown else pid, s, e))
+        prev_unknown = unknown and byte_ids is None
     return out
-
-
-def _prev_unknown(out: list[Token], edges: list[Edge], s: int) -> bool:
-    """Was the token ending at ``s`` an unknown edge (not a literal unk piece)?"""
-    return any(edge[1] == s and edge[3] for edge in edges)
 
 
 def unigram_encoder_from_tokenizer_json(tj: TokenizerJson | str | Path, name: str, *,

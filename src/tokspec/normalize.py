@@ -12,9 +12,9 @@ right over the old characters. ``change <= 0`` emits ``char`` aligned to the nex
 consumes ``1 - change`` old characters; ``change > 0`` inserts ``char`` aligned to the last consumed
 old character (or to the next one at the very start). Alignment spans are original character spans.
 
-Out of scope: HF normalizers other than those listed in ``NORMALIZER_TYPES``
-(:func:`tokspec.unigram_model` raises UnsupportedComponentError for the rest); sentencepiece
-normalization lives in ``tokspec.spm_normalize``.
+Out of scope: HF normalizers other than those implemented here (``tokspec.unigram_model.NORMALIZERS``
+lists the tokenizer.json types; the rest raise UnsupportedComponentError); sentencepiece
+normalization lives in ``tokspec.spm_normalize``. Python-side code, no native speed.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from tokspec._types import Span
 __all__ = [
     "Aligned",
     "Edit",
+    "JOIN",
     "apply_edits",
     "unicode_form",
     "replace",
