@@ -234,3 +234,17 @@ def make(arg):
                         "--report", str(tmp_path / "rep"))
     summary = json.loads(out)
     assert code == 1 and (summary["agreed"], summary["faults"]) == (1, 1)
+
+
+def test_fuzz_mode_shrinks_saves_corpus_and_summarizes(tmp_path: Path, toy: str,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "corpus"
+    code, out, _ = _run(capsys, f"{toy}:chars", f"{toy}:flaky", "--fuzz", "--time", "20", "--seed", "3",
+                        "--max-findings", "1", "--json", "--quiet", "--report", str(tmp_path / "rep"),
+                        "--save-corpus", str(corpus))
+    summary = json.loads(out)
+    assert code == 1 and summary["mode"] == "fuzz" and summary["faults"] >= 1
+    assert summary["generators"] == ["tokspec.corpus generators", "tokspec.fuzz.strategies"]
+    saved = [json.loads(p.read_text(encoding="utf-8")) for p in corpus.iterdir()]
+    assert [r["text"] for r in saved] == ["!"]  # the toy engine fails on "!": minimal input
+    assert [Path(p).name for p in summary["counterexamples"]] == [p.name for p in corpus.iterdir()]

@@ -61,9 +61,21 @@ class InputFileError(TokspecError):
 
 # ----------------------------------------------------------------------------- arguments
 
+_EPILOG = """\
+inputs FILE, decided per file: *.json = one JSON object with a string "text"
+(e.g. a counterexample record); *.jsonl, or a first non-empty line that is a
+JSON object with "text" = JSON Lines; otherwise plain UTF-8, one input per line.
+
+exit status: 0 all inputs agree, 1 a disagreement or engine fault, 2 usage or
+setup error. Records: --report DIR; --json prints one summary object whose
+"counterexamples" are record paths. cmd: engines: see docs/protocol.md."""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``diff``'s arguments to ``parser`` (the ``tokspec diff`` subcommand parser)."""
+    parser.description = "Compare two engines' token ids and character offsets."
+    parser.epilog = _EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("a", metavar="A", help="first engine name (see `tokspec engines`)")
     parser.add_argument("b", metavar="B", help="second engine name")
     mode = parser.add_mutually_exclusive_group(required=True)
