@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -71,8 +72,12 @@ def test_engine_by_name(tokspec):
 def test_fixture_in_a_user_suite(tmp_path: Path) -> None:
     (tmp_path / "test_user.py").write_text(USER_TESTS, encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(EXAMPLES), os.environ.get("PYTHONPATH", "")]))
+    # Once installed as the pytest11 entry point "tokspec" the plugin loads by itself (and a second
+    # registration through -p would be an error); until then, -p loads it.
+    registered = any(ep.name == "tokspec" for ep in metadata.entry_points(group="pytest11"))
+    plugin_args = [] if registered else ["-p", "tokspec.pytest_plugin"]
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "tokspec.pytest_plugin", "-p", "no:cacheprovider",
+        [sys.executable, "-m", "pytest", *plugin_args, "-p", "no:cacheprovider",
          "-q", "-W", "ignore::DeprecationWarning", "test_user.py"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stdout + proc.stderr
