@@ -2,9 +2,10 @@
 
 The pipeline, in HF's order, for ``encode(text, add_special_tokens=False)``:
 
-1. Added tokens: the text is cut at occurrences of the file's ``added_tokens``, first those with
-   ``normalized=false`` then those with ``normalized=true``, each pass leftmost-longest; an added
-   token becomes its own id, never pretokenized.
+1. Added tokens: the text is cut at occurrences of the file's non-special ``added_tokens``, first
+   those with ``normalized=false`` then those with ``normalized=true``, each pass leftmost-longest;
+   an added token becomes its own id, never pretokenized. Added tokens marked ``special`` are
+   ignored (special tokens are ordinary text in tokspec, as in the ``hf:`` production adapter).
 2. Pretokenizer: ``Split`` (a regex, run here by the ``regex`` module, or a literal string; behaviors
    ``Isolated``, ``Removed``, ``MergedWithPrevious``, ``MergedWithNext``; ``invert``), ``Whitespace``
    (matches of ``\\w+|[^\\w\\s]+``), ``ByteLevel`` (optionally the GPT-2 regex, then every UTF-8 byte
@@ -216,20 +217,26 @@ class SplitStep:
 
 
 def _apply_behavior(runs: list[tuple[int, int, bool]], behavior: str) -> list[Span]:
-    """Turn delimiter/gap runs into pieces by HF's SplitDelimiterBehavior rules."""
+    """Turn delimiter/gap runs into pieces by HF's SplitDelimiterBehavior rules.
+
+    ``MergedWithPrevious``: a delimiter joins the piece before it unless that piece ended with a
+    delimiter (so of two adjacent delimiters the second stands alone); ``MergedWithNext`` is the
+    mirror image, read from the right.
+    """
     if behavior == "Isolated":
         return [(s, e) for s, e, _ in runs]
     if behavior == "Removed":
         return [(s, e) for s, e, delim in runs if not delim]
+    backwards = behavior == "MergedWithNext"
     out: list[list[int]] = []
-    for s, e, delim in runs:
-        if behavior == "MergedWithPrevious" and delim and out:
-            out[-1][1] = e  # the delimiter joins the piece before it
-        elif behavior == "MergedWithNext" and out and out[-1][2] == 1:
-            out[-1][1], out[-1][2] = e, int(delim)  # the previous delimiter joins this piece
+    neighbour_delim = False  # was the run visited just before a delimiter?
+    for s, e, delim in (reversed(runs) if backwards else runs):
+        if delim and not neighbour_delim and out:
+            out[-1][0 if backwards else 1] = s if backwards else e
         else:
-            out.append([s, e, int(delim)])
-    return [(s, e) for s, e, _ in out]
+            out.append([s, e])
+        neighbour_delim = delim
+    return [(s, e) for s, e in (reversed(out) if backwards else out)]
 
 
 @dataclass(frozen=True)
@@ -307,14 +314,15 @@ def _check_post_processor(pp: dict[str, Any] | None) -> None:
 
 
 def _added_token_passes(added: list[dict[str, Any]]) -> list[dict[str, int]]:
-    """Two ``{content: id}`` tables: non-normalized added tokens, then normalized ones."""
+    """Two ``{content: id}`` tables of non-special added tokens: non-normalized, then normalized."""
     passes: list[dict[str, int]] = [{}, {}]
     for tok in added:
+        if tok.get("special", False) or not tok["content"]:
+            continue
         for flag in ("lstrip", "rstrip", "single_word"):
             if tok.get(flag):
                 raise UnsupportedComponentError(f"added token {tok['content']!r} has {flag}=true")
-        if tok["content"]:
-            passes[1 if tok.get("normalized", False) else 0][tok["content"]] = int(tok["id"])
+        passes[1 if tok.get("normalized", False) else 0][tok["content"]] = int(tok["id"])
     return passes
 
 
