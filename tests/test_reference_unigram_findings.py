@@ -106,6 +106,26 @@ def hf_matches_byte_and_control_pieces() -> dict[str, Any]:
     return out
 
 
+def spm_float32_vs_hf_float64() -> dict[str, Any]:
+    """Same model in both libraries (scores exactly representable in float32): sentencepiece sums
+    path scores in float32, HF in float64, so near-ties round differently and the two pick
+    different segmentations. The reference reproduces each (``float32`` on for spm flavour)."""
+    vocab = [*CONTROLS, ("\u2581", -1.9901444911956787, "normal"), ("a", -3.394134521484375, "normal"),
+             ("aa", -2.1253104209899902, "normal"), ("aaa", -3.0612306594848633, "normal"),
+             ("aabb", -3.802037239074707, "normal"), ("ab", -7.71384334564209, "normal"),
+             ("b", -5.5885329246521, "normal"), ("bb", -6.86326789855957, "normal"),
+             ("bbb", -4.2320756912231445, "normal")]
+    sp, hf, ref_spm, ref_hf = _converted_pair(vocab, byte_fallback=False)
+    text = "aabbbaaaaa"
+    enc = hf.encode(text, add_special_tokens=False)
+    return {"engines": ["sentencepiece", "hf tokenizers (same model as tokenizer.json)"],
+            "classification": "same text, different tokens", "input": text,
+            "a": {"ids": sp.encode(text), "pieces": sp.encode(text, out_type=str)},
+            "b": {"ids": enc.ids, "pieces": enc.tokens},
+            "reference_reproduces_both": list(ref_spm.encode(text).ids) == sp.encode(text)
+            and list(ref_hf.encode(text).ids) == enc.ids}
+
+
 def adapter_contract_offsets() -> dict[str, Any]:
     """Engineer A's adapters convert library offsets to the contract heuristically; the reference
     derives them from the alignment. They disagree (ids equal) where the heuristic is coarse: an
@@ -135,6 +155,7 @@ FINDINGS: dict[str, Callable[[], dict[str, Any]]] = {
     "hf-unicode-tables-ccc": hf_unicode_tables,
     "hf-matches-byte-and-control-pieces": hf_matches_byte_and_control_pieces,
     "adapter-contract-offsets": adapter_contract_offsets,
+    "spm-float32-vs-hf-float64": spm_float32_vs_hf_float64,
 }
 
 
