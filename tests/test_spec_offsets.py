@@ -34,3 +34,5 @@ def test_monotone_cover() -> None:
     assert not O.prop_monotone_cover("ab cd", [(3, 5), (0, 2)]).holds  # out of order
     assert not O.prop_monotone_cover("ab", [(0, 3)]).holds  # out of bounds
     assert O.prop_monotone_cover("ﬁ", [(0, 1), (0, 1)]).holds  # one char, two tokens (NFKC)
+    assert O.prop_monotone_cover("\t", [(0, 0), (0, 1)]).holds  # inserted metaspace, then the tab
+    assert not O.prop_monotone_cover("ab", [(1, 0)]).holds  # reversed
