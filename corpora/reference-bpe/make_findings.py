@@ -49,6 +49,22 @@ def _write_tiny(stem: str, tokens: list[bytes]) -> None:
     (VOCABS / f"{stem}.json").write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n")
 
 
+def _bpe_json(vocab: list[str], merges: list[list[str]], **model: object) -> dict[str, object]:
+    return {"version": "1.0", "added_tokens": [], "normalizer": None, "pre_tokenizer": None,
+            "post_processor": None, "decoder": None,
+            "model": {"type": "BPE", "vocab": {t: i for i, t in enumerate(vocab)}, "merges": merges,
+                      **model}}
+
+
+def _write_hf_tiny() -> None:
+    VOCABS.mkdir(exist_ok=True)
+    dropped = _bpe_json(["a", "b", "c", "d", "ab", "abc"], [["a", "b"], ["ab", "c"]])
+    fallback = _bpe_json(["a", "##b", *[f"<0x{b:02X}>" for b in range(256)]], [],
+                         continuing_subword_prefix="##", byte_fallback=True)
+    for stem, data in (("hf-dropped-char", dropped), ("hf-byte-fallback-prefix", fallback)):
+        (VOCABS / f"{stem}.json").write_text(json.dumps(data, indent=1) + "\n")
+
+
 def _finding(fid: str, names: list[str], candidates: list[str], reproduced_by: dict[str, str | None],
              explanation: str) -> None:
     a, b = (tokspec.load_engine(n) for n in _names(names))
@@ -78,6 +94,22 @@ def main() -> None:
     _finding("unicode-17-letters-pretok", ["pretok:hf-split-o200k_base", "pretok:o200k_base-u17"], new17,
              {"a": "pretok:o200k_base", "b": "pretok:o200k_base-u17"},
              "The same at the pretokenizer level, against HF's Split pre-tokenizer.")
+    _write_hf_tiny()
+    _finding("hf-dropped-char-offsets", ["hf:{dir}/vocabs/hf-dropped-char.json",
+                                         "reference:{dir}/vocabs/hf-dropped-char.json"],
+             ["ab cd", "x ab"], {"a": None, "b": "reference:{dir}/vocabs/hf-dropped-char.json"},
+             "HF BPE without unk_token silently drops a character missing from the vocabulary, then "
+             "merges across the gap (same ids in both) and computes the offsets of later tokens in the "
+             "pretoken from the kept characters only, so they shift left and stop covering their "
+             "text. The reference keeps each token's true character span.")
+    _finding("hf-byte-fallback-prefix", ["hf:{dir}/vocabs/hf-byte-fallback-prefix.json",
+                                         "reference:{dir}/vocabs/hf-byte-fallback-prefix.json"],
+             ["a\u00e9", "ab\u00e9"], {"a": None, "b": "reference:{dir}/vocabs/hf-byte-fallback-prefix.json"},
+             "HF byte fallback encodes the symbol *with* its continuing_subword_prefix: '##é' becomes "
+             "<0x23> <0x23> <0xC3> <0xA9> (the reference reproduces these ids), and HF counts each "
+             "byte token as one byte of the word, so offsets run past the end of the text: the hf: "
+             "adapter rejects the output (engine fault). The reference gives every byte token the "
+             "span of its character.")
     for stem, tokens in TINY.items():
         _write_tiny(stem, tokens)
         _finding(f"merges-{stem}", [f"tiktoken:{{dir}}/vocabs/{stem}.tiktoken", f"hf:{{dir}}/vocabs/{stem}.json"],
