@@ -191,7 +191,7 @@ class RegexPretokenizer(Encoder):
     def __init__(self, name: str, unicode: UnicodeVersion = "16.0") -> None:
         self.pattern = compiled(name, unicode)
         self.info = EngineInfo(
-            name=f"pretok:{name}", kind="pretokenizer", library="regex",
+            name=f"pretok:{name}{'-u17' if unicode == '17.0' else ''}", kind="pretokenizer", library="regex",
             library_version=str(regex.__version__), vocab_sha256=None,
             description=f"{name} split pattern run by the regex module, Unicode {unicode}")
 
