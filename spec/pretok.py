@@ -37,6 +37,7 @@ __all__ = [
     "PEEK2_TABLE",
     "cl100k_branch",
     "prop_peek2_cell",
+    "prop_peek2_end_of_text",
     "prop_spans_equal",
     "prop_spans_partition",
 ]
@@ -158,6 +159,17 @@ def prop_peek2_cell(c0: str, c1: str, rest: str = "") -> Verdict:
                  text=c0 + c1 + rest, cell=[k0, k1], table=table, regex=actual)
 
 
+def prop_peek2_end_of_text(c0: str) -> Verdict:
+    """Table 1 has no column for "no second character" (a pretoken starting at the last
+    character). Checked statement: the CR/LF column (3) gives the right branch there."""
+    k0 = peek_category(c0)
+    table, actual = PEEK2_TABLE[k0][3], cl100k_branch(c0)
+    if table == actual:
+        return holds(f"row {k0}: end of text behaves like CR/LF (branch {table})")
+    return fails(f"row {k0}: at end of text the regex takes branch {actual}, column 3 says {table}",
+                 text=c0, row=k0, table=table, regex=actual)
+
+
 def prop_spans_equal(text: str, got: Sequence[Span], want: Sequence[Span],
                      what: str = "pretokenizer") -> Verdict:
     """Exact span equality with the first divergence as witness."""
@@ -188,6 +200,9 @@ def _register() -> None:
                    "The categories of the first two characters determine the cl100k branch "
                    "(Table 1), except the contraction fallback of section 3.3.",
                    "checked", prop_peek2_cell))
+    register(Claim("peek2.end_of_text", f"{src}, section 3.2 (gap: Table 1 has no end-of-text column)",
+                   "At the last character, the CR/LF column of Table 1 gives the branch.",
+                   "checked", prop_peek2_end_of_text))
     register(Claim("peek2.equals_regex", f"{src}, sections 3.4 and 4.1",
                    "Peek2 yields exactly the spans of the regex-based splitter.",
                    "checked", prop_spans_equal))

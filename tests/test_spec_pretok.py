@@ -1,6 +1,6 @@
 """Peek2's Table 1 checked cell by cell against the cl100k regex; regex span properties.
 
-Representatives of each category are taken from the whole Unicode range (every 5th code point,
+Representatives of each category are taken from the whole Unicode range (every 13th code point,
 thinned to ~40 per category, plus every whitespace kind), so letters, numbers and 'other' from many scripts), with several right contexts.
 """
 
@@ -18,7 +18,7 @@ from tokspec.spec import pretok as P
 def _representatives() -> dict[int, list[str]]:
     seen: dict[int, list[str]] = {k: [] for k in range(7)}
     extra = [ord(c) for c in " '\r\n\t\x0b\x0c\x1c\x85\xa0\u1680\u2000\u2028\u2029\u202f\u3000"]
-    for cp in [*range(0, sys.maxunicode + 1, 5), *extra]:
+    for cp in [*range(0, sys.maxunicode + 1, 13), *extra]:
         if 0xD800 <= cp <= 0xDFFF:
             continue
         seen[P.peek_category(chr(cp))].append(chr(cp))
@@ -44,6 +44,13 @@ def test_table_row_agrees_with_regex(k0: int) -> None:
                 for rest in ("", "a", " ", "1", "\n", "'"):
                     v = P.prop_peek2_cell(c0, c1, rest)
                     assert v.holds, v.witness
+
+
+@pytest.mark.parametrize("k0", range(7))
+def test_end_of_text_uses_the_crlf_column(k0: int) -> None:
+    for c0 in _representatives()[k0]:
+        v = P.prop_peek2_end_of_text(c0)
+        assert v.holds, v.witness
 
 
 def test_cell_check_can_fail() -> None:
