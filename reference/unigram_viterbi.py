@@ -7,12 +7,15 @@ Definitions (the spec this module implements; ``unigram_bruteforce`` checks it b
   matchable one-character piece covers (score ``unk_score``, id ``unk_id``).
 - A *segmentation* is a chain of edges from 0 to ``len(text)``; its score is the left-to-right sum
   of its edge scores (in float32 when ``model.float32``: sentencepiece's arithmetic).
-- Viterbi returns a segmentation of maximal score. Tie-break (both libraries, found by reading the
-  code and confirmed by experiment in ``tests/test_reference_unigram.py``): positions are relaxed
-  left to right, and an end position keeps the FIRST predecessor that reached the best score, i.e.
-  the earliest start (the longest last piece). ``tie_break="hf"`` and ``"spm"`` select this rule
-  for each library; ``"last"`` (keep the latest predecessor on ties) exists so tests can show the
-  tie-break matters.
+- Viterbi returns a segmentation of maximal score. Tie-break, found by experiment (hypothesis
+  over tied vocabularies, ``tests/test_reference_unigram.py``): BOTH libraries relax positions left
+  to right and an end position keeps the FIRST predecessor that reached the best score, i.e. the
+  earliest start (the longest last piece). ``tie_break="hf"`` and ``"spm"`` name this rule for
+  each library (they coincide); ``"last"`` (keep the latest predecessor) exists so tests show the
+  tie-break matters. The libraries still pick different segmentations of the same model when
+  their ARITHMETIC differs: sentencepiece sums in float32 (``model.float32``), and HF parses
+  tokenizer.json scores 1 ulp off (``tokspec.unigram_model.serde_json_f64``); an early experiment
+  that looked like a different HF tie-break was exactly that.
 
 Positions are characters, not bytes: pieces are whole strings, so a byte-level lattice has edges
 only between character boundaries and both views give the same segmentations.

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tokspec import Encoder, Encoding, EngineInfo
-from tokspec.errors import UnsupportedComponentError, VocabularyError
+from tokspec.errors import TokspecError, UnsupportedComponentError, VocabularyError
 from tokspec.normalize import Aligned
 from tokspec.reference.bert_normalizer import BertNormalizerConfig, bert_normalize
 from tokspec.reference.bert_pretokenizer import bert_pretokenize
@@ -76,7 +76,7 @@ class WordPieceReference(Encoder):
     def __init__(self, cfg: WordPieceConfig, norm: BertNormalizerConfig, name: str,
                  vocab_sha256: str | None = None, *, offsets: str = "contract") -> None:
         if offsets not in ("contract", "library"):
-            raise ValueError(f"offsets={offsets!r} must be 'contract' or 'library'")
+            raise TokspecError(f"offsets={offsets!r} must be 'contract' or 'library'")
         self.cfg, self.norm, self.offsets = cfg, norm, offsets
         self.pieces = {i: p for p, i in cfg.vocab.items()}
         self.info = EngineInfo(name=name, kind="tokenizer", library="tokspec.reference",
