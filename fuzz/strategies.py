@@ -9,7 +9,8 @@ Text strategies (all shrink towards short, simple text):
 - :func:`repetitions`: long runs of one character, periodic patterns, repeated words/tokens, and
   (given ``chunk_len``) repetitions placed across chunk boundaries.
 - :func:`boundary_text`: texts whose interesting fragments sit at chunk boundaries (merge tests).
-- :func:`vocab_text` / :func:`single_token`: concatenations of real vocabulary tokens.
+- :func:`vocab_text` / :func:`single_token`: concatenations of real vocabulary tokens (get them
+  with :func:`named_vocab_tokens`).
 - :func:`mixed_text`: one of all the above.
 
 Tiny generated vocabularies (so theorems are checked for many vocabularies, not just cl100k):
@@ -36,6 +37,7 @@ __all__ = [
     "boundary_text",
     "vocab_text",
     "single_token",
+    "named_vocab_tokens",
     "mixed_text",
     "byte_strings",
     "bpe_merge_ranks",
@@ -113,6 +115,20 @@ def boundary_text(draw: st.DrawFn, *, chunk_len: int = 64, max_chunks: int = 4) 
         at = max(0, min(at, len(body)))
         body[at:at + len(frag)] = list(frag)
     return "".join(body)
+
+
+def named_vocab_tokens(name: str) -> list[bytes] | list[str]:
+    """The tokens of a named vocabulary (``tokspec.vocab``), in id order, for :func:`vocab_text`
+    and :func:`single_token`: bytes for rank files (cl100k_base, o200k_base, qwen), strings for
+    tokenizer.json models (bert-base-uncased, mon-unigram). Raises VocabularyError if missing."""
+    from tokspec import vocab
+    if name in ("cl100k_base", "o200k_base", "qwen"):
+        ranks = vocab.load_named_tiktoken(name).ranks
+        return sorted(ranks, key=ranks.__getitem__)
+    model = vocab.load_tokenizer_json(vocab.named_path(name), vocab.NAMED_FILES[name].sha256).data["model"]
+    if model["type"] == "Unigram":
+        return [str(piece) for piece, _ in model["vocab"]]
+    return sorted(model["vocab"], key=model["vocab"].__getitem__)
 
 
 def single_token(tokens: Sequence[str]) -> st.SearchStrategy[str]:
