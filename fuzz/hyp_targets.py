@@ -94,22 +94,39 @@ def peek2_cell(c0: str, c1: str, rest: str) -> Verdict:
     return pretok.prop_peek2_cell(c0, c1, rest)
 
 
-def tiny_unigram_check(scores: dict[str, float], text: str, tie_break: str = "hf") -> Verdict:
-    """The reference Viterbi (engineer C) on a tiny model is optimal by brute force, and picks
-    the libraries' tie-break segmentation among optimal ones."""
-    from tokspec.reference.unigram_viterbi import viterbi
+def _tiny_model(scores: dict[str, float]) -> Any:
     from tokspec.unigram_model import UnigramModel
     pieces = ("<unk>",) + tuple(scores)
-    model = UnigramModel(
-        pieces=pieces, scores=(min(scores.values(), default=0.0) - 10.0,) + tuple(scores.values()),
-        matchable=(False,) + (True,) * len(scores), unk_id=0,
-        unk_score=min(scores.values(), default=0.0) - 10.0, byte_fallback=False, byte_ids=(),
-        fuse_unk=False, flavour="hf", float32=False, pretokenizer=lambda t: [], source="<tiny>")
-    index = {p: i for i, p in enumerate(pieces)}
-    edges = viterbi(model, index, max(map(len, scores), default=1), text, tie_break)  # type: ignore[arg-type]
-    got = None if any(e[3] for e in edges) else [pieces[e[2]] for e in edges]
+    unk = min(scores.values(), default=0.0) - 10.0
+    return UnigramModel(
+        pieces=pieces, scores=(unk,) + tuple(scores.values()), matchable=(False,) + (True,) * len(scores),
+        unk_id=0, unk_score=unk, byte_fallback=False, byte_ids=(), fuse_unk=False, flavour="hf",
+        float32=False, pretokenizer=lambda t: [], source="<tiny>")
+
+
+def _tiny_segment(engine: str, scores: dict[str, float], text: str, tie_break: str) -> list[str] | None:
+    """Segment ``text`` (ASCII) with a Viterbi engine built on a tiny model; None if it used an
+    unknown edge. ``engine``: "reference" (engineer C) or "datrie" (engineer D, double array)."""
+    model = _tiny_model(scores)
+    if engine == "reference":
+        from tokspec.reference.unigram_viterbi import viterbi
+        index = {p: i for i, p in enumerate(model.pieces)}
+        edges = viterbi(model, index, max(map(len, scores), default=1), text, tie_break)  # type: ignore[arg-type]
+    elif engine == "datrie":
+        from tokspec.fast.unigram_datrie import DatrieUnigram
+        edges = DatrieUnigram(model, "tiny", tie_break=tie_break).viterbi(text.encode())  # type: ignore[arg-type]
+    else:
+        raise ValueError(f"unknown tiny Unigram engine={engine!r}")
+    return None if any(e[3] for e in edges) else [model.pieces[e[2]] for e in edges]
+
+
+def tiny_unigram_check(scores: dict[str, float], text: str, tie_break: str = "hf",
+                       engine: str = "reference") -> Verdict:
+    """A Viterbi engine on a tiny model is optimal by brute force, and picks the libraries'
+    tie-break segmentation among optimal ones (spec/unigram.py)."""
+    got = _tiny_segment(engine, scores, text, tie_break)
     return all_of([unigram.prop_viterbi_optimal(scores, text, got),
-                   unigram.prop_tie_break(scores, text, got)], "tiny Viterbi")
+                   unigram.prop_tie_break(scores, text, got)], f"tiny Viterbi ({engine})")
 
 
 # -- @given factories ----------------------------------------------------------------------------
@@ -140,11 +157,14 @@ def _t_peek2() -> Callable[..., None]:
     return test
 
 
-def _t_unigram() -> Callable[..., None]:
-    @given(scores=ts.unigram_scores(), text=st.text(alphabet="abc", max_size=8))
-    def test(scores: dict[str, float], text: str) -> None:
-        _require(tiny_unigram_check(scores, text), {"scores": scores, "text": text})
-    return test
+def _t_unigram(engine: str) -> Callable[[], Callable[..., None]]:
+    def factory() -> Callable[..., None]:
+        @given(scores=ts.unigram_scores(), text=st.text(alphabet="abc", max_size=8))
+        def test(scores: dict[str, float], text: str) -> None:
+            _require(tiny_unigram_check(scores, text, engine=engine),
+                     {"scores": scores, "text": text, "engine": engine})
+        return test
+    return factory
 
 
 #: (engine, rule) pairs of spec/merge.py's proved cut theorems M2 (BPE), M3w (WordPiece), M3u (Unigram).
@@ -189,7 +209,8 @@ FACTORIES: dict[str, tuple[Callable[[], Callable[..., None]], tuple[str, ...]]] 
     "bpe_backtrack_tiny": (_t_bpe_engine("backtrack"), ("tokspec.fast.bpe_backtrack",)),
     "bpe_reference_tiny": (_t_bpe_engine("reference"), ("tokspec.reference.bpe_naive",)),
     "peek2_table": (_t_peek2, ()),
-    "unigram_viterbi_tiny": (_t_unigram, ("tokspec.reference.unigram_viterbi", "tokspec.unigram_model")),
+    "unigram_viterbi_tiny": (_t_unigram("reference"), ("tokspec.reference.unigram_viterbi",)),
+    "unigram_datrie_tiny": (_t_unigram("datrie"), ("tokspec.fast.unigram_datrie",)),
     "merge_claims": (_t_merge_claims, ("tokspec.spec.merge",)),
 }
 
@@ -234,6 +255,7 @@ def check_example(name: str, example: dict[str, Any]) -> Verdict:
         return peek2_cell(example["c0"], example["c1"], example["rest"])
     if name == "merge_claims":
         return merge_cut_check(example["engine"], example["rule"], example["text"])
-    if name in ("unigram_viterbi_tiny", "mutant_viterbi_wrong_tiebreak"):
-        return tiny_unigram_check(example["scores"], example["text"], example.get("tie_break", "hf"))
+    if name in ("unigram_viterbi_tiny", "unigram_datrie_tiny", "mutant_viterbi_wrong_tiebreak"):
+        return tiny_unigram_check(example["scores"], example["text"], example.get("tie_break", "hf"),
+                                  example.get("engine", "reference"))
     raise ValueError(f"no replay for hypothesis target name={name!r}")

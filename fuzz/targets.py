@@ -101,6 +101,7 @@ TARGETS: tuple[Target, ...] = (
     _hyp("bpe_reference_tiny", "reference BPE (tiktoken semantics) == BPE definition, tiny vocabularies"),
     _hyp("peek2_table", "Peek2 Table 1 vs the cl100k regex, any two characters"),
     _hyp("unigram_viterbi_tiny", "reference Viterbi optimal vs brute force, tiny vocabularies"),
+    _hyp("unigram_datrie_tiny", "double-array Viterbi optimal + tie-break vs brute force, tiny vocabularies"),
     _hyp("merge_claims", "spec/merge.py properties (engineer E) on generated texts"),
 )
 
