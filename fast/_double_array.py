@@ -1,0 +1,138 @@
+"""Aoe's double-array trie over byte strings (J. Aoe 1989; the layout of Darts / sentencepiece).
+
+Representation invariants: node 0 is the root. A transition from node ``s`` on byte ``c`` exists
+iff ``t = base[s] + c`` is inside the arrays and ``check[t] == s``; then ``t`` is the child. ``value[t]``
+is the payload of the key ending at ``t`` (-1: no key ends there). Free slots have ``check == -1``.
+The arrays are plain Python lists: in CPython a list index is cheaper than a numpy scalar index, and
+the hot loop does two of them per byte step (``base``, ``check``) plus one for ``value``.
+
+Build: keys are inserted into a temporary dict trie, then nodes are placed breadth first, each node's
+children on a base where all their slots are free: the first free slot for a single child, else
+the first fit found by a numpy scan over windows of candidate bases, starting near the last fit (not
+always the smallest base: a little space traded for a build linear in practice). O(total key bytes) Python steps plus the
+vectorized probes.
+Out of scope: deletion, dynamic insertion after build, tails/compression (the arrays are ~1.1-1.3
+slots per node).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+__all__ = ["DoubleArray"]
+
+_PAYLOAD = 256
+
+
+class DoubleArray:
+    """A static double-array trie mapping byte strings to non-negative ints."""
+
+    def __init__(self, keys: Sequence[bytes], values: Sequence[int]) -> None:
+        if len(keys) != len(values):
+            raise ValueError(f"keys and values differ in length: {len(keys)} != {len(values)}")
+        self.base: list[int] = [0]
+        self.check: list[int] = [-2]  # the root is used and has no parent
+        self.value: list[int] = [-1]
+        self._first_free = 1
+        self._multi_lo = 1
+        self._free = np.zeros(1, dtype=bool)  # build-time mirror of check == -1, for vectorized probes
+        self._place(self._dict_trie(keys, values))
+        del self._free
+
+    @staticmethod
+    def _dict_trie(keys: Sequence[bytes], values: Sequence[int]) -> dict[int, object]:
+        """Nested dicts: byte -> child dict; the key ``_PAYLOAD`` (256, above every byte) holds a value."""
+        root: dict[int, object] = {}
+        for key, val in zip(keys, values):
+            if val < 0:
+                raise ValueError(f"values must be >= 0, got {val} for key {key!r}")
+            node = root
+            for byte in key:
+                node = node.setdefault(byte, {})  # type: ignore[assignment]
+            node[_PAYLOAD] = val
+        return root
+
+    def _grow(self, size: int) -> None:
+        if size > len(self.check):
+            extra = max(size - len(self.check), len(self.check) // 2) + 1024
+            self.base.extend([0] * extra)
+            self.check.extend([-1] * extra)
+            self.value.extend([-1] * extra)
+            self._free = np.concatenate([self._free, np.ones(extra, dtype=bool)])
+
+    def _use(self, t: int, parent: int) -> None:
+        self.check[t] = parent
+        self._free[t] = False
+
+    def _find_base(self, labels: list[int]) -> int:
+        """Smallest base >= 1 whose slots ``base + c`` (c in labels) are all free.
+
+        One child: the first free slot (a pointer that only moves forward). Several: a vectorized
+        scan of a window of candidate bases (numpy AND of shifted free masks), window by window.
+        """
+        check = self.check
+        while self._first_free < len(check) and check[self._first_free] != -1:
+            self._first_free += 1
+        lo = self._first_free - labels[0]
+        if len(labels) == 1 and lo >= 1:
+            self._grow(self._first_free + 1)
+            return lo
+        # Start where the last multi-child search ended (Darts' heuristic): the region below is
+        # dense, and rescanning it for every node made the build quadratic.
+        lo = max(lo, 1, self._multi_lo)
+        window = 1 << 12
+        while True:
+            self._grow(lo + window + labels[-1] + 1)
+            ok = self._free[lo + labels[0]:lo + labels[0] + window].copy()
+            for c in labels[1:]:
+                ok &= self._free[lo + c:lo + c + window]
+            hit = int(ok.argmax())
+            if ok[hit]:
+                self._multi_lo = max(self._multi_lo, lo + hit - window)
+                return lo + hit
+            lo += window
+
+    def _place(self, root: dict[int, object]) -> None:
+        queue: list[tuple[int, dict[int, object]]] = [(0, root)]
+        value, base = self.value, self.base
+        for s, node in queue:  # breadth first; the list grows while we iterate
+            labels = sorted(node)
+            if labels and labels[-1] == _PAYLOAD:
+                value[s] = node[_PAYLOAD]  # type: ignore[assignment]
+                labels.pop()
+            if not labels:
+                continue
+            b = self._find_base(labels)
+            base[s] = b
+            for c in labels:
+                self._use(b + c, s)
+                queue.append((b + c, node[c]))  # type: ignore[arg-type]
+
+    def __len__(self) -> int:
+        """Number of slots (used and free)."""
+        return len(self.check)
+
+    def get(self, key: bytes) -> int:
+        """The value stored for ``key``, or -1. O(len(key))."""
+        s = 0
+        base, check, size = self.base, self.check, len(self.check)
+        for byte in key:
+            t = base[s] + byte
+            if t >= size or check[t] != s:
+                return -1
+            s = t
+        return self.value[s]
+
+    def prefixes(self, data: bytes, pos: int = 0) -> Iterator[tuple[int, int]]:
+        """``(end, value)`` for every key equal to ``data[pos:end]``, shortest first."""
+        s = 0
+        base, check, value, size = self.base, self.check, self.value, len(self.check)
+        for q in range(pos, len(data)):
+            t = base[s] + data[q]
+            if t >= size or check[t] != s:
+                return
+            s = t
+            if value[s] >= 0:
+                yield q + 1, value[s]
