@@ -12,7 +12,8 @@ deliberately broken engine from ``tokspec.fuzz.mutants``). tokspec modules are i
 
 Fuzzing continues after a finding (up to ``TOKSPEC_FUZZ_MAX_REPORTS``, default 10, per run), except
 with ``TOKSPEC_FUZZ_STOP_ON_FIRST=1`` (mutant runs) where the process exits with code 77 after the
-first report. Every report line on stderr reads ``TOKSPEC-FINDING <id> <seconds> <path>``.
+first report. Every report line on stderr reads ``TOKSPEC-FINDING <id> <seconds> <path>``, the
+seconds counted from the start of fuzzing to the *detection* (before minimization).
 A known finding (stored under ``corpora/fuzz/<target>/findings``) is not reported again.
 
 ``--replay DIR_OR_FILE TARGET`` re-checks stored reports deterministically and prints one JSON line
@@ -51,17 +52,21 @@ class _Reporter:
         self.max_reports = int(os.environ.get("TOKSPEC_FUZZ_MAX_REPORTS", "10"))
         self.stop_on_first = os.environ.get("TOKSPEC_FUZZ_STOP_ON_FIRST") == "1"
 
+    def elapsed(self) -> float:
+        return round(time.monotonic() - self.t0, 3)
+
     def write(self, fid: str, body: dict[str, Any]) -> Path:
+        """Write report ``fid`` atomically; ``body`` should carry ``detected_after_s``."""
         from tokspec.fuzz._findings import write_json_atomic
         body = {"id": fid, "target": self.target.name, "kind": self.target.kind,
-                "engines": list(self.target.engines), "found_after_s": round(time.monotonic() - self.t0, 3),
+                "engines": list(self.target.engines), "written_after_s": self.elapsed(),
                 "status": "open", "reproduce": f"python -m tokspec.fuzz.harness --replay "
                 f"corpora/fuzz/{self.target.name}/findings/{fid}.json {self.target.name}", **body}
         return write_json_atomic(self.dir / f"{fid}.json", body)
 
-    def done(self, fid: str, path: Path) -> None:
+    def done(self, fid: str, path: Path, detected: float) -> None:
         self.count += 1
-        print(f"TOKSPEC-FINDING {fid} {time.monotonic() - self.t0:.3f} {path}", file=sys.stderr, flush=True)
+        print(f"TOKSPEC-FINDING {fid} {detected:.3f} {path}", file=sys.stderr, flush=True)
         if self.stop_on_first or self.count >= self.max_reports:
             os._exit(EXIT_FOUND)
 
@@ -79,17 +84,18 @@ def _text_one_input(target: Any, check: Callable[[str], Any], rep: _Reporter) ->
         raw_id = finding_id(text)
         if raw_id in rep.seen:
             return
-        raw_path = rep.write("raw-" + raw_id, {"text": text, "minimized": False,
+        detected = rep.elapsed()
+        raw_path = rep.write("raw-" + raw_id, {"text": text, "minimized": False, "detected_after_s": detected,
                                                "explanation": verdict.explanation, "witness": verdict.witness})
         small = minimize_text(text, lambda t: not check(t).holds, max_tests=400, seconds=20)
         fid = finding_id(small)
         rep.seen.update({raw_id, fid})
         v = check(small)
         path = rep.write(fid, {"text": small, "text_hex": small.encode("utf-8", "surrogatepass").hex(),
-                               "original_text": text, "minimized": True,
+                               "original_text": text, "minimized": True, "detected_after_s": detected,
                                "explanation": v.explanation, "witness": v.witness})
         raw_path.unlink(missing_ok=True)
-        rep.done(fid, path)
+        rep.done(fid, path, detected)
     return one
 
 
@@ -113,7 +119,9 @@ def _hyp_one_input(name: str, rep: _Reporter) -> Callable[[bytes], None]:
             fid = finding_id({"crash": repr(exc)[:300]})
             if fid not in rep.seen:
                 rep.seen.add(fid)
-                rep.done(fid, rep.write(fid, {"explanation": "crash", "traceback": traceback.format_exc()}))
+                detected = rep.elapsed()
+                rep.done(fid, rep.write(fid, {"explanation": "crash", "detected_after_s": detected,
+                                              "traceback": traceback.format_exc()}), detected)
     return one
 
 
@@ -121,7 +129,9 @@ def _report_hyp(exc: Any, shrink: Any, rep: _Reporter, finding_id: Callable[[Any
     raw = finding_id(exc.example)
     if raw in rep.seen:
         return
+    detected = rep.elapsed()
     raw_path = rep.write("raw-" + raw, {"example": exc.example, "explanation": exc.verdict.explanation,
+                                        "detected_after_s": detected,
                                         "witness": exc.verdict.witness, "minimized": False})
     best = exc
     try:
@@ -135,15 +145,17 @@ def _report_hyp(exc: Any, shrink: Any, rep: _Reporter, finding_id: Callable[[Any
         return
     rep.seen.update({raw, fid})
     path = rep.write(fid, {"example": best.example, "explanation": best.verdict.explanation,
-                           "witness": best.verdict.witness, "minimized": True})
+                           "witness": best.verdict.witness, "minimized": True, "detected_after_s": detected,
+                           "original_example": exc.example})
     raw_path.unlink(missing_ok=True)
-    rep.done(fid, path)
+    rep.done(fid, path, detected)
 
 
 def _load_target(name: str) -> Any:
-    if name.startswith("mutant:"):
-        from tokspec.fuzz.mutants import mutant_target
-        return mutant_target(name.split(":", 1)[1])
+    for prefix in ("mutant:", "mutant--"):
+        if name.startswith(prefix):
+            from tokspec.fuzz.mutants import mutant_target
+            return mutant_target(name[len(prefix):])
     from tokspec.fuzz.targets import target_by_name
     return target_by_name(name)
 
