@@ -19,6 +19,17 @@ contract wants (checked by the tests). Two cases differ from the contract and ar
    UTF-8 bytes it holds. The bytes are aligned to characters by normalizing each character alone;
    when that does not reproduce the bytes (a normalizer that composes across characters, e.g. NFC of
    ``e`` + U+0301) the run keeps HF's whole-piece span: the finest alignment that can be justified.
+3. *Composition.* When the normalizer composes characters (NFC: ``e`` + U+0301 -> ``é``), HF gives
+   the composed token the span of the FIRST character only, and the combining mark is covered by no
+   token (``"é"`` -> ``(0, 1)`` over a 2-character text). The contract covers every character the
+   token's text came from: an uncovered character right after a token is added to it when it
+   combines with it, i.e. when ``norm(text[s:j+1]) != norm(text[s:j]) + norm(text[j])``. Characters
+   the normalizer deletes (soft hyphen, ZWJ...) still belong to no token.
+4. *Reordering.* NFC/NFKC reorder combining marks by combining class, and HF then aligns by
+   position: in ``i`` U+A8E8 U+0329 the token ``U+0329`` gets the span of U+A8E8. A token (or run of
+   byte tokens) whose text is not found in the normalization of its span, and whose span touches a
+   combining mark, is widened to the enclosing cluster (a non-combining character and the combining
+   marks after it): the finest alignment that can be justified once marks have moved.
 
 Out of scope: pairs of sequences, post-processors, decoding, HF's batch API.
 """
@@ -27,6 +38,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any
 
 import tokenizers
@@ -62,6 +74,11 @@ class HfEngine(Encoder):
         self._byte_fallback = bool(data["model"].get("byte_fallback"))
         self._metaspace = _METASPACE in json.dumps([data.get("normalizer"), data.get("pre_tokenizer")],
                                                   ensure_ascii=False)
+        model = data["model"]
+        self._prefix = model.get("continuing_subword_prefix") or "" if model["type"] == "WordPiece" else ""
+        self._unk_id = model.get("unk_id") if model["type"] == "Unigram" else (
+            self.library_tokenizer.token_to_id(model.get("unk_token") or ""))
+        self._text_pieces = "ByteLevel" not in json.dumps(data.get("pre_tokenizer"))
         self.info = EngineInfo(name, "tokenizer", "tokenizers", tokenizers.__version__, tj.sha256,
                                description or f"HF {tj.model_type} from {tj.path}")
 
@@ -80,6 +97,10 @@ class HfEngine(Encoder):
             offsets = self._empty_inserted(text, enc.tokens, offsets)
         if self._byte_fallback:
             offsets = self._split_byte_runs(text, enc.tokens, offsets)
+        if self.library_tokenizer.normalizer is not None:
+            offsets = self._absorb_composed(text, offsets)
+            if self._text_pieces and any(unicodedata.combining(ch) for ch in text):
+                offsets = self._widen_reordered(text, enc.tokens, enc.ids, offsets)
         return Encoding.of(enc.ids, offsets, enc.tokens).validate(text, self.info.name)
 
     def _normalize(self, s: str) -> str:
@@ -135,6 +156,69 @@ class HfEngine(Encoder):
                 return [None] * len(prefix) + owners
         return None
 
+    def _absorb_composed(self, text: str, offsets: list[Span]) -> list[Span]:
+        """Case 3 of the module docstring. O(n + uncovered runs * tokens + normalizer calls)."""
+        covered = [False] * (len(text) + 1)
+        for s, e in offsets:
+            covered[s:e] = [True] * (e - s)
+        out = list(offsets)
+        last_by_end = {e: k for k, (s, e) in enumerate(offsets) if s < e}
+        for a in range(1, len(text)):
+            if covered[a] or not covered[a - 1] or a not in last_by_end:
+                continue
+            k = last_by_end[a]
+            s, j = offsets[k][0], a
+            while j < len(text) and not covered[j] and self._combines(text, s, j):
+                j += 1
+            out = [(ts, j) if (ts, te) == offsets[k] else (ts, te) for ts, te in out]
+        return out
+
+    def _combines(self, text: str, s: int, j: int) -> bool:
+        """Does character ``j`` merge with ``text[s:j]`` under the normalizer?"""
+        return self._normalize(text[s:j + 1]) != self._normalize(text[s:j]) + self._normalize(text[j])
+
+    def _unit_surface(self, piece: str) -> bytes:
+        """The UTF-8 text a (non-byte) token stands for, as the normalizer produced it."""
+        if self._prefix and piece.startswith(self._prefix):
+            piece = piece[len(self._prefix):]
+        if self._metaspace:
+            piece = piece.replace(_METASPACE, " ").lstrip(" ")
+        return piece.encode("utf-8")
+
+    def _widen_reordered(self, text: str, tokens: list[str], ids: list[int],
+                         offsets: list[Span]) -> list[Span]:
+        """Case 4 of the module docstring. O(tokens) normalizer calls."""
+        out = list(offsets)
+        i = 0
+        while i < len(tokens):
+            j = i + 1
+            m = _BYTE_TOKEN.match(tokens[i])
+            while m and j < len(tokens) and _BYTE_TOKEN.match(tokens[j]) and offsets[j] == offsets[i]:
+                j += 1
+            s, e = offsets[i]
+            if m:
+                surface = bytes(int(_BYTE_TOKEN.match(t).group(1), 16) for t in tokens[i:j])  # type: ignore[union-attr]
+            else:
+                surface = self._unit_surface(tokens[i])
+            if s < e and ids[i] != self._unk_id and not self._explains(text, s, e, surface):
+                cs, ce = _cluster(text, s, e)
+                if self._explains(text, cs, ce, surface):
+                    out[i:j] = [(cs, ce)] * (j - i)
+            i = j
+        return out
+
+    def _explains(self, text: str, s: int, e: int, surface: bytes) -> bool:
+        return surface in self._normalize(text[s:e]).encode("utf-8")
+
     def token_piece(self, token_id: int) -> str:
         piece = self.library_tokenizer.id_to_token(token_id)
         return str(token_id) if piece is None else piece
+
+
+def _cluster(text: str, s: int, e: int) -> Span:
+    """Widen ``[s, e)`` to whole clusters: back to a non-combining character, on over marks."""
+    while s > 0 and unicodedata.combining(text[s]):
+        s -= 1
+    while e < len(text) and unicodedata.combining(text[e]):
+        e += 1
+    return s, e

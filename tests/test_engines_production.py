@@ -1,0 +1,386 @@
+"""Conformance of the production adapters (tokspec.engines.production).
+
+For every engine: ids equal the library's own public API (built independently here), offsets pass
+a slow oracle written in this file (token bytes or normalized surfaces against ``text[start:end]``),
+the text domain is enforced, special tokens are ordinary text, and EngineInfo is complete.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import gzip
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sentencepiece
+import tiktoken
+import tokenizers
+
+from tokspec import Encoder, InvalidTextError, UnknownEngineError, load_engine, models
+from tokspec.corpus import build_corpus
+from tokspec.engines._bytelevel import SPECIAL_TOKENS
+from tokspec.vocab import NAMED_FILES, named_path
+
+TIKTOKEN = ["tiktoken:cl100k_base", "tiktoken:o200k_base"]
+BPE_OPENAI = ["bpe-openai:cl100k_base", "bpe-openai:o200k_base"]
+HF_NAMED = ["hf:bert-base-uncased", "hf:mon-unigram"]
+HF_KINDS = ["hf-bpe", "hf-wordpiece", "hf-unigram"]
+SPM_KINDS = ["spm-unigram", "spm-unigram-bytes", "spm-unigram-identity", "spm-bpe"]
+ALL = TIKTOKEN + BPE_OPENAI + HF_NAMED + HF_KINDS + SPM_KINDS
+
+EDGE_TEXTS = [
+    "a", "\x00", "\x00\x00abc\x00", "\r\n", "a\r\nb\rc\n\n", "日本語のテキスト、漢字", "👨\u200d👩\u200d👧\u200d👦",
+    "🏳\ufe0f\u200d🌈x", "e\u0301\u0302 a\u0308 Z\u0335\u0334a", "مرحبا بالعالم", "\u202eabc\u202c \u200f",
+    "\t\x07\x1b[0m\x7f\x85", "ﬁ ① Ｆｕｌｌ ㍻ ¨", "   ", " a", "a ", "İstanbul ß ǅ", "\ufeffBOM",
+    "\U0010ffff\U000e0001", "x" * 500, " " * 300 + "y", "<|endoftext|>", "[CLS] <s> </s>",
+]
+
+
+@functools.lru_cache(maxsize=1)
+def corpus() -> list[str]:
+    return build_corpus(seed=0, size="small") + EDGE_TEXTS
+
+
+@functools.lru_cache(maxsize=None)
+def engine_name(key: str) -> str:
+    return models.engine_name(key) if key in models.KINDS else key
+
+
+def engine(key: str) -> Encoder:
+    return load_engine(engine_name(key))
+
+
+def model_path(key: str) -> str:
+    """The file behind an hf/spm engine key."""
+    if key in models.KINDS:
+        return str(models.trained_model(key))
+    return str(named_path(key.split(":", 1)[1]))
+
+
+# --- slow oracles --------------------------------------------------------------------------------
+
+def char_starts(text: str) -> list[int]:
+    """Byte position of each character start (and the end), by re-encoding prefixes."""
+    return [len(text[:i].encode("utf-8")) for i in range(len(text) + 1)]
+
+
+def oracle_spans(text: str, token_bytes: list[bytes]) -> list[tuple[int, int]]:
+    """The contract's char span of each token laid end to end, via bisect on char starts."""
+    starts = char_starts(text)
+    out, pos = [], 0
+    for tb in token_bytes:
+        first = bisect.bisect_right(starts, pos) - 1
+        last = bisect.bisect_right(starts, pos + len(tb) - 1) - 1
+        out.append((first, last + 1))
+        pos += len(tb)
+    return out
+
+
+def gpt2_byte_decoder() -> dict[str, int]:
+    """The byte-level alphabet: printable Latin-1 bytes map to themselves, others to 256 + k."""
+    keep = set(range(33, 127)) | set(range(161, 173)) | set(range(174, 256))
+    mapping, k = {}, 0
+    for b in range(256):
+        if b in keep:
+            mapping[chr(b)] = b
+        else:
+            mapping[chr(256 + k)] = b
+            k += 1
+    return mapping
+
+
+def check_monotone(offsets: tuple[tuple[int, int], ...]) -> None:
+    starts = [s for s, _ in offsets]
+    ends = [e for _, e in offsets]
+    assert starts == sorted(starts) and ends == sorted(ends), offsets
+
+
+_BYTE = re.compile(r"<0x([0-9A-F]{2})>\Z")
+
+
+def check_bytes_family(key: str, text: str) -> None:
+    """tiktoken / bpe-openai: token bytes from the library itself, spans by the bisect oracle."""
+    eng = engine(key)
+    enc = eng.encode(text)
+    lib = eng.library_encoding if key.startswith("tiktoken") else bpe_openai_encoding(key)  # type: ignore[attr-defined]
+    token_bytes = [lib.decode_single_token_bytes(i) for i in enc.ids]
+    assert b"".join(token_bytes) == text.encode("utf-8")
+    assert list(enc.offsets) == oracle_spans(text, token_bytes)
+    for (s, e), tb in zip(enc.offsets, token_bytes):
+        assert tb in text[s:e].encode("utf-8")
+
+
+def check_hf_bytelevel(key: str, text: str) -> None:
+    eng = engine(key)
+    enc = eng.encode(text)
+    dec = gpt2_byte_decoder()
+    token_bytes = [bytes(dec[c] for c in eng.token_piece(i)) for i in enc.ids]
+    assert b"".join(token_bytes) == text.encode("utf-8")
+    assert list(enc.offsets) == oracle_spans(text, token_bytes)
+
+
+def check_hf_wordpiece(key: str, text: str) -> None:
+    eng = engine(key)
+    enc = eng.encode(text)
+    tok = eng.library_tokenizer  # type: ignore[attr-defined]
+    unk = tok.token_to_id("[UNK]")
+    for i, (s, e) in zip(enc.ids, enc.offsets):
+        assert s < e
+        piece = eng.token_piece(i)
+        core = piece[2:] if piece.startswith("##") else piece
+        if i != unk:
+            assert core in tok.normalizer.normalize_str(text[s:e]), (piece, text[s:e])
+
+
+def check_hf_metaspace(key: str, text: str) -> None:
+    eng = engine(key)
+    enc = eng.encode(text)
+    tok = eng.library_tokenizer  # type: ignore[attr-defined]
+    unk = tok.model.unk_id if hasattr(tok.model, "unk_id") else 0
+    for i, (s, e) in zip(enc.ids, enc.offsets):
+        piece = eng.token_piece(i)
+        norm = tok.normalizer.normalize_str(text[s:e])
+        m = _BYTE.match(piece)
+        if s == e:  # only text HF inserted may cover nothing
+            assert (m and int(m.group(1), 16) in "\u2581".encode()) or set(piece) == {"\u2581"}, piece
+        elif m:
+            assert int(m.group(1), 16) in norm.encode("utf-8"), (piece, text[s:e])
+        elif i != unk:
+            assert piece.replace("\u2581", " ").lstrip(" ") in norm, (piece, text[s:e])
+
+
+def spm_context_normalize(sp: Any, span: str) -> str:
+    """sentencepiece's normalization of ``span`` in the middle of text: fenced by ``#`` so that the
+    dummy prefix and whitespace trimming at text edges do not apply to it."""
+    out = sp.normalize("#" + span + "#")
+    assert out.startswith("\u2581#") and out.endswith("#"), out
+    return str(out[2:-1])
+
+
+def check_spm(key: str, text: str) -> None:
+    eng = engine(key)
+    enc = eng.encode(text)
+    sp = eng.library_processor  # type: ignore[attr-defined]
+    for k, (i, (s, e)) in enumerate(zip(enc.ids, enc.offsets)):
+        piece = sp.id_to_piece(i)
+        norm = spm_context_normalize(sp, text[s:e])
+        m = _BYTE.match(piece)
+        if s == e:  # only the dummy prefix covers nothing
+            assert k == 0 and piece == "\u2581", (k, piece)
+        elif m:
+            assert int(m.group(1), 16) in norm.encode("utf-8"), (piece, text[s:e])
+        elif i != sp.unk_id():
+            dummy = k == 0 and piece.startswith("\u2581")  # the dummy prefix joined the first piece
+            assert piece in norm or (dummy and piece[1:] in norm), (piece, text[s:e])
+
+
+def family(key: str) -> Any:
+    if key in TIKTOKEN or key in BPE_OPENAI:
+        return check_bytes_family
+    if key == "hf-bpe":
+        return check_hf_bytelevel
+    if key in ("hf:bert-base-uncased", "hf-wordpiece"):
+        return check_hf_wordpiece
+    if key in ("hf:mon-unigram", "hf-unigram"):
+        return check_hf_metaspace
+    return check_spm
+
+
+# --- independent constructions of each library ----------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def bpe_openai_encoding(key: str) -> Any:
+    import bpe_openai
+
+    return bpe_openai.get_encoding(key.split(":", 1)[1])
+
+
+@pytest.fixture(scope="module")
+def official_tiktoken(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tiktoken.Encoding]:
+    """tiktoken Encodings built by tiktoken_ext.openai_public's own constructors (pattern, special
+    tokens, rank parser), with its download replaced by a local copy of the same file."""
+    from tiktoken import load
+    from tiktoken_ext import openai_public
+
+    tmp = tmp_path_factory.mktemp("tiktoken")
+    local = {}
+    for enc, file_name in [("cl100k_base", "cl100k_base"), ("o200k_base", "o200k_base")]:
+        p = named_path(file_name)
+        data = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+        (tmp / enc).write_bytes(data)
+        local[enc] = str(tmp / enc)
+    mp = pytest.MonkeyPatch()
+    mp.setattr(openai_public, "load_tiktoken_bpe",
+               lambda url, expected_hash=None: load.load_tiktoken_bpe(
+                   local[url.rsplit("/", 1)[1].split(".")[0]], expected_hash=expected_hash))
+    try:
+        return {enc: tiktoken.Encoding(**getattr(openai_public, enc)()) for enc in local}
+    finally:
+        mp.undo()
+
+
+def hf_library(key: str) -> tokenizers.Tokenizer:
+    tok = tokenizers.Tokenizer.from_file(model_path(key))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+# --- tests ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key", ALL)
+def test_offsets_match_slow_oracle(key: str) -> None:
+    check = family(key)
+    for text in corpus():
+        enc = engine(key).encode(text)
+        enc.validate(text)
+        check_monotone(enc.offsets)
+        check(key, text)
+
+
+@pytest.mark.parametrize("key", TIKTOKEN)
+def test_tiktoken_ids_equal_official_construction(
+        key: str, official_tiktoken: dict[str, tiktoken.Encoding]) -> None:
+    ours = engine(key)
+    official = official_tiktoken[key.split(":", 1)[1]]
+    assert ours.library_encoding._pat_str == official._pat_str  # type: ignore[attr-defined]
+    for text in corpus():
+        assert list(ours.encode(text).ids) == official.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("key", BPE_OPENAI)
+def test_bpe_openai_ids_equal_package_api_and_tiktoken(key: str) -> None:
+    ours = engine(key)
+    tk = engine("tiktoken:" + key.split(":", 1)[1])
+    for text in corpus():
+        ids = list(ours.encode(text).ids)
+        assert ids == bpe_openai_encoding(key).encode_ordinary(text)
+        assert ids == list(tk.encode(text).ids)
+
+
+def test_bpe_openai_uses_the_rust_binding() -> None:
+    from bpe_openai import _bindings
+
+    for key in BPE_OPENAI:
+        backend = engine(key).backend  # type: ignore[attr-defined]
+        assert isinstance(backend, _bindings.PyTokenizer)
+        assert Path(_bindings.__file__).suffix == ".so"
+
+
+def _special_contents(tok_path: str) -> list[str]:
+    import json
+
+    data = json.loads(Path(tok_path).read_text(encoding="utf-8"))
+    return [t["content"] for t in data.get("added_tokens") or [] if t.get("special")]
+
+
+@pytest.mark.parametrize("key", HF_NAMED + HF_KINDS)
+def test_hf_ids_equal_library_api(key: str) -> None:
+    ours = engine(key)
+    lib = hf_library(key)
+    specials = _special_contents(model_path(key))
+    raw_offsets_are_contract = key in ("hf:bert-base-uncased", "hf-bpe", "hf-wordpiece")
+    for text in corpus():
+        if any(s in text for s in specials):
+            continue
+        theirs = lib.encode(text, add_special_tokens=False)
+        enc = ours.encode(text)
+        assert list(enc.ids) == theirs.ids
+        if raw_offsets_are_contract:
+            assert list(enc.offsets) == theirs.offsets
+
+
+@pytest.mark.parametrize("key", SPM_KINDS)
+def test_spm_ids_equal_library_api(key: str) -> None:
+    ours = engine(key)
+    lib = sentencepiece.SentencePieceProcessor(model_file=model_path(key))
+    for text in corpus():
+        assert list(ours.encode(text).ids) == lib.encode(text)
+
+
+@pytest.mark.parametrize("key", SPM_KINDS)
+def test_spm_offset_mapping_equals_serialized_proto(key: str) -> None:
+    """offset_mapping's byte spans are the proto's begin/end (read with tokspec's wire reader)."""
+    from tokspec.engines._protowire import iter_fields
+
+    sp = engine(key).library_processor  # type: ignore[attr-defined]
+    for text in corpus()[::5]:
+        om = sp.encode(text, return_type="offset_mapping", return_bytes=True)
+        proto = sp.encode(text, return_type="serialized_proto")
+        spans = []
+        for number, _, value in iter_fields(proto):
+            if number == 2:
+                fields = {n: v for n, _, v in iter_fields(value)}
+                spans.append((fields.get(4, 0), fields.get(5, 0)))
+        assert [tuple(s) for s in om["offsets"]] == spans
+
+
+@pytest.mark.parametrize("key", ALL)
+def test_text_domain(key: str) -> None:
+    eng = engine(key)
+    assert eng.encode("").ids == () and eng.encode("").offsets == ()
+    for bad in ["a\ud800b", "\udfff", "x" * 10 + "\ud83d"]:
+        with pytest.raises(InvalidTextError, match="surrogate"):
+            eng.encode(bad)
+    with pytest.raises(InvalidTextError):
+        eng.encode(b"bytes")  # type: ignore[arg-type]
+
+
+def test_special_tokens_are_ordinary_text() -> None:
+    for key in TIKTOKEN + BPE_OPENAI:
+        ids = engine(key).encode("<|endoftext|>").ids
+        special_ids = set(SPECIAL_TOKENS[key.split(":", 1)[1]].values())
+        assert len(ids) > 1 and special_ids.isdisjoint(ids)
+    bert = engine("hf:bert-base-uncased")
+    for special in ["[CLS]", "[SEP]", "[MASK]", "[PAD]", "[UNK]"]:
+        enc = bert.encode(f"a {special} b")
+        assert bert.library_tokenizer.token_to_id(special) not in enc.ids  # type: ignore[attr-defined]
+        assert "".join(bert.token_piece(i).lstrip("#") for i in enc.ids) == f"a{special}b".lower()
+    # mon-unigram's Unigram model itself holds "<s>", "</s>", "<pad>" as pieces: with the added
+    # tokens gone, the model still picks them (finding hf-unigram-control-pieces-in-model).
+    mon = engine("hf:mon-unigram")
+    model = mon.library_tokenizer.model  # type: ignore[attr-defined]
+    for special in ["<s>", "</s>", "<pad>"]:
+        assert [t.id for t in model.tokenize(special)] == [mon.library_tokenizer.token_to_id(special)]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("key", ALL)
+def test_engine_info_and_cache(key: str) -> None:
+    eng = engine(key)
+    assert load_engine(engine_name(key)) is eng
+    info = eng.info
+    assert info.name == engine_name(key) and info.kind == "tokenizer"
+    versions = {"tiktoken": tiktoken.__version__, "tokenizers": tokenizers.__version__,
+                "sentencepiece": sentencepiece.__version__}
+    if info.library in versions:
+        assert info.library_version == versions[info.library]
+    else:
+        assert info.library == "bpe-openai" and info.library_version.startswith("0.1.4")
+    if key in models.KINDS or key in HF_NAMED:
+        from tokspec.vocab import sha256_hex
+
+        assert info.vocab_sha256 == sha256_hex(Path(model_path(key)).read_bytes())
+    else:
+        assert info.vocab_sha256 == NAMED_FILES[key.split(":", 1)[1]].sha256
+    enc = eng.encode("Hello")
+    assert all(eng.token_piece(i) != str(i) for i in enc.ids)
+
+
+def test_unknown_engine_names() -> None:
+    for bad in ["tiktoken:nope_base", "bpe-openai:gpt2", "hf:", "spm:/no/such.model",
+                "hf:/no/such/tokenizer.json"]:
+        with pytest.raises(UnknownEngineError, match="name="):
+            load_engine(bad)
+
+
+def test_tiktoken_path_uses_cl100k_pattern(tmp_path: Path) -> None:
+    src = named_path("cl100k_base")
+    path = tmp_path / "copy.tiktoken"
+    path.write_bytes(src.read_bytes())
+    eng = load_engine(f"tiktoken:{path}")
+    assert "cl100k_base's pattern" in eng.info.description
+    for text in corpus()[::7]:
+        assert eng.encode(text) == engine("tiktoken:cl100k_base").encode(text)
