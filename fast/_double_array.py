@@ -17,13 +17,25 @@ slots per node).
 
 from __future__ import annotations
 
+import hashlib
+import os
+import tempfile
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import numpy as np
 
 __all__ = ["DoubleArray"]
 
 _PAYLOAD = 256
+_FORMAT = 1  # bump when the layout changes: part of the cache key
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("TOKSPEC_CACHE") or os.path.join(tempfile.gettempdir(), "tokspec-cache")
+    path = Path(root) / "datrie"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 class DoubleArray:
@@ -109,6 +121,41 @@ class DoubleArray:
             for c in labels:
                 self._use(b + c, s)
                 queue.append((b + c, node[c]))  # type: ignore[arg-type]
+
+    @classmethod
+    def cached(cls, keys: Sequence[bytes], values: Sequence[int]) -> DoubleArray:
+        """Build, or load the arrays built earlier for exactly these keys and values.
+
+        Cache: ``$TOKSPEC_CACHE/datrie/<sha256 of keys and values>.npz`` (default under the temp
+        dir), written atomically. A loaded trie is verified (every key maps to its value, O(total
+        key bytes)); a mismatch or unreadable file is rebuilt, never trusted.
+        """
+        digest = hashlib.sha256(f"v{_FORMAT}".encode())
+        for key, val in zip(keys, values):
+            digest.update(len(key).to_bytes(4, "little") + key + val.to_bytes(8, "little", signed=True))
+        path = _cache_dir() / f"{digest.hexdigest()}.npz"
+        if path.is_file():
+            try:
+                with np.load(path) as npz:
+                    trie = cls._from_arrays(npz["base"], npz["check"], npz["value"])
+                if all(trie.get(k) == v for k, v in zip(keys, values)):
+                    return trie
+            except (OSError, ValueError, KeyError):
+                pass
+        trie = cls(keys, values)
+        tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
+        np.savez(tmp, base=np.asarray(trie.base, dtype=np.int64),
+                 check=np.asarray(trie.check, dtype=np.int64), value=np.asarray(trie.value, dtype=np.int64))
+        os.replace(tmp, path)
+        return trie
+
+    @classmethod
+    def _from_arrays(cls, base: np.ndarray, check: np.ndarray, value: np.ndarray) -> DoubleArray:
+        if not len(base) == len(check) == len(value) or len(base) == 0:
+            raise ValueError("double-array arrays differ in length or are empty")
+        trie = cls.__new__(cls)
+        trie.base, trie.check, trie.value = base.tolist(), check.tolist(), value.tolist()
+        return trie
 
     def __len__(self) -> int:
         """Number of slots (used and free)."""

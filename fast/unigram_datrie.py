@@ -73,7 +73,7 @@ class DatrieUnigram(Encoder):
         keys = [model.pieces[i].encode("utf-8") for i in ids]
         self.trie_kind = trie
         if trie == "double-array":
-            self.da = DoubleArray(keys, ids)
+            self.da = DoubleArray.cached(keys, ids)
         else:
             self.dict_trie = DoubleArray._dict_trie(keys, ids)
         self.scores = [_f32(s) if model.float32 else s for s in model.scores]
