@@ -241,3 +241,28 @@ def test_library_and_contract_offsets_differ_only_in_offsets(
     # contract: the prepended metaspace covers nothing; each byte token covers its own character
     assert con.offsets[0] == (0, 0) and lib.offsets[0] == (0, 1)
     assert json.dumps(con.offsets[:7]) == json.dumps([[0, 0]] + [[0, 1]] * 3 + [[1, 2]] * 3)
+
+
+_META = {"type": "Metaspace", "replacement": "\u2581"}
+PRETOKENIZER_VARIANTS = [
+    *({**_META, "prepend_scheme": scheme, "split": split}
+      for scheme in ("always", "first", "never") for split in (True, False)),
+    {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"},
+                                           {**_META, "prepend_scheme": "first", "split": True}]},
+    {"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"},
+                                           {**_META, "prepend_scheme": "always", "split": False}]},
+]
+
+
+@pytest.mark.parametrize("variant", PRETOKENIZER_VARIANTS, ids=lambda v: json.dumps(v)[-60:])
+def test_metaspace_variants_equal_hf(tmp_path: Path, variant: dict[str, object]) -> None:
+    """The mon-unigram model under every Metaspace/WhitespaceSplit configuration HF offers."""
+    data = json.loads(named_path("mon-unigram").read_bytes())
+    data["pre_tokenizer"] = variant
+    path = tmp_path / "variant.json"
+    path.write_text(json.dumps(data))
+    hf = Tokenizer.from_file(str(path))
+    hf.encode_special_tokens = True
+    ref = unigram_encoder_from_tokenizer_json(path, "r", offsets="library")
+    for text in [*build_corpus()[::6], "  a  b ", "\u200b a", " ", "\u2581\u2581a", "\u200b\u3000x y"]:
+        _same_as_hf(hf, ref, text)

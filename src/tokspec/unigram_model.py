@@ -193,12 +193,19 @@ def _metaspace(spec: dict[str, Any]) -> Callable[[Aligned, int], list[Aligned]]:
     split = bool(spec.get("split", True))
 
     def run(a: Aligned, index: int) -> list[Aligned]:
+        # HF "first": the piece starts at original offset 0 (the unsplit root always does)
+        first = isinstance(a, _Root) or bool(a.spans and a.spans[0][0] == 0)
         a = nz.apply_edits(a, [(rep if c == " " else c, 0) for c in a.text])
-        if scheme == "always" or (scheme == "first" and index == 0):
+        if scheme == "always" or (scheme == "first" and first):
             if not a.text.startswith(rep):
                 a = nz.prepend(a, rep)
         return _split_before(a, rep) if split else [a]
     return run
+
+
+class _Root(Aligned):
+    """The whole normalized text before any split (HF: its original offsets start at 0 even when
+    normalization deleted leading characters)."""
 
 
 def _whitespace_split(a: Aligned) -> list[Aligned]:
@@ -244,7 +251,8 @@ def hf_pipeline(tj: TokenizerJson) -> Callable[[str], list[Aligned]]:
     pre = _pretokenizer(tj.data.get("pre_tokenizer"), tj.path)
 
     def pipeline(text: str) -> list[Aligned]:
-        return pre([norm(Aligned.of(text))])
+        root = norm(Aligned.of(text))
+        return pre([_Root(root.text, root.spans, root.origins)])
     return pipeline
 
 
