@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import tokspec
 from tokspec.corpus import build_corpus
+from tokspec.fuzz.strategies import repetitions, shaped_text, unicode_text
 from tokspec.fuzz.strategies import bpe_any_ranks, byte_strings
 from tokspec.reference import pretok_regex as pr
 from tokspec.reference.bpe_merges_from_ranks import merges_from_ranks
@@ -118,7 +119,7 @@ def test_reference_offsets_follow_the_byte_convention() -> None:
     assert len(enc.offsets) > 2  # the robot emoji is more than one cl100k token
 
 
-@given(st.text(st.characters(codec="utf-8"), max_size=60))
+@given(st.one_of(unicode_text(max_size=60), shaped_text(), repetitions(max_repeat=60)))
 @example("1234567 can't  \n\n x\u0c5c's")
 @example(" " * 300 + "a" * 5)
 def test_hyp_reference_equals_tiktoken_all_categories(text: str) -> None:

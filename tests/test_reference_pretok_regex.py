@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import tokspec
 from tokspec.corpus import build_corpus
+from tokspec.fuzz.strategies import repetitions, shaped_text, unicode_text
 from tokspec.errors import UnknownEngineError
 from tokspec.reference import pretok_regex as pr
 from tokspec.reference.bpe_hf import oniguruma_compat
@@ -172,7 +173,7 @@ def test_unknown_pattern_name_is_a_named_error() -> None:
         pr.compiled("cl100k_base", "15.0")  # type: ignore[arg-type]
 
 
-@given(st.text(st.characters(codec="utf-8"), max_size=40))
+@given(st.one_of(unicode_text(max_size=60), shaped_text(), repetitions(max_repeat=60)))
 @example("1234567 can't  \n\n x")
 @example("\u0c5c's a\U000323b0")
 def test_hyp_pretok_engines_equal_hf_split_all_categories(text: str) -> None:

