@@ -384,3 +384,44 @@ def test_tiktoken_path_uses_cl100k_pattern(tmp_path: Path) -> None:
     assert "cl100k_base's pattern" in eng.info.description
     for text in corpus()[::7]:
         assert eng.encode(text) == engine("tiktoken:cl100k_base").encode(text)
+
+
+# --- recorded findings (corpora/production/findings.json) -----------------------------------------
+
+def _stored_findings() -> list[dict[str, Any]]:
+    import json
+
+    from tokspec.engines._findings import FINDINGS_DIR
+
+    return list(json.loads((FINDINGS_DIR / "findings.json").read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("record", _stored_findings(), ids=lambda r: str(r["id"]))
+def test_finding_replays(record: dict[str, Any]) -> None:
+    """The library still behaves as recorded, tokspec's conversion is unchanged, and tokspec's
+    offsets pass the slow oracle of their family."""
+    from tokspec.engines._findings import FINDINGS_DIR, observe
+
+    case = {k: record[k] for k in ("id", "engine", "text", "what")}
+    assert observe(case) == record
+    assert record["library_output"]["offsets"] != record["tokspec_output"]["offsets"] or (
+        record["library_output"]["ids"] != record["tokspec_output"]["ids"])
+    key = record["engine"]
+    if key.startswith("spm:"):
+        key = f"spm:{FINDINGS_DIR / key[4:]}"
+        check_spm(key, record["text"])
+    else:
+        family(key)(key, record["text"])
+
+
+def test_findings_spm_model_is_reproducible() -> None:
+    from tokspec.engines._findings import FINDINGS_DIR, SPM_MODEL, build_findings_spm_model
+
+    assert build_findings_spm_model() == (FINDINGS_DIR / SPM_MODEL).read_bytes()
+
+
+def test_sentencepiece_immutable_proto_is_gone() -> None:
+    """sentencepiece 0.2.3 refuses out_type='immutable_proto' (why _spm uses offset_mapping)."""
+    sp = engine("spm-bpe").library_processor  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="immutable_proto"):
+        sp.encode("abc", out_type="immutable_proto")

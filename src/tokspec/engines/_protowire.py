@@ -16,7 +16,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
-__all__ = ["WireError", "Field", "iter_fields", "read_varint", "as_float", "as_signed"]
+__all__ = ["WireError", "Field", "iter_fields", "iter_field_slices", "read_varint", "write_varint",
+           "as_float", "as_signed"]
 
 #: (field_number, wire_type, value): value is an int for types 0, 1, 5 and bytes for type 2.
 Field = tuple[int, int, "int | bytes"]
@@ -58,16 +59,35 @@ def _read_value(data: bytes, pos: int, wire_type: int) -> tuple[int | bytes, int
     raise WireError(f"unsupported wire type {wire_type} at byte {pos}")
 
 
-def iter_fields(data: bytes) -> Iterator[Field]:
-    """Yield every field of a message in order. O(len(data))."""
+def iter_field_slices(data: bytes) -> Iterator[tuple[int, int, int | bytes, bytes]]:
+    """Like :func:`iter_fields`, plus each field's raw bytes (key included). O(len(data))."""
     pos = 0
     while pos < len(data):
+        start = pos
         key, pos = read_varint(data, pos)
         number, wire_type = key >> 3, key & 7
         if number == 0:
             raise WireError(f"field number 0 at byte {pos}")
         value, pos = _read_value(data, pos, wire_type)
+        yield number, wire_type, value, data[start:pos]
+
+
+def iter_fields(data: bytes) -> Iterator[Field]:
+    """Yield every field of a message in order. O(len(data))."""
+    for number, wire_type, value, _ in iter_field_slices(data):
         yield number, wire_type, value
+
+
+def write_varint(value: int) -> bytes:
+    """Encode a non-negative int as a base-128 varint (the inverse of :func:`read_varint`)."""
+    if value < 0:
+        raise WireError(f"write_varint needs value >= 0, got value={value}")
+    out = bytearray()
+    while True:
+        low, value = value & 0x7F, value >> 7
+        out.append(low | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
 
 
 def as_float(value: int | bytes) -> float:

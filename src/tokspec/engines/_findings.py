@@ -1,0 +1,142 @@
+"""Recorded surprises of the production libraries, and how to re-observe them.
+
+Each case names an engine, a text and what is surprising. :func:`observe` computes both the
+library's raw output and tokspec's (contract) output; ``corpora/production/findings.json`` stores
+them (written by :func:`write_findings`), and tests/test_engines_production.py replays every case,
+requiring both outputs to be unchanged and tokspec's to pass the slow offset oracle.
+
+The sentencepiece cases use ``corpora/production/findings_spm.model``: a 300-piece Unigram model
+with byte fallback and a two-rule normalizer (U+FB01 -> ``fi``, U+02D9 -> space + U+0307), trained
+by :func:`build_findings_spm_model` (byte-identical on every run; 6 kB instead of nmt_nfkc's 250 kB).
+
+Out of scope: training-reproducibility observations (``training_reproducibility.json``, not
+replayable because the behaviour is non-deterministic).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import sentencepiece
+import tokenizers
+
+from tokspec._registry import load_engine
+from tokspec.engines._protowire import iter_field_slices, write_varint
+from tokspec.vocab import named_path
+
+__all__ = ["CASES", "FINDINGS_DIR", "observe", "write_findings", "build_findings_spm_model"]
+
+FINDINGS_DIR = Path(__file__).resolve().parents[3] / "corpora" / "production"
+SPM_MODEL = "findings_spm.model"
+
+CASES: list[dict[str, str]] = [
+    {"id": "hf-metaspace-inserted-prefix", "engine": "hf:mon-unigram", "text": "Hello world",
+     "what": "the prepended metaspace token gets the span of the next character, (0, 1); it covers "
+             "no input, so the contract gives (0, 0)"},
+    {"id": "hf-byte-fallback-shared-span", "engine": "hf:mon-unigram", "text": "日本語 テスト",
+     "what": "all byte tokens of one unknown piece get the whole piece's span (1, 3); the contract "
+             "gives each byte token the character holding its byte"},
+    {"id": "hf-nfc-composition-orphan", "engine": "hf:mon-unigram", "text": "xe\u0301y",
+     "what": "NFC composes e + U+0301; HF spans the composed token over 'e' only and leaves U+0301 "
+             "covered by no token; the contract covers both"},
+    {"id": "hf-nfc-reordering-positional", "engine": "hf:mon-unigram", "text": "i\ua8e8\u0329x",
+     "what": "NFC reorders U+A8E8 (ccc 230) after U+0329 (ccc 220); HF aligns by position, giving "
+             "the U+0329 token the span of U+A8E8; the contract widens to the cluster"},
+    {"id": "hf-unigram-control-pieces-in-model", "engine": "hf:mon-unigram", "text": "<s> </s> <pad>",
+     "what": "mon-unigram's Unigram vocabulary holds <s>, </s>, <pad> as ordinary pieces (score 0), "
+             "so even with special added tokens removed the model emits ids 1, 2, 3 for that text "
+             "(sentencepiece never matches control pieces)"},
+    {"id": "hf-special-added-token-matched", "engine": "hf:bert-base-uncased", "text": "a [CLS] b",
+     "what": "with add_special_tokens=False HF still matches '[CLS]' in the input as id 101; "
+             "tokspec encodes it as ordinary text"},
+    {"id": "spm-byte-fallback-last-piece-span", "engine": "spm:" + SPM_MODEL, "text": "龍😀",
+     "what": "byte pieces of one character: only the LAST gets the character's byte span, the "
+             "earlier ones get empty spans; the contract gives each the character"},
+    {"id": "spm-expansion-first-piece-empty", "engine": "spm:" + SPM_MODEL, "text": "o\ufb01o",
+     "what": "U+FB01 normalizes to 'fi', segmented f + i: 'f' gets an empty span, 'i' the whole "
+             "character; the contract gives both the character"},
+    {"id": "spm-expansion-space-piece", "engine": "spm:" + SPM_MODEL, "text": "a\u02d9b",
+     "what": "U+02D9 normalizes to space + U+0307: the '▁' piece from that space gets an empty "
+             "span at 1 (looks inserted) though it comes from U+02D9"},
+]
+
+
+def build_findings_spm_model() -> bytes:
+    """Train the tiny findings model (see module docstring). Deterministic, ~0.1 s."""
+    rng = random.Random(0)
+    words = ["fix", "find", "the", "dot", "tokenizer", "offset", "span", "byte", "fallback", "text"]
+    lines = [" ".join(rng.choice(words) for _ in range(8)) for _ in range(300)]
+    with tempfile.TemporaryDirectory() as tmp:
+        rules = Path(tmp) / "rules.tsv"
+        rules.write_text("FB01\t66 69\n2D9\t20 307\n", encoding="ascii")
+        out = io.BytesIO()
+        sentencepiece.SentencePieceTrainer.train(
+            sentence_iterator=iter(lines), model_writer=out, vocab_size=300, model_type="unigram",
+            byte_fallback=True, normalization_rule_tsv=str(rules), num_threads=1, minloglevel=2,
+            hard_vocab_limit=False)
+    return _drop_rule_path(out.getvalue())
+
+
+def _drop_rule_path(model: bytes) -> bytes:
+    """Remove ``normalizer_spec.normalization_rule_tsv`` (field 6 of field 3): the trainer stores
+    the rule file's temporary path there, which would make every training differ."""
+    out = bytearray()
+    for number, _, value, raw in iter_field_slices(model):
+        if number == 3 and isinstance(value, bytes):
+            spec = b"".join(r for n, _, _, r in iter_field_slices(value) if n != 6)
+            out += bytes([3 << 3 | 2]) + write_varint(len(spec)) + spec
+        else:
+            out += raw
+    return bytes(out)
+
+
+def _engine_name(case: dict[str, str]) -> str:
+    if case["engine"] == "spm:" + SPM_MODEL:
+        return f"spm:{FINDINGS_DIR / SPM_MODEL}"
+    return case["engine"]
+
+
+def _library_output(case: dict[str, str]) -> dict[str, Any]:
+    """The library's own output, unconverted (HF: from the unmodified file, char offsets;
+    sentencepiece: offset_mapping byte offsets)."""
+    text = case["text"]
+    if case["engine"].startswith("hf:"):
+        tok = tokenizers.Tokenizer.from_file(str(named_path(case["engine"][3:])))
+        tok.no_truncation()
+        tok.no_padding()
+        enc = tok.encode(text, add_special_tokens=False)
+        return {"ids": enc.ids, "tokens": enc.tokens, "offsets": [list(o) for o in enc.offsets],
+                "offset_unit": "char"}
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(FINDINGS_DIR / SPM_MODEL))
+    out = sp.encode(text, return_type="offset_mapping", return_bytes=True)
+    return {"ids": out["ids"], "tokens": [p.decode("utf-8", "replace") for p in out["pieces"]],
+            "offsets": [list(o) for o in out["offsets"]], "offset_unit": "utf-8 byte"}
+
+
+def observe(case: dict[str, str]) -> dict[str, Any]:
+    """A finding record: the case, the library's output and tokspec's output."""
+    eng = load_engine(_engine_name(case))
+    enc = eng.encode(case["text"])
+    return {**case, "library": f"{eng.info.library} {eng.info.library_version}",
+            "vocab_sha256": eng.info.vocab_sha256, "library_output": _library_output(case),
+            "tokspec_output": {"ids": list(enc.ids or ()), "offsets": [list(o) for o in enc.offsets]}}
+
+
+def write_findings(directory: Path = FINDINGS_DIR) -> Path:
+    """(Re)write the findings model (if missing) and findings.json; return the JSON path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    model = directory / SPM_MODEL
+    if not model.is_file():
+        model.write_bytes(build_findings_spm_model())
+    path = directory / "findings.json"
+    records = [observe(case) for case in CASES]
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(records, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
