@@ -266,3 +266,25 @@ def test_metaspace_variants_equal_hf(tmp_path: Path, variant: dict[str, object])
     ref = unigram_encoder_from_tokenizer_json(path, "r", offsets="library")
     for text in [*build_corpus()[::6], "  a  b ", "\u200b a", " ", "\u2581\u2581a", "\u200b\u3000x y"]:
         _same_as_hf(hf, ref, text)
+
+
+def test_converted_spm_model_with_precompiled_equals_hf(tmp_path: Path) -> None:
+    """A trained nmt_nfkc sentencepiece model converted to tokenizer.json (HF ``Precompiled`` +
+    space-run collapsing + Metaspace): the reference's HF flavour equals HF."""
+    import base64
+    from tokspec.vocab import load_spm_model
+    m = load_spm_model(trained_model("spm-unigram-bytes"))
+    tj = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "post_processor": None,
+          "decoder": None,
+          "normalizer": {"type": "Sequence", "normalizers": [
+              {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(m.precompiled_charsmap).decode()},
+              {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]},
+          "pre_tokenizer": {**_META, "prepend_scheme": "always", "split": True},
+          "model": {"type": "Unigram", "unk_id": m.unk_id, "byte_fallback": m.byte_fallback,
+                    "vocab": [[p, s] for p, s in zip(m.pieces, m.scores)]}}
+    path = tmp_path / "converted.json"
+    path.write_text(json.dumps(tj))
+    hf = Tokenizer.from_file(str(path))
+    ref = unigram_encoder_from_tokenizer_json(path, "r", offsets="library")
+    for text in [*build_corpus()[::2], "\uff21\u0301", "\x7fy", "a\r\nb"]:
+        _same_as_hf(hf, ref, text)

@@ -9,6 +9,7 @@ side is still reproduced). Regenerate the files with
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 import tempfile
@@ -27,7 +28,7 @@ from tokspec.reference.unigram import unigram_encoder_from_spm_model, unigram_en
 from tokspec.spm_normalize import synthesize_spm_model
 from tokspec.unigram_model import UnigramModel, unigram_model_from_tokenizer_json
 from tokspec.reference.unigram import UnigramReference
-from tokspec.vocab import named_path
+from tokspec.vocab import load_spm_model, named_path
 
 FINDINGS_DIR = Path(__file__).resolve().parents[1] / "corpora" / "reference-wp-unigram" / "findings"
 CONTROLS = [("<unk>", 0.0, "unknown"), ("<s>", 0.0, "control"), ("</s>", 0.0, "control")]
@@ -70,13 +71,17 @@ def hf_unicode_tables() -> dict[str, Any]:
             "hf_mon_unigram_pieces": enc.tokens}
 
 
-def _converted_pair(vocab: list[tuple[str, float, str]], byte_fallback: bool) -> tuple[sentencepiece.SentencePieceProcessor, Tokenizer, UnigramReference, UnigramReference]:
+def _converted_pair(vocab: list[tuple[str, float, str]], byte_fallback: bool, precompiled: bool = False
+                    ) -> tuple[sentencepiece.SentencePieceProcessor, Tokenizer, UnigramReference, UnigramReference]:
     """The same model as a sentencepiece .model and as an HF tokenizer.json (converted by hand:
-    Metaspace prepend, no normalizer: inputs are ASCII without space runs)."""
+    Metaspace prepend; normalizer: none (inputs ASCII without space runs), or with
+    ``precompiled`` the model's nmt_nfkc charsmap as HF ``Precompiled``)."""
     tmp = Path(tempfile.mkdtemp())
     spec = trained_model("spm-unigram-bytes" if byte_fallback else "spm-unigram")
     model = synthesize_spm_model(tmp / "m.model", vocab, specs_from=spec)
-    tj = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+    charsmap = base64.b64encode(load_spm_model(model).precompiled_charsmap).decode()
+    normalizer = {"type": "Precompiled", "precompiled_charsmap": charsmap} if precompiled else None
+    tj = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": normalizer,
           "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": False},
           "post_processor": None, "decoder": None,
           "model": {"type": "Unigram", "unk_id": 0, "byte_fallback": byte_fallback,
@@ -126,6 +131,30 @@ def spm_float32_vs_hf_float64() -> dict[str, Any]:
             and list(ref_hf.encode(text).ids) == enc.ids}
 
 
+def hf_precompiled_quirks() -> dict[str, Any]:
+    """Same nmt_nfkc model, sentencepiece vs HF's ``Precompiled`` normalizer. (1) HF replaces a
+    whole grapheme cluster by the replacement of the shortest charsmap key that is a PREFIX of
+    it, so the combining mark after a mapped character is lost: "Ａ" + U+0301 -> "A" (spm:
+    "Á"). (2) A deletion at the very start shifts HF's offsets: for "\x7fy" HF reports "y" at
+    (0, 1) although it is character 1 (spm: (1, 2))."""
+    vocab = [*CONTROLS, ("\u2581", -1.0, "normal"), ("A", -2.0, "normal"), ("\u00c1", -2.0, "normal"),
+             ("y", -2.0, "normal")]
+    sp, hf, ref_spm, ref_hf = _converted_pair(vocab, byte_fallback=False, precompiled=True)
+    cases = []
+    for text in ["\uff21\u0301", "\x7fy"]:
+        enc = hf.encode(text, add_special_tokens=False)
+        lib = sp.encode(text, return_type="offset_mapping")
+        cases.append({
+            "input": text,
+            "a": {"ids": lib["ids"], "pieces": sp.encode(text, out_type=str), "offsets": [list(o) for o in lib["offsets"]]},
+            "b": {"ids": enc.ids, "pieces": enc.tokens, "offsets": [list(o) for o in enc.offsets]},
+            "reference_reproduces_both":
+                (list(ref_spm.encode(text).ids), [list(o) for o in ref_spm.encode(text).offsets]) == (lib["ids"], [list(o) for o in lib["offsets"]])
+                and (list(ref_hf.encode(text).ids), [list(o) for o in ref_hf.encode(text).offsets]) == (enc.ids, [list(o) for o in enc.offsets])})
+    return {"engines": ["sentencepiece", "hf tokenizers (same model, Precompiled normalizer)"],
+            "classification": "decoded text differs / offsets differ", "cases": cases}
+
+
 def adapter_contract_offsets() -> dict[str, Any]:
     """Engineer A's adapters convert library offsets to the contract heuristically; the reference
     derives them from the alignment. They disagree (ids equal) where the heuristic is coarse: an
@@ -156,6 +185,7 @@ FINDINGS: dict[str, Callable[[], dict[str, Any]]] = {
     "hf-matches-byte-and-control-pieces": hf_matches_byte_and_control_pieces,
     "adapter-contract-offsets": adapter_contract_offsets,
     "spm-float32-vs-hf-float64": spm_float32_vs_hf_float64,
+    "hf-precompiled-quirks": hf_precompiled_quirks,
 }
 
 

@@ -232,3 +232,29 @@ def test_malformed_charsmap_is_a_vocabulary_error() -> None:
         CharsMap.parse(b"\x01\x00", "m.model")
     with pytest.raises(VocabularyError, match="trie size"):
         CharsMap.parse(b"\xff\x00\x00\x00abcd", "m.model")
+
+
+# -- HF's Precompiled normalizer (the sentencepiece charsmap applied HF's way) --------------------
+
+@pytest.fixture(scope="module")
+def charsmap_pair() -> tuple[normalizers.Normalizer, CharsMap]:
+    blob = load_spm_model(trained_model("spm-unigram")).precompiled_charsmap
+    cm = CharsMap.parse(blob, "spm-unigram")
+    assert cm is not None
+    return normalizers.Precompiled(blob), cm
+
+
+@given(text=st.one_of(TEXT, MARKY, st.text("\x7f\x0b\r\n \uff21\u0301\ufb01\u2474\u200d\U0001F468a", max_size=10)))
+def test_hyp_hf_precompiled_alignment(charsmap_pair: tuple[normalizers.Normalizer, CharsMap], text: str) -> None:
+    from tokspec.spm_normalize import hf_precompiled
+    hf_norm, cm = charsmap_pair
+    a = hf_precompiled(Aligned.of(text), cm)
+    assert list(zip(a.text, a.spans)) == hf_alignment(hf_norm, text)
+
+
+def test_hf_precompiled_on_corpus(charsmap_pair: tuple[normalizers.Normalizer, CharsMap]) -> None:
+    from tokspec.spm_normalize import hf_precompiled
+    hf_norm, cm = charsmap_pair
+    for text in build_corpus()[::2]:
+        a = hf_precompiled(Aligned.of(text), cm)
+        assert list(zip(a.text, a.spans)) == hf_alignment(hf_norm, text), text[:80]

@@ -29,13 +29,15 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+import regex
+
 from tokspec._types import Span
 from tokspec.errors import UnsupportedComponentError, VocabularyError
-from tokspec.normalize import Aligned
+from tokspec.normalize import Aligned, apply_edits
 from tokspec.unigram_model import UNK_PENALTY, UnigramModel, byte_piece
 from tokspec.vocab import SpmModel, load_spm_model
 
-__all__ = ["CharsMap", "SpmNormalizer", "spm_unigram_model", "synthesize_spm_model"]
+__all__ = ["CharsMap", "SpmNormalizer", "spm_unigram_model", "synthesize_spm_model", "hf_precompiled"]
 
 _SPACE = "\u2581"
 
@@ -64,15 +66,15 @@ class CharsMap:
         units = struct.unpack_from(f"<{trie_size // 4}I", blob, 4)
         return cls(units, blob[4 + trie_size:])
 
-    def longest_match(self, data: bytes, pos: int) -> tuple[int, bytes] | None:
-        """(length, replacement) of the longest key at ``data[pos:]``, or None.
+    def prefix_matches(self, data: bytes, pos: int) -> list[tuple[int, bytes]]:
+        """(length, replacement) of every key that is a prefix of ``data[pos:]``, shortest first.
 
         darts-clone's common-prefix search: from the root, XOR the node position with each byte,
         check the label, follow the offset; a unit with ``has_leaf`` marks the end of a key whose
         value sits in the unit reached next. O(key length)."""
         units = self.units
         node = _offset(units[0])
-        best: tuple[int, bytes] | None = None
+        found: list[tuple[int, bytes]] = []
         for i in range(pos, len(data)):
             node ^= data[i]
             if node >= len(units) or _label(units[node]) != data[i]:
@@ -80,8 +82,13 @@ class CharsMap:
             unit = units[node]
             node ^= _offset(unit)
             if (unit >> 8) & 1 and node < len(units):   # has_leaf: a key ends here
-                best = (i + 1 - pos, self._pool_string(units[node] & 0x7FFFFFFF))
-        return best
+                found.append((i + 1 - pos, self._pool_string(units[node] & 0x7FFFFFFF)))
+        return found
+
+    def longest_match(self, data: bytes, pos: int) -> tuple[int, bytes] | None:
+        """The longest key at ``data[pos:]`` (sentencepiece's rule), or None."""
+        found = self.prefix_matches(data, pos)
+        return found[-1] if found else None
 
     def _pool_string(self, at: int) -> bytes:
         end = self.pool.find(b"\x00", at)
@@ -227,3 +234,56 @@ def synthesize_spm_model(path: str | Path, pieces: list[tuple[str, float, str]],
     out = Path(path)
     out.write_bytes(body + specs)
     return out
+
+
+# -- HF tokenizers' ``Precompiled`` normalizer (same charsmap, different algorithm) ---------------
+
+_GRAPHEME = regex.compile(r"\X")
+
+
+def _hf_transform(cm: CharsMap, chunk: str) -> str | None:
+    """HF ``Precompiled::transform``: the replacement of the SHORTEST key that is a prefix of
+    ``chunk`` (not necessarily all of it), or None."""
+    found = cm.prefix_matches(chunk.encode("utf-8"), 0)
+    return found[0][1].decode("utf-8") if found else None
+
+
+def _hf_replace(edits: list[tuple[str, int]], old: str, new: str) -> None:
+    """HF's ``replace`` helper: new chars replace old ones; extra new chars are insertions;
+    fewer new chars fold the difference into the LAST edit so far (even an earlier grapheme's)."""
+    diff = len(new) - len(old)
+    edits.extend((c, 0) for c in new)
+    if diff > 0:
+        for k in range(len(edits) - diff, len(edits)):
+            edits[k] = (edits[k][0], 1)
+    elif diff < 0 and edits:
+        edits[-1] = (edits[-1][0], edits[-1][1] + diff)
+
+
+def hf_precompiled(a: Aligned, cm: CharsMap) -> Aligned:
+    """HF ``Precompiled`` normalizer: per extended grapheme cluster, if it is under 6 UTF-8
+    bytes and a key is a prefix of it, the WHOLE cluster becomes that key's replacement (so
+    ``"Ａ\u0301"`` -> ``"A"``: the mark is lost; sentencepiece gives ``"Á"``); otherwise each
+    character is looked up alone. HF's spans are positional: a deletion with no earlier edit to
+    fold into shifts every later span left (``"\x7fy"``: ``y`` is reported at ``(0, 1)``); the
+    contract origins track each character's true source. O(n * key length)."""
+    edits: list[tuple[str, int]] = []
+    sources: list[tuple[int, int]] = []          # old-character range of each emitted char
+    for match in _GRAPHEME.finditer(a.text):
+        cluster, start = match.group(), match.start()
+        rep = _hf_transform(cm, cluster) if len(cluster.encode("utf-8")) < 6 else None
+        if rep is not None:
+            _hf_replace(edits, cluster, rep)
+            sources.extend([(start, match.end())] * len(rep))
+            continue
+        for k, c in enumerate(cluster):
+            rep = _hf_transform(cm, c)
+            if rep is None:
+                edits.append((c, 0))
+                sources.append((start + k, start + k + 1))
+            else:
+                _hf_replace(edits, c, rep)
+                sources.extend([(start + k, start + k + 1)] * len(rep))
+    result = apply_edits(a, edits, strict=False)
+    origins = tuple((a.origins[lo][0], max(o[1] for o in a.origins[lo:hi])) for lo, hi in sources)
+    return Aligned(result.text, result.spans, origins)

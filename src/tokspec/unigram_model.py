@@ -24,6 +24,8 @@ sampling / n-best. Special tokens are ordinary text (tokspec contract): compare 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -161,11 +163,25 @@ def _normalizer(spec: dict[str, Any] | None, where: str) -> Normalizer:
         return nz.lowercase
     if kind == "Prepend":
         return lambda a, s=str(spec["prepend"]): nz.prepend(a, s)
+    if kind == "Precompiled":
+        return _precompiled(spec, where)
     raise UnsupportedComponentError(
         f"{where}: normalizer type={kind!r} is not supported (supported: {', '.join(NORMALIZERS)})")
 
 
-NORMALIZERS = ("Sequence", "NFC", "NFD", "NFKC", "NFKD", "Replace", "Lowercase", "Prepend")
+NORMALIZERS = ("Sequence", "NFC", "NFD", "NFKC", "NFKD", "Replace", "Lowercase", "Prepend",
+               "Precompiled")
+
+
+def _precompiled(spec: dict[str, Any], where: str) -> Normalizer:
+    """HF ``Precompiled``: a sentencepiece charsmap (base64) applied HF's way."""
+    from tokspec.spm_normalize import CharsMap, hf_precompiled  # local: that module imports this one
+    try:
+        blob = base64.b64decode(str(spec.get("precompiled_charsmap") or ""), validate=True)
+    except binascii.Error as exc:
+        raise VocabularyError(f"{where}: Precompiled precompiled_charsmap is not base64: {exc}") from exc
+    cm = CharsMap.parse(blob, where)
+    return (lambda a: a) if cm is None else (lambda a: hf_precompiled(a, cm))
 PRETOKENIZERS = ("Metaspace", "WhitespaceSplit", "Sequence")
 
 
