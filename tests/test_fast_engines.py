@@ -1,0 +1,81 @@
+"""The ``fast:*`` and ``peek2:*`` engines end to end: names, errors, and exactness (ids AND offsets)
+against the reference engines and the production libraries on the conformance corpus."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tokspec import InvalidTextError, UnknownEngineError, load_engine
+from tokspec.corpus import build_corpus
+from tokspec.fast import engines as fast_engines
+
+CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpora" / "fast"
+
+
+@pytest.mark.parametrize("name", ["fast:nope", "fast:x.txt", "peek2:r50k_base", "peek2:"])
+def test_unknown_names_are_named_errors(name: str) -> None:
+    with pytest.raises(UnknownEngineError, match="unknown engine name"):
+        load_engine(name)
+
+
+def test_engines_listed_and_described() -> None:
+    names = [n for n, _ in fast_engines.engines()]
+    for want in ("fast:cl100k_base", "fast:o200k_base", "fast:mon-unigram", "peek2:cl100k_base", "peek2:o200k_base"):
+        assert want in names
+    info = load_engine("peek2:o200k_base").info
+    assert info.kind == "pretokenizer" and info.vocab_sha256 is None
+
+
+@pytest.mark.parametrize("pattern", ["cl100k_base", "o200k_base", "llama3", "qwen2"])
+def test_peek2_engine_equals_pretok_engine(pattern: str) -> None:
+    fast, ref = load_engine(f"peek2:{pattern}"), load_engine(f"pretok:{pattern}")
+    for text in build_corpus(seed=9)[::2]:
+        assert fast.encode(text) == ref.encode(text), text[:80]
+
+
+@pytest.mark.parametrize("vocab,peers", [
+    ("cl100k_base", ["reference:cl100k_base", "tiktoken:cl100k_base", "bpe-openai:cl100k_base"]),
+    ("o200k_base", ["reference:o200k_base", "tiktoken:o200k_base"]),
+    ("qwen", ["reference:qwen"]),
+])
+def test_fast_bpe_equals_reference_and_production(vocab: str, peers: list[str]) -> None:
+    fast = load_engine(f"fast:{vocab}")
+    engines = [load_engine(p) for p in peers]
+    for text in build_corpus(seed=10)[::3]:
+        got = fast.encode(text)
+        for peer, engine in zip(peers, engines):
+            want = engine.encode(text)
+            assert (got.ids, got.offsets) == (want.ids, want.offsets), (peer, text[:80])
+
+
+@given(st.text(max_size=40))
+def test_hyp_fast_cl100k_equals_tiktoken(text: str) -> None:
+    got, want = load_engine("fast:cl100k_base").encode(text), load_engine("tiktoken:cl100k_base").encode(text)
+    assert (got.ids, got.offsets) == (want.ids, want.offsets)
+
+
+def test_lone_surrogate_rejected_centrally() -> None:
+    for name in ("fast:cl100k_base", "peek2:o200k_base"):
+        with pytest.raises(InvalidTextError, match="surrogate"):
+            load_engine(name).encode("ab\ud800")
+
+
+def test_token_piece_is_readable() -> None:
+    fast = load_engine("fast:cl100k_base")
+    ids = fast.encode("hello world").ids
+    assert ids is not None
+    assert "".join(fast.token_piece(i) for i in ids) == "hello world"
+
+
+@pytest.mark.parametrize("path", sorted((CORPUS_DIR / "disagreements").glob("*.json")), ids=lambda p: p.stem)
+def test_regression_recorded_disagreements(path: Path) -> None:
+    """Replay each stored disagreement: every recorded engine still gives its recorded output."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    for name, out in doc["engines"].items():
+        enc = load_engine(name).encode(doc["text"])
+        assert [list(o) for o in enc.offsets] == out["offsets"] and list(enc.ids or []) == out["ids"], name
