@@ -17,6 +17,7 @@ from tokspec import Encoder, Encoding, EngineInfo, InvalidTextError, TokspecErro
 from tokspec.diff import (
     check_pair,
     compare,
+    dumps_record,
     format_comparison,
     make_record,
     record_name,
@@ -160,7 +161,7 @@ def test_record_fields(tmp_path: Path) -> None:
     assert record["first_divergence"]["b"]["text"] == "ab"
     assert record["outputs"]["a"]["ids"] == [ord(ch) for ch in "xxab yy"]
     assert record["classification"] == "different segmentation"
-    json.dumps(record)  # serializable
+    assert json.loads(dumps_record(record)) == record
 
 
 def test_save_is_content_addressed_and_replaces_atomically(tmp_path: Path) -> None:
@@ -171,6 +172,7 @@ def test_save_is_content_addressed_and_replaces_atomically(tmp_path: Path) -> No
     assert p1 == p2 and p1.name == record_name(A, b, "x")
     assert sorted(f.name for f in tmp_path.iterdir()) == [p1.name]  # no temp files left
     stored = json.loads(p1.read_text(encoding="utf-8"))
+    assert stored == make_record(A, b, c, reproduce=stored["reproduce"])
     assert stored["reproduce"].endswith(str(p1)) and "toy:x" in stored["reproduce"]
 
 
