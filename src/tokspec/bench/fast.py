@@ -1,0 +1,188 @@
+"""``tokspec bench fast``: the fast engines against their references and production peers.
+
+Cases (``quick=False``; sizes are UTF-8 bytes of generated text):
+
+- ``bpe-whole``: backtracking BPE on ONE pretoken (no pretokenization, the seed's worst case) of
+  10 KB, 100 KB and 1 MB, vs the naive reference merge loop where it finishes in reasonable time
+  (10 KB; at 100 KB it would take minutes: quadratic) and vs tiktoken's merge loop on one piece.
+  A ``linear`` row compares the 1 MB time to 10 x the 100 KB time (ratio >= 1/1.1 means the 1 MB
+  run took at most 11 x the 100 KB run).
+- ``bpe-text``: ``fast:cl100k_base`` / ``fast:o200k_base`` vs ``reference:*``, ``tiktoken:*``,
+  ``bpe-openai:*`` on English prose (the pretokenized pipeline, ids and offsets).
+- ``unigram``: double-array Viterbi vs the dict-trie Viterbi (same loop, the seed's baseline), and
+  ``fast:mon-unigram`` vs ``reference:mon-unigram``, ``hf:mon-unigram``; a trained sentencepiece
+  model vs ``spm:``.
+- ``peek2``: Peek2 vs ``regex`` (tiktoken's pattern) on ~1 MB of English, Chinese-like text, code.
+
+``quick=True``: the same kinds of rows on ~20 KB inputs with a generated tiny BPE vocabulary and a
+small trained Unigram model, a few seconds in all. Text is generated at run time: prose from
+``tokspec.corpus``, code from this Python's standard library sources, CJK from code point ranges.
+"""
+
+from __future__ import annotations
+
+import inspect
+import random
+import textwrap
+from collections.abc import Callable
+
+from tokspec import load_engine
+from tokspec.bench import BenchRow, time_best
+from tokspec.corpus import build_corpus
+
+__all__ = ["run"]
+
+SUITE = "fast"
+
+
+def english(n_bytes: int, seed: int = 0) -> str:
+    """About ``n_bytes`` of English-like prose: ASCII corpus texts, shuffled and repeated."""
+    rng = random.Random(seed)
+    texts = [t for t in build_corpus(seed=seed) if t.isascii() and " " in t]
+    out: list[str] = []
+    size = 0
+    while size < n_bytes:
+        t = rng.choice(texts)
+        out.append(t)
+        size += len(t) + 1
+    return " ".join(out)[:n_bytes]
+
+
+def chinese_like(n_bytes: int, seed: int = 0) -> str:
+    """CJK ideographs with sparse punctuation, spaces and digits (3 bytes per ideograph)."""
+    rng = random.Random(seed)
+    chars = []
+    for _ in range(n_bytes // 3):
+        r = rng.random()
+        chars.append(chr(rng.randint(0x4E00, 0x9FFF)) if r < 0.9 else rng.choice("，。、 1\n"))
+    return "".join(chars)
+
+
+def code(n_bytes: int) -> str:
+    """Python source from the standard library, repeated to size."""
+    import collections
+    import json
+    src = "".join(inspect.getsource(m) for m in (inspect, collections, json, textwrap))
+    return (src * (n_bytes // len(src) + 1))[:n_bytes]
+
+
+def _row(case: str, subject: str, baseline: str, n: int, fs: Callable[[], object],
+         fb: Callable[[], object], repeat: int = 3) -> BenchRow:
+    return BenchRow(SUITE, case, subject, baseline, n, time_best(fs, repeat=repeat), time_best(fb, repeat=repeat))
+
+
+def _peek2_rows(size: int) -> list[BenchRow]:
+    from tokspec.fast.pretok_peek2 import split
+    from tokspec.reference.pretok_regex import compiled
+    rows = []
+    inputs = {"english": english(size), "chinese-like": chinese_like(size), "code": code(size)}
+    for pattern in ("cl100k_base", "o200k_base"):
+        pat = compiled(pattern)
+        split("warm up", pattern)
+        for label, text in inputs.items():
+            n = len(text.encode())
+            rows.append(_row(f"peek2 {pattern} {label}", "peek2", "regex finditer", n,
+                             lambda t=text, p=pattern: split(t, p),
+                             lambda t=text, pat=pat: [m.span() for m in pat.finditer(t)]))
+    return rows
+
+
+def _tiny_ranks(seed: int = 0) -> dict[bytes, int]:
+    """A BPE table learned BPE-style on random text over a 4-letter alphabet (for quick runs)."""
+    rng = random.Random(seed)
+    ranks = {bytes([i]): i for i in range(256)}
+    segs = [[bytes([rng.choice(b"abcd")]) for _ in range(40)] for _ in range(50)]
+    for _ in range(200):
+        pairs = [(s[i], s[i + 1]) for s in segs for i in range(len(s) - 1) if s[i] + s[i + 1] not in ranks]
+        if not pairs:
+            break
+        a, b = rng.choice(pairs)
+        ranks[a + b] = len(ranks)
+        for s in segs:
+            i = 0
+            while i < len(s) - 1:
+                if s[i] == a and s[i + 1] == b:
+                    s[i:i + 2] = [a + b]
+                i += 1
+    return ranks
+
+
+def _bpe_whole_rows(quick: bool) -> list[BenchRow]:
+    import tiktoken
+
+    from tokspec.fast.bpe_backtrack import BacktrackBPE
+    from tokspec.reference.bpe_naive import bpe_ids
+    from tokspec.vocab import load_named_tiktoken
+    if quick:
+        ranks, label, sizes = _tiny_ranks(), "tiny", (2_000, 20_000)
+        data = bytes(random.Random(1).choice(b"abcd") for _ in range(sizes[-1]))
+    else:
+        ranks, label, sizes = load_named_tiktoken("cl100k_base").ranks, "cl100k", (10_000, 100_000, 1_000_000)
+        data = english(sizes[-1]).encode()
+    enc = BacktrackBPE(ranks)
+    core = tiktoken.Encoding(f"{label}-whole", pat_str=r"(?s).+", mergeable_ranks=ranks, special_tokens={})
+    rows: list[BenchRow] = []
+    times: dict[int, float] = {}
+    for n in sizes:
+        piece = data[:n]
+        # cold pair-validity memo for every call, so sizes compare like with like
+        times[n] = time_best(lambda p=piece: (enc._pair_cache.clear(), enc.encode(p)),
+                             repeat=1 if n >= 1_000_000 else 3)
+        tk = time_best(lambda p=piece: core._core_bpe.encode_single_piece(p), repeat=1)
+        rows.append(BenchRow(SUITE, f"bpe-whole {label} {n // 1000}KB", "backtrack", "tiktoken 1 piece", n,
+                             times[n], tk))
+        if n <= 10_000 or quick:
+            naive = time_best(lambda p=piece: bpe_ids(p, ranks), repeat=1)
+            rows.append(BenchRow(SUITE, f"bpe-whole {label} {n // 1000}KB", "backtrack", "reference naive", n,
+                                 times[n], naive))
+    small, big = sizes[-2], sizes[-1]
+    rows.append(BenchRow(SUITE, f"linear {big // 1000}KB vs 10x{small // 1000}KB", "backtrack big",
+                         "backtrack small x10", big, times[big], times[small] * big / small))
+    return rows
+
+
+def _engine_rows(case: str, subject: str, baselines: list[str], text: str) -> list[BenchRow]:
+    fast = load_engine(subject)
+    fast.encode(text[:1000])
+    rows = []
+    t_fast = time_best(lambda: fast.encode(text), repeat=2)
+    for name in baselines:
+        engine = load_engine(name)
+        engine.encode(text[:1000])
+        rows.append(BenchRow(SUITE, case, subject, name, len(text.encode()), t_fast,
+                             time_best(lambda e=engine: e.encode(text), repeat=2)))
+    return rows
+
+
+def _unigram_rows(quick: bool) -> list[BenchRow]:
+    from tokspec.fast.unigram_datrie import datrie_encoder
+    from tokspec.models import trained_model
+    rows = []
+    path = str(trained_model("spm-unigram-bytes"))
+    text = english(20_000 if quick else 300_000)
+    da, dt = datrie_encoder(path), datrie_encoder(path, trie="dict")
+    n = len(text.encode())
+    rows.append(_row("unigram spm-small english", "double-array", "dict trie", n,
+                     lambda: da.encode(text), lambda: dt.encode(text), repeat=2))
+    rows += _engine_rows("unigram spm-small english", f"fast:{path}", [f"reference:{path}", f"spm:{path}"], text)
+    if not quick:
+        mon_da, mon_dt = datrie_encoder("mon-unigram"), datrie_encoder("mon-unigram", trie="dict")
+        rows.append(_row("unigram mon english", "double-array", "dict trie", n,
+                         lambda: mon_da.encode(text), lambda: mon_dt.encode(text), repeat=2))
+        rows += _engine_rows("unigram mon english", "fast:mon-unigram",
+                             ["reference:mon-unigram", "hf:mon-unigram"], text)
+    return rows
+
+
+def run(*, quick: bool) -> list[BenchRow]:
+    """All rows of the suite (see module docstring); ``quick`` keeps it to a few seconds."""
+    rows = _peek2_rows(20_000 if quick else 1_000_000)
+    rows += _bpe_whole_rows(quick)
+    rows += _unigram_rows(quick)
+    if not quick:
+        text = english(300_000)
+        rows += _engine_rows("bpe-text cl100k english", "fast:cl100k_base",
+                             ["reference:cl100k_base", "tiktoken:cl100k_base", "bpe-openai:cl100k_base"], text)
+        rows += _engine_rows("bpe-text o200k english", "fast:o200k_base",
+                             ["reference:o200k_base", "tiktoken:o200k_base", "bpe-openai:o200k_base"], text)
+    return rows
