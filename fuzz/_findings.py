@@ -12,8 +12,10 @@ directory has ``corpora/``, else ``corpora/fuzz`` next to this package's source 
   current directory.
 
 A finding's ``id`` is the first 16 hex digits of the sha256 of its minimized input (text as UTF-8
-with surrogatepass, or the canonical JSON of a hypothesis example), so the same bug found twice
-has one id. Reports are written atomically (temporary file + ``os.replace``).
+with surrogatepass, or the canonical JSON of a hypothesis example), so the same input found twice
+has one id. Its *class* (:func:`finding_class`) groups inputs of one bug: a failing input whose
+class matches an open stored finding of the same target is *known*, not new (it is counted, not
+minimized or stored). Reports are written atomically (temporary file + ``os.replace``).
 
 Out of scope: cross-machine corpus syncing.
 """
@@ -23,11 +25,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["corpora_root", "cache_root", "finding_id", "write_json_atomic", "known_ids",
+__all__ = ["finding_class", "known_classes", "corpora_root", "cache_root", "finding_id", "write_json_atomic", "known_ids",
            "findings_dir", "corpus_dir", "load_findings", "hypothesis_db_dir"]
 
 
@@ -95,3 +98,18 @@ def load_findings(target: str) -> dict[str, dict[str, Any]]:
 
 def known_ids(target: str) -> set[str]:
     return set(load_findings(target))
+
+
+def finding_class(explanation: str, witness: dict[str, Any] | None) -> str:
+    """The bug class of a finding: a diff's classification ("different tokens", "same ids,
+    different offsets", "crash or rejection"), else the property's explanation with numbers
+    blanked. Two findings of one target with the same class count as the same bug."""
+    if witness and isinstance(witness.get("classification"), str):
+        return str(witness["classification"])
+    return re.sub(r"\d+", "N", explanation)
+
+
+def known_classes(target: str) -> set[str]:
+    """Classes of the stored findings of ``target`` that are still open."""
+    return {finding_class(r.get("explanation", ""), r.get("witness"))
+            for r in load_findings(target).values() if r.get("status") == "open"}

@@ -10,11 +10,14 @@ deliberately broken engine from ``tokspec.fuzz.mutants``). tokspec modules are i
 - ``hypothesis`` targets: the bytes drive ``test.hypothesis.fuzz_one_input``; a failure is
   reported with its example, then shrunk by hypothesis itself (replaying the example database).
 
-Fuzzing continues after a finding (up to ``TOKSPEC_FUZZ_MAX_REPORTS``, default 10, per run), except
-with ``TOKSPEC_FUZZ_STOP_ON_FIRST=1`` (mutant runs) where the process exits with code 77 after the
-first report. Every report line on stderr reads ``TOKSPEC-FINDING <id> <seconds> <path>``, the
+Fuzzing continues after a finding; after ``TOKSPEC_FUZZ_MAX_REPORTS`` (default 5) new findings in
+one run, further failing inputs are ignored (so minimization cannot eat the budget) while coverage
+exploration goes on. With ``TOKSPEC_FUZZ_STOP_ON_FIRST=1`` (mutant runs) the process exits with
+code 77 after the first report. Every report line on stderr reads ``TOKSPEC-FINDING <id> <seconds> <path>``, the
 seconds counted from the start of fuzzing to the *detection* (before minimization).
-A known finding (stored under ``corpora/fuzz/<target>/findings``) is not reported again.
+A known finding (stored under ``corpora/fuzz/<target>/findings``), or a failure of the same class
+(``_findings.finding_class``) as an open stored one, is not reported again: it is counted on stderr
+as ``TOKSPEC-KNOWN <count> <class>``. Each new class is reported once per run.
 
 ``--replay DIR_OR_FILE TARGET`` re-checks stored reports deterministically and prints one JSON line
 per report: ``{"id", "reproduces"}``.
@@ -47,9 +50,11 @@ class _Reporter:
         self.target = target
         self.dir = report_dir
         self.seen = _findings.known_ids(target.name)
+        self.classes = _findings.known_classes(target.name)
+        self.known_hits = 0
         self.count = 0
         self.t0 = time.monotonic()
-        self.max_reports = int(os.environ.get("TOKSPEC_FUZZ_MAX_REPORTS", "10"))
+        self.max_reports = int(os.environ.get("TOKSPEC_FUZZ_MAX_REPORTS", "5"))
         self.stop_on_first = os.environ.get("TOKSPEC_FUZZ_STOP_ON_FIRST") == "1"
 
     def elapsed(self) -> float:
@@ -64,10 +69,21 @@ class _Reporter:
                 f"corpora/fuzz/{self.target.name}/findings/{fid}.json {self.target.name}", **body}
         return write_json_atomic(self.dir / f"{fid}.json", body)
 
+    def is_known_class(self, explanation: str, witness: dict[str, Any] | None) -> bool:
+        """True (and counted) if the failure belongs to a known open bug class."""
+        from tokspec.fuzz._findings import finding_class
+        cls = finding_class(explanation, witness)
+        if cls not in self.classes:
+            return False
+        self.known_hits += 1
+        if self.known_hits in (1, 10, 100, 1000) or self.known_hits % 10000 == 0:
+            print(f"TOKSPEC-KNOWN {self.known_hits} {cls}", file=sys.stderr, flush=True)
+        return True
+
     def done(self, fid: str, path: Path, detected: float) -> None:
         self.count += 1
         print(f"TOKSPEC-FINDING {fid} {detected:.3f} {path}", file=sys.stderr, flush=True)
-        if self.stop_on_first or self.count >= self.max_reports:
+        if self.stop_on_first:
             os._exit(EXIT_FOUND)
 
 
@@ -79,18 +95,24 @@ def _text_one_input(target: Any, check: Callable[[str], Any], rep: _Reporter) ->
     def one(data: bytes) -> None:
         text = text_from_bytes(data)
         verdict = check(text)
-        if verdict.holds:
+        if verdict.holds or rep.count >= rep.max_reports:
             return
         raw_id = finding_id(text)
-        if raw_id in rep.seen:
+        if raw_id in rep.seen or rep.is_known_class(verdict.explanation, verdict.witness):
             return
         detected = rep.elapsed()
         raw_path = rep.write("raw-" + raw_id, {"text": text, "minimized": False, "detected_after_s": detected,
                                                "explanation": verdict.explanation, "witness": verdict.witness})
         small = minimize_text(text, lambda t: not check(t).holds, max_tests=400, seconds=20)
         fid = finding_id(small)
-        rep.seen.update({raw_id, fid})
+        rep.seen.add(raw_id)
         v = check(small)
+        if fid in rep.seen or rep.is_known_class(v.explanation, v.witness):
+            raw_path.unlink(missing_ok=True)  # minimized to a known finding or class
+            return
+        rep.seen.add(fid)
+        from tokspec.fuzz._findings import finding_class
+        rep.classes.add(finding_class(v.explanation, v.witness))
         path = rep.write(fid, {"text": small, "text_hex": small.encode("utf-8", "surrogatepass").hex(),
                                "original_text": text, "minimized": True, "detected_after_s": detected,
                                "explanation": v.explanation, "witness": v.witness})
@@ -111,6 +133,8 @@ def _hyp_one_input(name: str, rep: _Reporter) -> Callable[[bytes], None]:
         hyp_targets.make_test(name))
 
     def one(data: bytes) -> None:
+        if rep.count >= rep.max_reports:
+            return
         try:
             test.hypothesis.fuzz_one_input(data)  # type: ignore[attr-defined]
         except hyp_targets.PropertyFailed as exc:
@@ -127,7 +151,7 @@ def _hyp_one_input(name: str, rep: _Reporter) -> Callable[[bytes], None]:
 
 def _report_hyp(exc: Any, shrink: Any, rep: _Reporter, finding_id: Callable[[Any], str]) -> None:
     raw = finding_id(exc.example)
-    if raw in rep.seen:
+    if raw in rep.seen or rep.is_known_class(exc.verdict.explanation, exc.verdict.witness):
         return
     detected = rep.elapsed()
     raw_path = rep.write("raw-" + raw, {"example": exc.example, "explanation": exc.verdict.explanation,
@@ -139,11 +163,13 @@ def _report_hyp(exc: Any, shrink: Any, rep: _Reporter, finding_id: Callable[[Any
     except Exception as shrunk:  # noqa: BLE001 - the shrunk failure, whatever it is
         best = shrunk if hasattr(shrunk, "example") else exc
     fid = finding_id(best.example)
-    if fid in rep.seen:  # shrank to a known or already reported finding
-        raw_path.unlink(missing_ok=True)
-        rep.seen.add(raw)
+    rep.seen.add(raw)
+    if fid in rep.seen or rep.is_known_class(best.verdict.explanation, best.verdict.witness):
+        raw_path.unlink(missing_ok=True)  # shrank to a known finding or class
         return
-    rep.seen.update({raw, fid})
+    rep.seen.add(fid)
+    from tokspec.fuzz._findings import finding_class
+    rep.classes.add(finding_class(best.verdict.explanation, best.verdict.witness))
     path = rep.write(fid, {"example": best.example, "explanation": best.verdict.explanation,
                            "witness": best.verdict.witness, "minimized": True, "detected_after_s": detected,
                            "original_example": exc.example})

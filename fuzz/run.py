@@ -16,8 +16,9 @@ Usage::
 - Every new finding is replayed deterministically in a fresh process; a finding that reproduces is
   copied to ``corpora/fuzz/<target>/findings/<id>.json`` (unless ``--no-store``), where it becomes a
   known regression (replayed by the tests, never "new" again).
-- Prints a table (target, executions, exec/s, coverage, new findings, time to first finding) and
-  exits 1 if anything new was found, 0 otherwise (2 on usage errors).
+- Prints a table (target, executions, exec/s, coverage, new findings, time to first finding, and
+  "known": failing inputs of already stored open bug classes, at least this many) and exits 1 if
+  anything new was found, 0 otherwise (2 on usage errors).
 - ``--mutants``: the harness self-test: each deliberately broken engine of ``tokspec.fuzz.mutants``
   is fuzzed until first finding (budget per mutant); prints time-to-catch; exits 1 if one escapes.
 - ``--seed-corpora``: (re)write the seed inputs of every target from ``tokspec.corpus`` and exit.
@@ -71,6 +72,9 @@ def parse_stats(stderr: str) -> tuple[dict[str, float], list[tuple[str, float, s
     if cov:
         stats["cov"] = float(cov[-1])
     found = [(m[0], float(m[1]), m[2]) for m in re.findall(r"^TOKSPEC-FINDING (\S+) (\S+) (.+)$", stderr, re.M)]
+    known = re.findall(r"^TOKSPEC-KNOWN (\d+) ", stderr, re.M)
+    if known:
+        stats["known_hits"] = float(known[-1])
     note = ""
     m = re.search(r"^TOKSPEC-UNAVAILABLE (.*)$", stderr, re.M)
     if m:
@@ -152,13 +156,13 @@ def _store_new(run: TargetRun, run_dir: Path, store: bool) -> list[str]:
 
 
 def _table(runs: list[TargetRun], new: dict[str, list[str]]) -> str:
-    head = f"{'target':58} {'execs':>9} {'exec/s':>7} {'cov':>6} {'new':>4} {'first(s)':>8}  note"
+    head = f"{'target':58} {'execs':>9} {'exec/s':>7} {'cov':>6} {'new':>4} {'first(s)':>8} {'known':>6}  note"
     lines = [head, "-" * len(head)]
     for r in runs:
         first = f"{min(f[1] for f in r.findings):.1f}" if r.findings else "-"
         lines.append(f"{r.name[:58]:58} {int(r.stats.get('number_of_executed_units', 0)):>9} "
                      f"{int(r.stats.get('average_exec_per_sec', 0)):>7} {int(r.stats.get('cov', 0)):>6} "
-                     f"{len(new.get(r.name, [])):>4} {first:>8}  {r.note}")
+                     f"{len(new.get(r.name, [])):>4} {first:>8} {int(r.stats.get('known_hits', 0)):>6}  {r.note}")
     return "\n".join(lines)
 
 

@@ -102,3 +102,9 @@ def test_harness_catches_a_mutant_end_to_end(tmp_path: Path) -> None:
     replay = subprocess.run([sys.executable, "-m", "tokspec.fuzz.harness", "--replay", found[0][2],
                              "mutant:offset_off_by_one"], capture_output=True, text=True, env=env, timeout=120)
     assert json.loads(replay.stdout.splitlines()[0])["reproduces"] is True
+
+
+def test_finding_class() -> None:
+    assert _findings.finding_class("x", {"classification": "different tokens"}) == "different tokens"
+    assert _findings.finding_class("token 3 is out of order with token 2", {}) == \
+        _findings.finding_class("token 7 is out of order with token 6", None)
