@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from tokspec.corpus import build_corpus
 from tokspec.errors import VocabularyError
-from tokspec.fast.bpe_backtrack import BacktrackBPE, NonMonotoneVocabularyError
+from tokspec.fast.bpe_backtrack import BacktrackBPE, NonMonotoneVocabularyError, SelfCheckError
 from tokspec.vocab import load_named_tiktoken
 
 
@@ -178,3 +178,13 @@ def test_generated_tables_mostly_accepted_and_trained_ones_all() -> None:
     verdicts = [tiny(seed)[1] is not None for seed in range(60)]
     assert all(verdicts[1::2]), "a training-like table was rejected"
     assert sum(verdicts[0::2]) >= 10, "too few random tables accepted for the tests to mean much"
+
+
+def test_self_check_can_fail_and_names_the_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build-time self-check is live: break the encoder and it reports the first bad token."""
+    ranks, enc = tiny(1)
+    assert enc is not None
+    enc.self_check()  # passes on a sound build
+    monkeypatch.setattr(BacktrackBPE, "encode", lambda self, data: list(data))
+    with pytest.raises(SelfCheckError, match="self-check failed: token id=256"):
+        enc.self_check()
