@@ -60,8 +60,13 @@ def load_engine(name: str) -> Encoder:
         return engine
     eps = _entry_points()
     if prefix in eps:
-        factory = eps[prefix].load()
-        return _check_encoder(factory(arg), name)
+        try:
+            engine_obj = eps[prefix].load()(arg)
+        except Exception as exc:  # a third party's factory: name it, don't leak a traceback
+            raise UnknownEngineError(
+                f"engine name={name!r}: entry point {prefix!r} ({eps[prefix].value}) failed: "
+                f"{type(exc).__name__}: {exc}") from exc
+        return _check_encoder(engine_obj, name)
     if arg:
         return _load_module_attr(prefix, arg, name)
     raise UnknownEngineError(
