@@ -60,7 +60,7 @@ from tokspec.corpus import build_corpus, machine_texts
 from tokspec.errors import TokspecError
 
 __all__ = ["KINDS", "SMALL", "MID", "trained_model", "engine_name", "training_texts", "cache_dir",
-           "train_bytes", "common_char_lines"]
+           "train_bytes", "common_char_lines", "reproducibility_report"]
 
 SMALL = 1000
 MID = 8000
@@ -249,3 +249,30 @@ def engine_name(kind: str, *, vocab_size: int = SMALL, seed: int = 0) -> str:
     """The engine name for a trained model: ``hf:PATH`` or ``spm:PATH``."""
     prefix = "spm" if kind in _SPM_KINDS else "hf"
     return f"{prefix}:{trained_model(kind, vocab_size=vocab_size, seed=seed)}"
+
+
+def _vocab_of(data: bytes) -> dict[str, float]:
+    """piece -> score (Unigram) or piece -> id (BPE/WordPiece) of a tokenizer.json."""
+    vocab = json.loads(data)["model"]["vocab"]
+    if isinstance(vocab, list):
+        return {str(piece): float(score) for piece, score in vocab}
+    return {str(piece): float(i) for piece, i in vocab.items()}
+
+
+def reproducibility_report(kind: str, *, runs: int = 3, vocab_size: int = SMALL) -> dict[str, Any]:
+    """Train ``runs`` times and describe how the files differ. O(runs * training).
+
+    Keys: ``identical`` (all files byte-identical), ``distinct_files``; for HF kinds also
+    ``vocab_differences`` (pieces in some run but not the first) and ``max_value_difference``
+    (largest |score or id| difference of a piece present in both).
+    """
+    files = [train_bytes(kind, vocab_size=vocab_size) for _ in range(runs)]
+    report: dict[str, Any] = {"kind": kind, "vocab_size": vocab_size, "runs": runs,
+                              "identical": len(set(files)) == 1, "distinct_files": len(set(files))}
+    if kind in _HF_KINDS:
+        first = _vocab_of(files[0])
+        others = [_vocab_of(f) for f in files[1:]]
+        report["vocab_differences"] = sorted({p for o in others for p in set(o) ^ set(first)})
+        report["max_value_difference"] = max(
+            (abs(o[p] - first[p]) for o in others for p in o if p in first), default=0.0)
+    return report
