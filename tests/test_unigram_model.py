@@ -38,6 +38,7 @@ from tokspec.vocab import load_spm_model, named_path
 
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=24)
 MARKY = st.text(st.sampled_from(
+    " \t\u3000\u2029"
     "ae\u0301\u0316\u0327\u0898\u05a7\U00016af0\U00011d42\u1100\u1161\u11a8\uac00\ufb01\u2474"
     "\uff21\u0130\u03a3\u4e00\u200b\x00\ufffd\t\u00a0 Ab\u0958\u0f73\u1e9b"), max_size=12)
 
@@ -56,6 +57,8 @@ PAIRS = {
                 lambda a: nz.replace(a, regex.compile("[ab]+"), "XYZ")),
     "delete": (normalizers.Replace(Regex("[ab\u200b]"), ""),
                lambda a: nz.replace(a, regex.compile("[ab\u200b]"), "")),
+    "strip": (normalizers.Strip(left=True, right=True), lambda a: nz.strip(a, left=True, right=True)),
+    "rstrip": (normalizers.Strip(left=False, right=True), lambda a: nz.strip(a, left=False, right=True)),
 }
 
 
@@ -169,10 +172,10 @@ def test_tokenizer_json_model_shape() -> None:
 
 def test_unsupported_pipeline_components_raise(tmp_path: Path) -> None:
     data = json.loads(named_path("mon-unigram").read_bytes())
-    data["normalizer"] = {"type": "Strip", "strip_left": True, "strip_right": True}
+    data["normalizer"] = {"type": "BertNormalizer"}
     path = tmp_path / "t.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(UnsupportedComponentError, match="Strip"):
+    with pytest.raises(UnsupportedComponentError, match="BertNormalizer"):
         unigram_model_from_tokenizer_json(path)
     data["normalizer"] = None
     data["pre_tokenizer"] = {"type": "ByteLevel"}

@@ -40,6 +40,7 @@ __all__ = [
     "bert_clean",
     "bert_cjk_spacing",
     "prepend",
+    "strip",
     "is_rust_whitespace",
     "is_cjk_ideograph",
 ]
@@ -262,6 +263,17 @@ def replace(a: Aligned, pattern: regex.Pattern[str], content: str) -> Aligned:
         edits.extend((c, 1) for c in content[1:])          # the rest are insertions after it
         pos = e
     edits.extend((c, 0) for c in a.text[pos:])
+    return apply_edits(a, edits)
+
+
+def strip(a: Aligned, *, left: bool, right: bool) -> Aligned:
+    """HF ``Strip``: delete leading and/or trailing White_Space characters. O(n)."""
+    start, end = 0, len(a.text)
+    while left and start < end and a.text[start] in _WHITE_SPACE:
+        start += 1
+    while right and end > start and a.text[end - 1] in _WHITE_SPACE:
+        end -= 1
+    edits = [(c if start <= i < end else "", 0) for i, c in enumerate(a.text)]
     return apply_edits(a, edits)
 
 

@@ -165,12 +165,15 @@ def _normalizer(spec: dict[str, Any] | None, where: str) -> Normalizer:
         return lambda a, s=str(spec["prepend"]): nz.prepend(a, s)
     if kind == "Precompiled":
         return _precompiled(spec, where)
+    if kind == "Strip":
+        left, right = bool(spec.get("strip_left", True)), bool(spec.get("strip_right", True))
+        return lambda a: nz.strip(a, left=left, right=right)
     raise UnsupportedComponentError(
         f"{where}: normalizer type={kind!r} is not supported (supported: {', '.join(NORMALIZERS)})")
 
 
 NORMALIZERS = ("Sequence", "NFC", "NFD", "NFKC", "NFKD", "Replace", "Lowercase", "Prepend",
-               "Precompiled")
+               "Precompiled", "Strip")
 
 
 def _precompiled(spec: dict[str, Any], where: str) -> Normalizer:
