@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import sentencepiece
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from tokenizers import Tokenizer, models
 
@@ -176,6 +176,9 @@ def test_mon_unigram_equals_hf_on_corpus(mon: tuple[Tokenizer, UnigramReference,
 
 
 @given(text=TEXT)
+@example(text="00000000")            # findings/hf-serde-score-ties.json
+@example(text="\u0898\u05a7")       # findings/hf-unicode-tables-ccc.json
+@example(text="<s> <unk> <0x41>")   # HF's trie holds special and byte pieces too
 def test_hyp_mon_unigram_equals_hf(mon: tuple[Tokenizer, UnigramReference, UnigramReference], text: str) -> None:
     _same_as_hf(mon[0], mon[1], text)
 
@@ -288,3 +291,19 @@ def test_converted_spm_model_with_precompiled_equals_hf(tmp_path: Path) -> None:
     ref = unigram_encoder_from_tokenizer_json(path, "r", offsets="library")
     for text in [*build_corpus()[::2], "\uff21\u0301", "\x7fy", "a\r\nb"]:
         _same_as_hf(hf, ref, text)
+
+
+@pytest.mark.parametrize("n", [10, 100, 1000, 5000])
+def test_repetition_ladder_equals_libraries(n: int, mon: tuple[Tokenizer, UnigramReference, UnigramReference]) -> None:
+    """Pathological repetition (long tied runs) at growing sizes, both libraries."""
+    sp_path = str(trained_model("spm-unigram-bytes"))
+    sp = sentencepiece.SentencePieceProcessor(model_file=sp_path)
+    ref = unigram_encoder_from_spm_model(sp_path, "r", offsets="library")
+    for text in ["0" * n, "ab" * (n // 2), "\u4e01" * n, "a " * (n // 2)]:
+        _same_as_hf(mon[0], mon[1], text)
+        _same_as_spm(sp, ref, text)
+
+
+@pytest.mark.slow
+def test_repetition_one_million(mon: tuple[Tokenizer, UnigramReference, UnigramReference]) -> None:
+    _same_as_hf(mon[0], mon[1], "00000000" * 125_000)
