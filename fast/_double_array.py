@@ -19,23 +19,16 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 
 import numpy as np
+
+from tokspec.fast._cache import cache_dir
 
 __all__ = ["DoubleArray"]
 
 _PAYLOAD = 256
 _FORMAT = 1  # bump when the layout changes: part of the cache key
-
-
-def _cache_dir() -> Path:
-    root = os.environ.get("TOKSPEC_CACHE") or os.path.join(tempfile.gettempdir(), "tokspec-cache")
-    path = Path(root) / "datrie"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 class DoubleArray:
@@ -133,7 +126,7 @@ class DoubleArray:
         digest = hashlib.sha256(f"v{_FORMAT}".encode())
         for key, val in zip(keys, values):
             digest.update(len(key).to_bytes(4, "little") + key + val.to_bytes(8, "little", signed=True))
-        path = _cache_dir() / f"{digest.hexdigest()}.npz"
+        path = cache_dir("datrie") / f"{digest.hexdigest()}.npz"
         if path.is_file():
             try:
                 with np.load(path) as npz:

@@ -22,15 +22,16 @@ bytes per character buy the per-token loop).
 Patterns: ``cl100k_base`` (possessive form), ``llama3`` (pre-0.7 cl100k form: same table, the
 whitespace branch differs at the end of text), ``qwen2`` (as llama3, one digit per number pretoken),
 and ``o200k_base`` (a 9-category variant: the word branch resolves ``U*W+`` vs ``U+W*`` by runs; see
-:func:`_o200k_spans`). The Unicode classes (letters, numbers, ``\\s``, case classes, marks) are read
-from the installed ``regex`` module's Unicode database so both sides agree on the Unicode version;
-what is under test is the branch logic. Out of scope: r50k/GPT-2 (ASCII-space snapping and
-case-sensitive contractions: a different table), special tokens.
+:func:`_o200k_spans`). The Unicode classes (letters, numbers, ``\\s``, case classes, marks) are the
+Unicode 16.0 tables of the production libraries (read from HF tokenizers' regex engine, see
+:func:`_flags`); the case folds of the contractions come from the ``regex`` module. Out of scope:
+r50k/GPT-2 (ASCII-space snapping and case-sensitive contractions: a different table), special tokens.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +39,7 @@ import regex
 
 from tokspec._types import Span
 from tokspec.errors import UnknownEngineError
+from tokspec.fast._cache import cache_dir
 
 __all__ = ["CL100K_TABLE", "PATTERN_NAMES", "categories", "split", "split_o200k"]
 
@@ -78,16 +80,46 @@ _VARIANTS = {
 }
 
 
+#: Unicode property -> flag bit. The classes are read from HF ``tokenizers``' regex engine, whose
+#: tables are Unicode 16.0, as tiktoken's are; the ``regex`` module ships 17.0 (4644 letters more).
+_PROBES = ((_F_L, r"\p{L}"), (_F_N, r"\p{N}"), (_F_WS, r"\s"), (_F_UP, r"[\p{Lu}\p{Lt}]"),
+           (_F_LO, r"\p{Ll}"), (_F_M, r"\p{M}"))
+
+
 @functools.lru_cache(maxsize=1)
 def _flags() -> np.ndarray:
-    """uint8 flags for every code point 0..0x10FFFF (surrogates: 0). Built once, ~0.3 s."""
+    """uint8 flags for every code point 0..0x10FFFF (surrogates: 0).
+
+    Derived once per ``tokenizers`` version (a few seconds) by letting its ``Split`` pre-tokenizer
+    remove each class from a string of all code points; cached under ``$TOKSPEC_CACHE/peek2``.
+    """
+    import tokenizers
+    path = cache_dir("peek2") / f"flags-tokenizers-{tokenizers.__version__}-v1.npy"
+    if path.is_file():
+        try:
+            flags = np.load(path)
+            if flags.shape == (0x110000,) and flags.dtype == np.uint8:
+                return flags  # type: ignore[no-any-return]
+        except (OSError, ValueError):
+            pass
+    flags = _derive_flags()
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npy")
+    np.save(tmp, flags)
+    os.replace(tmp, path)
+    return flags
+
+
+def _derive_flags() -> np.ndarray:
+    from tokenizers import Regex, pre_tokenizers
     cps = np.concatenate([np.arange(0, 0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
-    text = cps.tobytes().decode("utf-32-le")
+    text = _all_chars()
     flags = np.zeros(0x110000, dtype=np.uint8)
-    for bit, pattern in ((_F_L, r"\p{L}+"), (_F_N, r"\p{N}+"), (_F_WS, r"\s+"),
-                         (_F_UP, r"[\p{Lu}\p{Lt}]+"), (_F_LO, r"\p{Ll}+"), (_F_M, r"\p{M}+")):
-        for m in regex.finditer(pattern, text):
-            flags[cps[m.start():m.end()]] |= bit
+    for bit, prop in _PROBES:
+        inside = np.ones(len(text), dtype=bool)
+        split = pre_tokenizers.Split(Regex(prop + "+"), behavior="removed")
+        for _piece, (start, end) in split.pre_tokenize_str(text):  # what is left is outside the class
+            inside[start:end] = False
+        flags[cps[inside]] |= bit
     return flags
 
 
@@ -248,105 +280,96 @@ def split_o200k(text: str) -> list[Span]:
     if not text:
         return []
     cat = _o200k_category_table()[_code_points(text)]
-    return _O200k(text, cat).spans()
+    return _o200k_spans(text, cat)
 
 
-class _O200k:
-    """o200k's branch decision on (category of i, category of i+1) and its branch functions.
+_O_LETTER = frozenset((O_UP, O_LO, O_BOTH))
+_O_WORD = frozenset((O_UP, O_LO, O_BOTH, O_MARK))
 
-    Decision: a letter or mark at ``i`` -> word; X at ``i`` and a word character at ``i+1`` -> word
-    with the snapped prefix; a number -> digits; space before punctuation, or punctuation -> punct;
-    otherwise whitespace. Marks make the word branch depend on more than two characters only through
-    run ends, which are precomputed.
+
+def _o200k_spans(text: str, cat: np.ndarray) -> list[Span]:
+    """o200k's branch decision on (category of i, category of i+1), and its branch functions.
+
+    Decision: a letter at ``i`` -> word from ``i``; a mark at ``i`` -> word (the mark is in X and in
+    both word classes); X at ``i`` and a word character at ``i+1`` -> word with the snapped prefix;
+    a number -> digits; space before punctuation, or punctuation -> punct; otherwise whitespace.
+    The word branch's choice between ``U*W+`` and ``U+W*`` needs more than two characters, but only
+    through run ends, which are byte searches. O(pretokens) Python steps.
     """
+    n = len(text)
+    word_m = (cat == O_UP) | (cat == O_LO) | (cat == O_BOTH) | (cat == O_MARK)
+    word_end = _Runs(word_m).end
+    upper_end = _Runs(word_m & (cat != O_LO)).end   # [Lu Lt Lm Lo M]
+    lower = _Runs(word_m & (cat != O_UP))           # [Ll Lm Lo M]
+    lower_end, last_lower = lower.end, lower.last_in
+    punct_end = _Runs((cat == O_OTHER) | (cat == O_MARK)).end  # [^\s\p{L}\p{N}]
+    tail_end = _Runs(np.isin(_code_points(text), np.array([0x0D, 0x0A, 0x2F], dtype=np.uint32))).end
+    number_end = _Runs(cat == O_NUMBER).end
+    ws_end = _Runs((cat == O_SPACE) | (cat == O_CRLF) | (cat == O_WS)).end
+    last_crlf = _Runs(cat == O_CRLF).last_in
+    cats = cat.tobytes() + bytes([O_CRLF])
+    two = {"'" + a for x in "stmd" for a in _folds(x)}
+    three = {"'" + a + b for x, y in ("re", "ve", "ll") for a in _folds(x) for b in _folds(y)}
 
-    def __init__(self, text: str, cat: np.ndarray) -> None:
-        self.text, self.n = text, len(text)
-        word = (cat == O_UP) | (cat == O_LO) | (cat == O_BOTH) | (cat == O_MARK)
-        upper = word & (cat != O_LO)   # [Lu Lt Lm Lo M]
-        lower = word & (cat != O_UP)   # [Ll Lm Lo M]
-        punct = (cat == O_OTHER) | (cat == O_MARK)  # [^\s\p{L}\p{N}]
-        self.word_end, self.upper_end = _Runs(word).end, _Runs(upper).end
-        lower_runs = _Runs(lower)
-        self.lower_end, self.last_lower = lower_runs.end, lower_runs.last_in
-        self.punct_end = _Runs(punct).end
-        tail = np.isin(_code_points(text), np.array([0x0D, 0x0A, 0x2F], dtype=np.uint32))
-        self.tail_end = _Runs(tail).end
-        self.number_end = _Runs(cat == O_NUMBER).end
-        self.ws_end = _Runs((cat == O_SPACE) | (cat == O_CRLF) | (cat == O_WS)).end
-        self.last_crlf = _Runs(cat == O_CRLF).last_in
-        self.cats = cat.tobytes() + bytes([O_CRLF])
-        self.contractions = {"'" + a for x in "stmd" for a in _folds(x)}
-        self.contractions3 = {"'" + a + b for x, y in ("re", "ve", "ll")
-                              for a in _folds(x) for b in _folds(y)}
-
-    def spans(self) -> list[Span]:
-        out: list[Span] = []
-        i, cats = 0, self.cats
-        while i < self.n:
-            c0, c1 = cats[i], cats[i + 1]
-            if c0 in (O_UP, O_LO, O_BOTH):
-                j = self.word(i)
-            elif c0 == O_MARK:
-                j = self.word_at_mark(i)
-            elif c0 == O_NUMBER:
-                j = min(self.number_end(i), i + 3)
-            elif c0 != O_CRLF and c1 in (O_UP, O_LO, O_BOTH, O_MARK):
-                j = self.word(i + 1)
-            elif c0 == O_OTHER or (c0 == O_SPACE and c1 == O_OTHER):
-                j = self.punct(i, c0)
-            else:
-                j = self.spaces(i)
-            out.append((i, j))
-            i = j
-        return out
-
-    def _u_star_w_plus(self, s: int) -> int:
-        """End of ``[U]*[W]+`` matched at ``s`` with regex backtracking; -1 if it cannot match."""
-        r, u = self.word_end(s), self.upper_end(s)
+    def u_star_w_plus(s: int) -> int:
+        """End of ``[U]*[W]+`` at ``s`` with regex backtracking; -1 if it cannot match."""
+        r, u = word_end(s), upper_end(s)
         if u < r:  # the upper run stops at a lower-only letter: W+ runs from there
-            return self.lower_end(u)
-        k = self.last_lower(s, r)  # U* gives back up to the last W character
+            return lower_end(u)
+        k = last_lower(s, r)  # U* gives back characters down to the last W character
         return k + 1 if k >= 0 else -1
 
-    def word(self, s: int) -> int:
-        """A1, else A2 (``[U]+[W]*``, which then covers the whole word run), plus a contraction."""
-        end = self._u_star_w_plus(s)
-        if end < 0:
-            u = self.upper_end(s)
-            end = self.lower_end(u) if u < self.n else u
-        return self.contraction(end)
-
-    def word_at_mark(self, i: int) -> int:
-        """A mark is in X and in both word classes: A1 with the mark as prefix, else A1 from it."""
-        end = self._u_star_w_plus(i + 1) if i + 1 < self.n else -1
-        if end >= 0:
-            return self.contraction(end)
-        end = self._u_star_w_plus(i)
-        assert end > i, "a mark is a W character, so A1 matches from it"
-        return self.contraction(end)
-
-    def contraction(self, e: int) -> int:
+    def contraction(e: int) -> int:
         """``(?i:'s|'t|'re|'ve|'m|'ll|'d)?`` after a word ending at ``e``."""
-        text = self.text
-        if e < self.n and text[e] == "'":
-            if text[e:e + 3] in self.contractions3:
+        if e < n and text[e] == "'":
+            if text[e:e + 3] in three:
                 return e + 3
-            if text[e:e + 2] in self.contractions:
+            if text[e:e + 2] in two:
                 return e + 2
         return e
 
-    def punct(self, i: int, c0: int) -> int:
-        """`` ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*``."""
-        j = self.punct_end(i + 1) if c0 == O_SPACE else self.punct_end(i)
-        return self.tail_end(j) if j < self.n else j
+    def word(s: int) -> int:
+        """A1 = ``X? U* W+ C?``, else A2 = ``X? U+ W* C?`` (then the word run is all Lu/Lt)."""
+        end = u_star_w_plus(s)
+        return contraction(end if end >= 0 else word_end(s))
 
-    def spaces(self, i: int) -> int:
-        """``\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+``."""
-        j = self.ws_end(i)
-        nl = self.last_crlf(i, j)
+    def word_at_mark(i: int) -> int:
+        """A1 with the mark as the X prefix, else A1 from the mark itself (always matches)."""
+        end = u_star_w_plus(i + 1) if i + 1 < n else -1
+        if end < 0:
+            end = u_star_w_plus(i)
+            assert end > i, "a mark is a W character, so A1 matches from it"
+        return contraction(end)
+
+    def punct(i: int, c0: int) -> int:
+        """`` ?[^\s\p{L}\p{N}]+[\r\n/]*``."""
+        j = punct_end(i + 1) if c0 == O_SPACE else punct_end(i)
+        return tail_end(j) if j < n else j
+
+    def spaces(i: int) -> int:
+        """``\s*[\r\n]+|\s+(?!\S)|\s+``."""
+        j = ws_end(i)
+        nl = last_crlf(i, j)
         if nl >= 0:
             return nl + 1
-        if j == self.n or j - i == 1:
-            return j
-        return j - 1
+        return j if j == n or j - i == 1 else j - 1
+
+    out: list[Span] = []
+    i = 0
+    while i < n:
+        c0 = cats[i]
+        if c0 in _O_LETTER:
+            j = word(i)
+        elif c0 == O_NUMBER:
+            j = min(number_end(i), i + 3)
+        elif c0 == O_MARK:
+            j = word_at_mark(i)
+        elif c0 != O_CRLF and cats[i + 1] in _O_WORD:
+            j = word(i + 1)
+        elif c0 == O_OTHER or (c0 == O_SPACE and cats[i + 1] == O_OTHER):
+            j = punct(i, c0)
+        else:
+            j = spaces(i)
+        out.append((i, j))
+        i = j
+    return out
