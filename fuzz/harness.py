@@ -53,6 +53,7 @@ class _Reporter:
         self.classes = _findings.known_classes(target.name)
         self.known_hits = 0
         self.count = 0
+        self.execs = 0
         self.t0 = time.monotonic()
         self.max_reports = int(os.environ.get("TOKSPEC_FUZZ_MAX_REPORTS", "5"))
         self.stop_on_first = os.environ.get("TOKSPEC_FUZZ_STOP_ON_FIRST") == "1"
@@ -82,6 +83,7 @@ class _Reporter:
 
     def done(self, fid: str, path: Path, detected: float) -> None:
         self.count += 1
+        print(f"TOKSPEC-EXECS {self.execs}", file=sys.stderr, flush=True)
         print(f"TOKSPEC-FINDING {fid} {detected:.3f} {path}", file=sys.stderr, flush=True)
         if self.stop_on_first:
             os._exit(EXIT_FOUND)
@@ -93,6 +95,7 @@ def _text_one_input(target: Any, check: Callable[[str], Any], rep: _Reporter) ->
     from tokspec.minimize import minimize_text
 
     def one(data: bytes) -> None:
+        rep.execs += 1
         text = text_from_bytes(data)
         verdict = check(text)
         if verdict.holds or rep.count >= rep.max_reports:
@@ -133,6 +136,7 @@ def _hyp_one_input(name: str, rep: _Reporter) -> Callable[[bytes], None]:
         hyp_targets.make_test(name))
 
     def one(data: bytes) -> None:
+        rep.execs += 1
         if rep.count >= rep.max_reports:
             return
         try:

@@ -20,7 +20,9 @@ Usage::
   "known": failing inputs of already stored open bug classes, at least this many) and exits 1 if
   anything new was found, 0 otherwise (2 on usage errors).
 - ``--mutants``: the harness self-test: each deliberately broken engine of ``tokspec.fuzz.mutants``
-  is fuzzed until first finding (budget per mutant); prints time-to-catch; exits 1 if one escapes.
+  is fuzzed until first finding (budget per mutant), reading the seed corpus of the real target
+  (``--no-seeds``: from an empty corpus, pure coverage-guided search); prints time-to-catch
+  (seconds from the start of fuzzing to detection) and executions; exits 1 if one escapes.
 - ``--seed-corpora``: (re)write the seed inputs of every target from ``tokspec.corpus`` and exit.
 
 Out of scope: libFuzzer fork/merge modes, remote corpora.
@@ -72,6 +74,9 @@ def parse_stats(stderr: str) -> tuple[dict[str, float], list[tuple[str, float, s
     if cov:
         stats["cov"] = float(cov[-1])
     found = [(m[0], float(m[1]), m[2]) for m in re.findall(r"^TOKSPEC-FINDING (\S+) (\S+) (.+)$", stderr, re.M)]
+    execs = re.findall(r"^TOKSPEC-EXECS (\d+)$", stderr, re.M)
+    if execs and "number_of_executed_units" not in stats:  # exited at a finding: no final stats
+        stats["number_of_executed_units"] = float(execs[-1])
     known = re.findall(r"^TOKSPEC-KNOWN (\d+) ", stderr, re.M)
     if known:
         stats["known_hits"] = float(known[-1])
@@ -222,10 +227,12 @@ def _mutants(args: argparse.Namespace) -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
     per = max(10.0, args.seconds * args.jobs / max(1, len(MUTANTS)) - _STARTUP_S)
     runs = [TargetRun("mutant:" + m.name, per, _harness_argv(
-        "mutant:" + m.name, per, run_dir, str(_findings.corpus_dir(m.seed_from)) if m.seed_from else ""))
+        "mutant:" + m.name, per, run_dir,
+        str(_findings.corpus_dir(m.seed_from)) if m.seed_from and not args.no_seeds else ""))
         for m in MUTANTS]
     env = {"TOKSPEC_FUZZ_STOP_ON_FIRST": "1", "TOKSPEC_FUZZ_CORPORA": str(run_dir / "corpora")}
-    print(f"mutant self-test: {len(runs)} mutants, up to {per:.0f} s each", flush=True)
+    print(f"mutant self-test: {len(runs)} mutants, up to {per:.0f} s each, "
+          f"{'empty corpora' if args.no_seeds else 'seed corpora of the real targets'}", flush=True)
     _run_all(runs, args.jobs, run_dir, env)
     escaped = 0
     print(f"{'mutant':40} {'caught':>6} {'time-to-catch(s)':>16} {'execs':>9}  note")
@@ -246,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--list", action="store_true", help="list targets and whether they can run here")
     p.add_argument("--mutants", action="store_true", help="run the harness self-test instead")
     p.add_argument("--no-store", action="store_true", help="do not copy new findings into corpora/")
+    p.add_argument("--no-seeds", action="store_true", help="--mutants: start from empty corpora")
     p.add_argument("--seed-corpora", action="store_true", help="write seed corpora and exit")
     args = p.parse_args(argv)
     if args.seconds <= 0 or args.jobs < 1:
