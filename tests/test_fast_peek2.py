@@ -33,6 +33,7 @@ TRICKY = (
     "\u01c5\u02b0\u4e2d\u00e9\u00c9\u03c9"  # Lt, Lm, Lo, Ll, Lu, Greek
     "\u0301\u0903\u20dd"               # Mn, Mc, Me
     "0159\u0663\u2167\u00bd\u0e53"     # Nd, Arabic-Indic, Nl, No, Thai
+    "\u0295\U00018d80\u088f"            # Ll in Unicode 16 (Lo in 17), letters new in Unicode 17
     ".,!?/-\u2019\u00b4`\"_@#\U0001f642\u200d\x00"  # punctuation, symbols, emoji, NUL
 )
 
@@ -90,6 +91,15 @@ def test_corpus(name: str) -> None:
 def test_unknown_pattern_is_named_error() -> None:
     with pytest.raises(UnknownEngineError, match="r50k_base"):
         p2.split("x", "r50k_base")
+
+
+def test_unicode_16_tables_as_tiktoken() -> None:
+    """Classes follow Unicode 16.0 (tiktoken, HF, the pinned reference), not the regex module's 17.0."""
+    o200k = p2._o200k_category_table()
+    assert o200k[0x0295] == p2.O_LO                   # Ll in 16.0, Lo in 17.0
+    assert p2.categories("\U00018d80\u088f").tolist() == [p2.OTHER, p2.OTHER]  # unassigned in 16.0
+    for name in NAMES:
+        assert_same("a\u0295A \u0295\u0295B x\U00018d80y \u088f", name)
 
 
 def test_whitespace_class_is_the_regex_one_not_str_isspace() -> None:
