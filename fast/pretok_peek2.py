@@ -342,12 +342,12 @@ def _o200k_spans(text: str, cat: np.ndarray) -> list[Span]:
         return contraction(end)
 
     def punct(i: int, c0: int) -> int:
-        """`` ?[^\s\p{L}\p{N}]+[\r\n/]*``."""
+        r"""`` ?[^\s\p{L}\p{N}]+[\r\n/]*``."""
         j = punct_end(i + 1) if c0 == O_SPACE else punct_end(i)
         return tail_end(j) if j < n else j
 
     def spaces(i: int) -> int:
-        """``\s*[\r\n]+|\s+(?!\S)|\s+``."""
+        r"""``\s*[\r\n]+|\s+(?!\S)|\s+``."""
         j = ws_end(i)
         nl = last_crlf(i, j)
         if nl >= 0:
