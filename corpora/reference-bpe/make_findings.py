@@ -61,7 +61,9 @@ def _write_hf_tiny() -> None:
     dropped = _bpe_json(["a", "b", "c", "d", "ab", "abc"], [["a", "b"], ["ab", "c"]])
     fallback = _bpe_json(["a", "##b", *[f"<0x{b:02X}>" for b in range(256)]], [],
                          continuing_subword_prefix="##", byte_fallback=True)
-    for stem, data in (("hf-dropped-char", dropped), ("hf-byte-fallback-prefix", fallback)):
+    partial = _bpe_json(["<unk>", "a", "<0xC3>", "<0xA9>"], [], unk_token="<unk>", byte_fallback=True)
+    for stem, data in (("hf-dropped-char", dropped), ("hf-byte-fallback-prefix", fallback),
+                       ("hf-unk-then-byte-fallback", partial)):
         (VOCABS / f"{stem}.json").write_text(json.dumps(data, indent=1) + "\n")
 
 
@@ -110,6 +112,15 @@ def main() -> None:
              "byte token as one byte of the word, so offsets run past the end of the text: the hf: "
              "adapter rejects the output (engine fault). The reference gives every byte token the "
              "span of its character.")
+    _finding("hf-unk-then-byte-fallback", ["hf:{dir}/vocabs/hf-unk-then-byte-fallback.json",
+                                           "reference:{dir}/vocabs/hf-unk-then-byte-fallback.json"],
+             ["\u00fc\u00e9", "a\u00fc\u00e9a"],
+             {"a": None, "b": "reference:{dir}/vocabs/hf-unk-then-byte-fallback.json"},
+             "With byte_fallback and an incomplete set of <0xXX> tokens, a character that falls to "
+             "<unk> followed by one that falls back to bytes comes out in the wrong order: HF holds "
+             "the pending <unk> back while it appends the byte tokens, so 'üé' gives <0xC3> <0xA9> "
+             "<unk>, and offsets are then laid out in that order (the bytes of é get ü's span). "
+             "The reference keeps text order: <unk> <0xC3> <0xA9>.")
     for stem, tokens in TINY.items():
         _write_tiny(stem, tokens)
         _finding(f"merges-{stem}", [f"tiktoken:{{dir}}/vocabs/{stem}.tiktoken", f"hf:{{dir}}/vocabs/{stem}.json"],
