@@ -16,6 +16,7 @@ Complexity: O(n + 2^depth * w) characters encoded; O(tokens * depth) for the fil
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tokspec import Encoder, Encoding
@@ -69,15 +70,17 @@ def _evaluate(node: _Node, chunks: list[Chunk], cursor: list[int], anchors: list
     assert node.left is not None and node.right is not None
     left = _evaluate(node.left, chunks, cursor, anchors)
     right = _evaluate(node.right, chunks, cursor, anchors)
-    keep_left = sum(1 for s, _ in left.offsets if s < node.mid)
-    drop_right = sum(1 for s, _ in right.offsets if s < node.mid)
-    anchors.append(Anchor(cursor[0] - 1, keep_left, drop_right, node.mid,
+    mid = node.mid
+    keep_left = sum(1 for s, _ in left.offsets if s < mid)
+    drop_right = sum(1 for s, _ in right.offsets if s < mid)
+    anchors.append(Anchor(cursor[0] - 1, keep_left, drop_right, mid,
                           f"midpoint filter over [{node.start}, {node.end})"))
-    return _concat(_filter(left, lambda s: s < node.mid), _filter(right, lambda s: s >= node.mid))
+    return _concat(_filter(left, lambda s: s < mid), _filter(right, lambda s: s >= mid))
 
 
-def _filter(enc: Encoding, keep: object) -> Encoding:
-    idx = [k for k, (s, _) in enumerate(enc.offsets) if keep(s)]  # type: ignore[operator]
+def _filter(enc: Encoding, keep: Callable[[int], bool]) -> Encoding:
+    """The tokens whose start offset satisfies ``keep``."""
+    idx = [k for k, (s, _) in enumerate(enc.offsets) if keep(s)]
     ids = None if enc.ids is None else tuple(enc.ids[k] for k in idx)
     return Encoding(ids, tuple(enc.offsets[k] for k in idx))
 

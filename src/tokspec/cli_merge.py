@@ -18,6 +18,7 @@ import json
 import random
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +96,7 @@ def _vocab_words(engine: Encoder, rng: random.Random, k: int) -> list[str]:
         except (TokspecError, KeyError, IndexError):
             continue
         w = w.removeprefix("##").replace("▁", " ")
-        if w and not w.isdigit() or (w.isdigit() and token_bytes):
+        if w:
             words.append(w)
         if len(words) >= k:
             break
@@ -164,7 +165,8 @@ def _check_params(args: argparse.Namespace) -> None:
         raise MergeCheckError(f"--time must be > 0 seconds, got {args.time}")
 
 
-def _cases(engine: Encoder, args: argparse.Namespace, rng: random.Random):  # type: ignore[no-untyped-def]
+def _cases(engine: Encoder, args: argparse.Namespace, rng: random.Random
+           ) -> Iterator[tuple[str, int, int | None]]:
     """Yield (text, chunk_len, overlap): from the inputs file/corpus, or fuzzed until the deadline."""
     from tokspec.corpus import build_corpus
 

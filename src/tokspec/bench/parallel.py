@@ -65,7 +65,8 @@ def _serial(engine: Encoder, text: str, repeat: int) -> tuple[float, Encoding]:
 def run(*, quick: bool) -> list[BenchRow]:
     """quick: 20k characters, cl100k, lopt only. Full: 1 MB per engine; lopt through auto, threads
     and processes, and each published strategy through auto; best of 2 runs each."""
-    rows = []
+    rows: list[BenchRow] = []
+    cases: list[tuple[str, int, tuple[str, ...]]]
     if quick:
         cases = [("tiktoken:cl100k_base", 20_000, ("lopt",))]
     else:
