@@ -26,7 +26,7 @@ from tokspec import load_engine
 from tokspec.models import trained_model
 from tokspec.reference.unigram import unigram_encoder_from_spm_model, unigram_encoder_from_tokenizer_json
 from tokspec.spm_normalize import synthesize_spm_model
-from tokspec.unigram_model import UnigramModel, unigram_model_from_tokenizer_json
+from tokspec.unigram_model import unigram_model_from_tokenizer_json
 from tokspec.reference.unigram import UnigramReference
 from tokspec.vocab import load_spm_model, named_path
 
