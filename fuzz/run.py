@@ -3,11 +3,16 @@
 Usage::
 
     python -m tokspec.fuzz.run [--seconds S] [--jobs N] [--targets NAME ...] [--list]
-                               [--mutants] [--no-store] [--seed-corpora]
+                               [--property-seconds S] [--mutants [--no-seeds]] [--no-store]
+                               [--seed-corpora]
 
-- Budget: ``--seconds`` or ``$TOKSPEC_FUZZ_SECONDS`` (default 600: a ~15-minute CI job on 2 cores,
-  with engine start-up and replay on top) is the total wall time of the fuzzing phase; it is shared
-  equally by the available targets, ``--jobs`` (default 2) subprocesses at a time.
+- Budget: ``--seconds`` or ``$TOKSPEC_FUZZ_SECONDS`` (default 540: with engine start-up, replay
+  and the property stage, a ~15-minute CI job on 2 cores) is the total wall time of the fuzzing
+  phase; it is shared equally by the available targets, ``--jobs`` (default 2) at a time.
+- Property stage (``--property-seconds``, default 180, 0 skips it): after fuzzing, the tiny-
+  vocabulary theorems and the stored-finding replay (:data:`DEEP_PROPERTY_TESTS`) run under pytest
+  with ``$TOKSPEC_HYPOTHESIS_PROFILE`` (default ``deep``); a failing test counts like a new finding.
+  Their hypothesis database is hypothesis' default ``.hypothesis/`` in the current directory.
 - Each target runs as ``python -m tokspec.fuzz.harness TARGET -max_total_time=T
   -print_final_stats=1 -artifact_prefix=DIR/ CORPUS``; statistics are parsed from its stderr.
 - State: corpora and stored findings under ``corpora/fuzz/<target>/``; the hypothesis example
@@ -218,7 +223,41 @@ def _fuzz(args: argparse.Namespace) -> int:
     total_new = sum(len(v) for v in new.values())
     print(f"\n{total_new} new finding(s); reports in {run_dir / 'reports'}"
           + ("" if args.no_store else f"; stored under {_findings.corpora_root()}/<target>/findings"))
-    return 1 if total_new else 0
+    properties_failed = _property_stage(args) if args.property_seconds > 0 else False
+    return 1 if total_new or properties_failed else 0
+
+
+#: The property tests run by the fuzz job with the deep hypothesis profile (tiny-vocabulary theorems
+#: and the replay of stored findings; engine-level properties are fuzzed by the harnesses above).
+DEEP_PROPERTY_TESTS = ("tests/property/test_hyp_spec_tiny.py", "tests/property/test_hyp_regressions.py")
+
+
+def _property_stage(args: argparse.Namespace) -> bool:
+    """Run :data:`DEEP_PROPERTY_TESTS` under the deep profile; True if a test FAILED.
+
+    Skipped (with a message) when the tests are not under the current directory; a stage that runs
+    out of its time is reported and does not count as a failure (nothing was found)."""
+    files = [f for f in DEEP_PROPERTY_TESTS if Path(f).is_file()]
+    if not files:
+        print("property stage skipped: run from the repository root to include tests/property")
+        return False
+    env = dict(os.environ)
+    env.setdefault("TOKSPEC_HYPOTHESIS_PROFILE", "deep")
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
+           "-n", str(args.jobs), *files]
+    print(f"property stage ({env['TOKSPEC_HYPOTHESIS_PROFILE']} profile, up to {args.property_seconds:.0f} s): "
+          + " ".join(files), flush=True)
+    t0 = time.monotonic()
+    try:
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.property_seconds)
+    except subprocess.TimeoutExpired:
+        print(f"property stage: out of time after {args.property_seconds:.0f} s (no failure seen)")
+        return False
+    print(out.stdout.strip().splitlines()[-1] if out.stdout.strip() else out.stderr[-500:],
+          f"({time.monotonic() - t0:.0f} s)")
+    if out.returncode not in (0, 5):
+        print(out.stdout[-4000:])
+    return out.returncode not in (0, 5)
 
 
 def _mutants(args: argparse.Namespace) -> int:
@@ -247,7 +286,9 @@ def _mutants(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tokspec.fuzz.run", description=__doc__.split("\n")[0])
-    p.add_argument("--seconds", type=float, default=float(os.environ.get("TOKSPEC_FUZZ_SECONDS", "600")))
+    p.add_argument("--seconds", type=float, default=float(os.environ.get("TOKSPEC_FUZZ_SECONDS", "540")))
+    p.add_argument("--property-seconds", type=float, default=180.0,
+                   help="time for the deep-profile property stage after fuzzing (0: skip it)")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--targets", nargs="*")
     p.add_argument("--list", action="store_true", help="list targets and whether they can run here")
