@@ -188,3 +188,17 @@ def test_self_check_can_fail_and_names_the_token(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(BacktrackBPE, "encode", lambda self, data: list(data))
     with pytest.raises(SelfCheckError, match="self-check failed: token id=256"):
         enc.self_check()
+
+
+def test_seed_worked_example_abacbb() -> None:
+    """The seed's example: dictionary a b c ab cb ac bb cbb acbb (in that order) encodes
+    'abacb' as ab a cb but 'abacbb' as ab acbb; the prefix table holds one last token per prefix."""
+    ranks = {bytes([i]): i for i in range(256)}
+    for tok in (b"ab", b"cb", b"ac", b"bb", b"cbb", b"acbb"):
+        ranks[tok] = len(ranks)
+    enc = BacktrackBPE(ranks)
+    pieces = {v: k for k, v in ranks.items()}
+    assert [pieces[i] for i in enc.encode(b"abacb")] == [b"ab", b"a", b"cb"]
+    assert [pieces[i] for i in enc.encode(b"abacbb")] == [b"ab", b"acbb"]
+    for text in (b"a", b"ab", b"aba", b"abac", b"abacb", b"abacbb"):
+        assert enc.encode_via_table(text) == enc.encode(text) == naive_bpe(ranks, text)
