@@ -18,9 +18,10 @@ kind                      file            what
 Sizes: ``SMALL`` (1000 pieces, ~200k characters of training text, about a second per kind; other
 test suites use these) and ``MID`` (8000 pieces, ~1.5M characters, tens of seconds: mark tests
 using them slow). Training text (:func:`training_texts`) is ``tokspec.corpus.build_corpus(seed)``
-plus chunks of text files on this machine (``tokspec.corpus.machine_texts``): deterministic on one
+plus chunks of this Python's standard library (:func:`stdlib_chunks`): deterministic on one
 machine, different across machines, which is why the cache key is the sha256 of the text itself
-(plus kind, vocab size, seed, trainer parameters and library version).
+(plus kind, vocab size, seed, trainer parameters and library version). Non-byte-level trainers see
+only the lines made of the most frequent characters (:func:`common_char_lines`).
 
 Reproducibility: sentencepiece trains with ``num_threads=1``, no sentence sampling and no shuffling;
 two trainings give byte-identical ``.model`` files (checked by tests/test_models.py). HF
@@ -47,6 +48,7 @@ import io
 import json
 import os
 import random
+import sysconfig
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -56,11 +58,11 @@ import sentencepiece
 import tokenizers
 from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
 
-from tokspec.corpus import build_corpus, machine_texts
+from tokspec.corpus import build_corpus
 from tokspec.errors import TokspecError
 
 __all__ = ["KINDS", "SMALL", "MID", "trained_model", "engine_name", "training_texts", "cache_dir",
-           "train_bytes", "common_char_lines", "reproducibility_report"]
+           "train_bytes", "common_char_lines", "reproducibility_report", "stdlib_chunks"]
 
 SMALL = 1000
 MID = 8000
@@ -86,19 +88,42 @@ def cache_dir() -> Path:
     return path
 
 
-def training_texts(*, seed: int, vocab_size: int) -> list[str]:
-    """The training lines: the corpus plus machine text chunks, split into non-blank lines.
+def stdlib_chunks(rng: random.Random, count: int, *, max_chars: int = 4000) -> list[str]:
+    """``count`` chunks of this Python's standard-library ``.py`` files (site-packages excluded, so
+    installing a package does not change them). Deterministic for a given ``rng`` state."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    files: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in ("site-packages", "dist-packages",
+                                                               "__pycache__"))
+        files += [Path(dirpath) / f for f in sorted(filenames) if f.endswith(".py")]
+    out: list[str] = []
+    for path in rng.sample(files, min(count, len(files))):
+        text = path.read_bytes()[:200_000].decode("utf-8", "replace")
+        start = rng.randrange(max(1, len(text)))
+        out.append(text[start:start + rng.randint(1, max_chars)])
+    return out
 
-    More machine text for larger vocabularies (200 chunks up to 2000 pieces, else 1500).
+
+def training_texts(*, seed: int, vocab_size: int) -> list[str]:
+    """The training lines: the conformance corpus plus standard-library chunks, split into
+    non-blank lines. More library text for larger vocabularies (200 chunks up to 2000 pieces, else
+    1500). Note that ``build_corpus`` itself includes chunks of machine files, so the text (and
+    hence the cache key) changes when those files change.
     """
     n_chunks = 200 if vocab_size <= 2000 else 1500
     texts = build_corpus(seed=seed, size="small")
-    texts += machine_texts(random.Random(seed), n_chunks, max_chars=4000)
+    texts += stdlib_chunks(random.Random(seed), n_chunks, max_chars=4000)
     return [line for text in texts for line in text.splitlines() if line.strip()]
 
 
 def _train_spm(lines: list[str], vocab_size: int, params: dict[str, Any]) -> bytes:
-    """One sentencepiece training, single-threaded and unsampled; returns the .model bytes."""
+    """One sentencepiece training, single-threaded and unsampled; returns the .model bytes.
+
+    The lines are restricted to the ``vocab_size // 2`` most frequent characters, so the
+    characters sentencepiece must keep always fit next to the 256 byte pieces.
+    """
+    lines = common_char_lines(lines, vocab_size // 2)
     out = io.BytesIO()
     sentencepiece.SentencePieceTrainer.train(
         sentence_iterator=iter(lines), model_writer=out, vocab_size=vocab_size,

@@ -6,7 +6,8 @@ them (written by :func:`write_findings`), and tests/test_engines_production.py r
 requiring both outputs to be unchanged and tokspec's to pass the slow offset oracle.
 
 The sentencepiece cases use ``corpora/production/findings_spm.model``: a 300-piece Unigram model
-with byte fallback and a two-rule normalizer (U+FB01 -> ``fi``, U+02D9 -> space + U+0307), trained
+with byte fallback and a three-rule normalizer (U+FB01 -> ``fi``, U+02D9 -> space + U+0307,
+U+335C -> ``4点``), trained
 by :func:`build_findings_spm_model` (byte-identical on every run; 6 kB instead of nmt_nfkc's 250 kB).
 
 Out of scope: training-reproducibility observations (``training_reproducibility.json``, not
@@ -64,17 +65,21 @@ CASES: list[dict[str, str]] = [
     {"id": "spm-expansion-space-piece", "engine": "spm:" + SPM_MODEL, "text": "a\u02d9b",
      "what": "U+02D9 normalizes to space + U+0307: the '▁' piece from that space gets an empty "
              "span at 1 (looks inserted) though it comes from U+02D9"},
+    {"id": "spm-piece-across-expansion", "engine": "spm:" + SPM_MODEL, "text": "a \u335c",
+     "what": "U+335C normalizes to '4点'; the piece '▁4' (space + first half of the expansion) gets "
+             "the span of the space only, ending before U+335C; the contract covers both"},
 ]
 
 
 def build_findings_spm_model() -> bytes:
     """Train the tiny findings model (see module docstring). Deterministic, ~0.1 s."""
     rng = random.Random(0)
-    words = ["fix", "find", "the", "dot", "tokenizer", "offset", "span", "byte", "fallback", "text"]
+    words = ["fix", "find", "the", "dot", "tokenizer", "offset", "span", "byte", "fallback", "text",
+             "4"]
     lines = [" ".join(rng.choice(words) for _ in range(8)) for _ in range(300)]
     with tempfile.TemporaryDirectory() as tmp:
         rules = Path(tmp) / "rules.tsv"
-        rules.write_text("FB01\t66 69\n2D9\t20 307\n", encoding="ascii")
+        rules.write_text("FB01\t66 69\n2D9\t20 307\n335C\t34 70B9\n", encoding="ascii")
         out = io.BytesIO()
         sentencepiece.SentencePieceTrainer.train(
             sentence_iterator=iter(lines), model_writer=out, vocab_size=300, model_type="unigram",

@@ -5,16 +5,23 @@ input by sentencepiece itself, so special tokens are ordinary text here too; use
 stay matched (they are part of the model's segmentation).
 
 Offsets. sentencepiece 0.2.3 no longer returns ``immutable_proto`` (it raises ValueError) and its
-``proto`` output needs the ``protobuf`` package, so this adapter reads the same ``begin``/``end``
-fields through ``return_type="offset_mapping", return_bytes=True``: UTF-8 byte spans into the
-ORIGINAL text (tests check them against the ``serialized_proto`` output, parsed by tokspec's own
-wire reader). They differ from the contract in one way, converted here and recorded in
-``corpora/production/spm_offset_findings.json``: when several pieces come from one input character
-(the byte pieces of a byte-fallback character, or ``f`` + ``i`` from NFKC of ``ﬁ``), sentencepiece
-gives the whole span to the LAST piece and empty spans to the earlier ones. The contract gives each
-of them the character: a run of empty-span pieces at byte ``p`` followed by a piece spanning
-``[p, q)`` all get ``[p, q)``. The dummy prefix ``▁`` that sentencepiece inserts (first piece, empty
-span, exactly ``"▁"``) covers no input and keeps its empty span.
+``proto`` output needs the ``protobuf`` package; ``return_type="offset_mapping", return_bytes=True``
+gives the same ``begin``/``end`` fields (UTF-8 byte spans into the ORIGINAL text; tests check them
+against the ``serialized_proto`` output, parsed by tokspec's own wire reader). Those spans differ
+from the contract whenever one input character yields several pieces: sentencepiece gives the
+character to the LAST piece only (byte pieces of a byte-fallback character; ``f`` + ``i`` from NFKC
+of ``ﬁ``; ``▁4`` + ``点`` from NFKC of ``㍜``, where ``▁4`` even ends before ``㍜``). Recorded in
+``corpora/production/findings.json``.
+
+So the contract spans are computed from sentencepiece's own normalizer alignment instead
+(``SentencePieceNormalizer.normalize(text, with_offsets=True)``: for each normalized character, the
+input character it starts at): pieces are laid over the normalized text (a byte piece takes one
+byte of a normalized character, an unknown piece takes the input characters of its raw span), and
+a piece covers the input characters its normalized characters came from. A normalized character
+covers input from its own offset up to the next larger offset, so characters the normalizer
+deletes or collapses (extra whitespace) belong to the normalized character before them. The dummy
+prefix ``▁`` covers nothing. If the pieces do not tile the normalized text (never seen; checked),
+the raw spans are used with the rule of :func:`contract_byte_spans`.
 
 Out of scope: sampling, n-best, BOS/EOS, ``reverse``, decoding.
 """
@@ -50,13 +57,64 @@ def contract_byte_spans(pieces: list[str], spans: list[tuple[int, int]]) -> list
     return out
 
 
+def _next_offsets(offs: list[int]) -> list[int] | None:
+    """``nxt[i]``: the first offset after normalized character ``i`` larger than ``offs[i]``
+    (its exclusive end in the input); None if ``offs`` is not non-decreasing. O(n)."""
+    n = len(offs) - 1
+    if any(offs[i] > offs[i + 1] for i in range(n)):
+        return None
+    nxt = [0] * n
+    bound = offs[n]
+    for i in range(n - 1, -1, -1):
+        if offs[i + 1] > offs[i]:
+            bound = offs[i + 1]
+        nxt[i] = max(bound, offs[i])
+    return nxt
+
+
+def aligned_spans(norm: str, offs: list[int], pieces: list[str], is_byte: list[bool],
+                  unk_spans: dict[int, tuple[int, int]], dummy: int | None) -> list[tuple[int, int]] | None:
+    """Lay pieces over the normalized text (module docstring); None if they do not tile it.
+
+    ``unk_spans[k]`` is the raw character span of unknown piece ``k``; ``dummy`` the index of the
+    inserted dummy-prefix character in ``norm`` (or None). O(len(norm) + pieces).
+    """
+    nxt = _next_offsets(offs)
+    if nxt is None:
+        return None
+    out: list[tuple[int, int]] = []
+    pos = byte = 0
+    for k, piece in enumerate(pieces):
+        if k in unk_spans:
+            out.append(unk_spans[k])
+            while pos < len(norm) and offs[pos] < unk_spans[k][1]:
+                pos += 1
+        elif is_byte[k]:
+            if pos >= len(norm):
+                return None
+            out.append((offs[pos], nxt[pos]))
+            byte += 1
+            if byte == len(norm[pos].encode("utf-8")):
+                pos, byte = pos + 1, 0
+        else:
+            if byte or norm[pos:pos + len(piece)] != piece:
+                return None
+            real = [i for i in range(pos, pos + len(piece)) if i != dummy]
+            out.append((offs[real[0]], max(nxt[i] for i in real)) if real else (offs[pos], offs[pos]))
+            pos += len(piece)
+    return out if pos == len(norm) and not byte else None
+
+
 class SpmEngine(Encoder):
     """One ``sentencepiece.SentencePieceProcessor`` loaded from tokspec's verified bytes."""
 
     def __init__(self, name: str, model: SpmModel) -> None:
         self.model = model
+        proto = Path(model.path).read_bytes()
         self.library_processor = sentencepiece.SentencePieceProcessor()
-        self.library_processor.LoadFromSerializedProto(Path(model.path).read_bytes())
+        self.library_processor.LoadFromSerializedProto(proto)
+        self.library_normalizer = sentencepiece.SentencePieceNormalizer(model_proto=proto)
+        self._is_byte = [t == "byte" for t in model.types]
         self.info = EngineInfo(
             name, "tokenizer", "sentencepiece", sentencepiece.__version__, model.sha256,
             f"sentencepiece {model.model_type} ({model.normalizer_name}, "
@@ -72,12 +130,27 @@ class SpmEngine(Encoder):
         return out
 
     def _encode(self, text: str) -> Encoding:
-        """Encode; O(n) beyond sentencepiece's own encode."""
+        """Encode; O(n) beyond sentencepiece's own encode and normalization."""
         out = self.library_encode(text)
+        ids: list[int] = list(out["ids"])
         pieces = [p.decode("utf-8", "replace") for p in out["pieces"]]
-        spans = contract_byte_spans(pieces, [tuple(s) for s in out["offsets"]])
-        offsets = char_offsets_from_byte_spans(text, spans)
-        return Encoding.of(out["ids"], offsets, pieces).validate(text, self.info.name)
+        raw = char_offsets_from_byte_spans(text, [tuple(s) for s in out["offsets"]])
+        norm, offs = self.library_normalizer.normalize(text, with_offsets=True)
+        unk = {k: raw[k] for k, i in enumerate(ids) if i == self.model.unk_id}
+        offsets = aligned_spans(norm, list(offs), pieces, [self._is_byte[i] for i in ids], unk,
+                                self._dummy_index(norm))
+        if offsets is None:
+            spans = contract_byte_spans(pieces, [tuple(s) for s in out["offsets"]])
+            offsets = char_offsets_from_byte_spans(text, spans)
+        return Encoding.of(ids, offsets, pieces).validate(text, self.info.name)
+
+    def _dummy_index(self, norm: str) -> int | None:
+        """Where the normalizer inserted the dummy prefix (suffix) ``▁``, if it did."""
+        if not self.model.add_dummy_prefix or not norm.strip(_DUMMY_PREFIX + " "):
+            return None
+        if self.model.treat_whitespace_as_suffix:
+            return len(norm) - 1 if norm.endswith(_DUMMY_PREFIX) else None
+        return 0 if norm.startswith(_DUMMY_PREFIX) else None
 
     def token_piece(self, token_id: int) -> str:
         if 0 <= token_id < self.library_processor.get_piece_size():
