@@ -16,10 +16,15 @@ from typing import Any
 
 import pytest
 import sentencepiece
+from hypothesis import given
+from hypothesis import strategies as st
 import tiktoken
 import tokenizers
 
-from tokspec import Encoder, InvalidTextError, UnknownEngineError, load_engine, models
+from tokspec import Encoder, Encoding, InvalidTextError, UnknownEngineError, load_engine, models
+from tokspec.engines._bytelevel import BpeOpenaiEngine, TiktokenEngine
+from tokspec.engines._hf import HfEngine
+from tokspec.engines._spm import SpmEngine
 from tokspec.corpus import build_corpus
 from tokspec.engines._bytelevel import SPECIAL_TOKENS
 from tokspec.vocab import NAMED_FILES, named_path
@@ -51,6 +56,23 @@ def engine_name(key: str) -> str:
 
 def engine(key: str) -> Encoder:
     return load_engine(engine_name(key))
+
+
+def hf_engine(key: str) -> HfEngine:
+    eng = engine(key)
+    assert isinstance(eng, HfEngine)
+    return eng
+
+
+def spm_engine(key: str) -> SpmEngine:
+    eng = engine(key)
+    assert isinstance(eng, SpmEngine)
+    return eng
+
+
+def ids_of(enc: Encoding) -> list[int]:
+    assert enc.ids is not None
+    return list(enc.ids)
 
 
 def model_path(key: str) -> str:
@@ -105,8 +127,8 @@ def check_bytes_family(key: str, text: str) -> None:
     """tiktoken / bpe-openai: token bytes from the library itself, spans by the bisect oracle."""
     eng = engine(key)
     enc = eng.encode(text)
-    lib = eng.library_encoding if key.startswith("tiktoken") else bpe_openai_encoding(key)  # type: ignore[attr-defined]
-    token_bytes = [lib.decode_single_token_bytes(i) for i in enc.ids]
+    lib = eng.library_encoding if isinstance(eng, TiktokenEngine) else bpe_openai_encoding(key)
+    token_bytes = [lib.decode_single_token_bytes(i) for i in ids_of(enc)]
     assert b"".join(token_bytes) == text.encode("utf-8")
     assert list(enc.offsets) == oracle_spans(text, token_bytes)
     for (s, e), tb in zip(enc.offsets, token_bytes):
@@ -117,17 +139,17 @@ def check_hf_bytelevel(key: str, text: str) -> None:
     eng = engine(key)
     enc = eng.encode(text)
     dec = gpt2_byte_decoder()
-    token_bytes = [bytes(dec[c] for c in eng.token_piece(i)) for i in enc.ids]
+    token_bytes = [bytes(dec[c] for c in eng.token_piece(i)) for i in ids_of(enc)]
     assert b"".join(token_bytes) == text.encode("utf-8")
     assert list(enc.offsets) == oracle_spans(text, token_bytes)
 
 
 def check_hf_wordpiece(key: str, text: str) -> None:
-    eng = engine(key)
+    eng = hf_engine(key)
     enc = eng.encode(text)
-    tok = eng.library_tokenizer  # type: ignore[attr-defined]
+    tok = eng.library_tokenizer
     unk = tok.token_to_id("[UNK]")
-    for i, (s, e) in zip(enc.ids, enc.offsets):
+    for i, (s, e) in zip(ids_of(enc), enc.offsets):
         assert s < e
         piece = eng.token_piece(i)
         core = piece[2:] if piece.startswith("##") else piece
@@ -136,11 +158,11 @@ def check_hf_wordpiece(key: str, text: str) -> None:
 
 
 def check_hf_metaspace(key: str, text: str) -> None:
-    eng = engine(key)
+    eng = hf_engine(key)
     enc = eng.encode(text)
-    tok = eng.library_tokenizer  # type: ignore[attr-defined]
+    tok = eng.library_tokenizer
     unk = tok.model.unk_id if hasattr(tok.model, "unk_id") else 0
-    for i, (s, e) in zip(enc.ids, enc.offsets):
+    for i, (s, e) in zip(ids_of(enc), enc.offsets):
         piece = eng.token_piece(i)
         norm = tok.normalizer.normalize_str(text[s:e])
         m = _BYTE.match(piece)
@@ -161,10 +183,10 @@ def spm_context_normalize(sp: Any, span: str) -> str:
 
 
 def check_spm(key: str, text: str) -> None:
-    eng = engine(key)
+    eng = spm_engine(key)
     enc = eng.encode(text)
-    sp = eng.library_processor  # type: ignore[attr-defined]
-    for k, (i, (s, e)) in enumerate(zip(enc.ids, enc.offsets)):
+    sp = eng.library_processor
+    for k, (i, (s, e)) in enumerate(zip(ids_of(enc), enc.offsets)):
         piece = sp.id_to_piece(i)
         norm = spm_context_normalize(sp, text[s:e])
         m = _BYTE.match(piece)
@@ -245,10 +267,11 @@ def test_offsets_match_slow_oracle(key: str) -> None:
 def test_tiktoken_ids_equal_official_construction(
         key: str, official_tiktoken: dict[str, tiktoken.Encoding]) -> None:
     ours = engine(key)
+    assert isinstance(ours, TiktokenEngine)
     official = official_tiktoken[key.split(":", 1)[1]]
-    assert ours.library_encoding._pat_str == official._pat_str  # type: ignore[attr-defined]
+    assert ours.library_encoding._pat_str == official._pat_str
     for text in corpus():
-        assert list(ours.encode(text).ids) == official.encode_ordinary(text)
+        assert ids_of(ours.encode(text)) == official.encode_ordinary(text)
 
 
 @pytest.mark.parametrize("key", BPE_OPENAI)
@@ -256,16 +279,18 @@ def test_bpe_openai_ids_equal_package_api_and_tiktoken(key: str) -> None:
     ours = engine(key)
     tk = engine("tiktoken:" + key.split(":", 1)[1])
     for text in corpus():
-        ids = list(ours.encode(text).ids)
+        ids = ids_of(ours.encode(text))
         assert ids == bpe_openai_encoding(key).encode_ordinary(text)
-        assert ids == list(tk.encode(text).ids)
+        assert ids == ids_of(tk.encode(text))
 
 
 def test_bpe_openai_uses_the_rust_binding() -> None:
     from bpe_openai import _bindings
 
     for key in BPE_OPENAI:
-        backend = engine(key).backend  # type: ignore[attr-defined]
+        eng = engine(key)
+        assert isinstance(eng, BpeOpenaiEngine)
+        backend = eng.backend
         assert isinstance(backend, _bindings.PyTokenizer)
         assert Path(_bindings.__file__).suffix == ".so"
 
@@ -288,7 +313,7 @@ def test_hf_ids_equal_library_api(key: str) -> None:
             continue
         theirs = lib.encode(text, add_special_tokens=False)
         enc = ours.encode(text)
-        assert list(enc.ids) == theirs.ids
+        assert ids_of(enc) == theirs.ids
         if raw_offsets_are_contract:
             assert list(enc.offsets) == theirs.offsets
 
@@ -298,7 +323,7 @@ def test_spm_ids_equal_library_api(key: str) -> None:
     ours = engine(key)
     lib = sentencepiece.SentencePieceProcessor(model_file=model_path(key))
     for text in corpus():
-        assert list(ours.encode(text).ids) == lib.encode(text)
+        assert ids_of(ours.encode(text)) == lib.encode(text)
 
 
 @pytest.mark.parametrize("key", SPM_KINDS)
@@ -306,13 +331,13 @@ def test_spm_offset_mapping_equals_serialized_proto(key: str) -> None:
     """offset_mapping's byte spans are the proto's begin/end (read with tokspec's wire reader)."""
     from tokspec.engines._protowire import iter_fields
 
-    sp = engine(key).library_processor  # type: ignore[attr-defined]
+    sp = spm_engine(key).library_processor
     for text in corpus()[::5]:
         om = sp.encode(text, return_type="offset_mapping", return_bytes=True)
         proto = sp.encode(text, return_type="serialized_proto")
         spans = []
         for number, _, value in iter_fields(proto):
-            if number == 2:
+            if number == 2 and isinstance(value, bytes):
                 fields = {n: v for n, _, v in iter_fields(value)}
                 spans.append((fields.get(4, 0), fields.get(5, 0)))
         assert [tuple(s) for s in om["offsets"]] == spans
@@ -331,20 +356,20 @@ def test_text_domain(key: str) -> None:
 
 def test_special_tokens_are_ordinary_text() -> None:
     for key in TIKTOKEN + BPE_OPENAI:
-        ids = engine(key).encode("<|endoftext|>").ids
+        ids = ids_of(engine(key).encode("<|endoftext|>"))
         special_ids = set(SPECIAL_TOKENS[key.split(":", 1)[1]].values())
         assert len(ids) > 1 and special_ids.isdisjoint(ids)
-    bert = engine("hf:bert-base-uncased")
+    bert = hf_engine("hf:bert-base-uncased")
     for special in ["[CLS]", "[SEP]", "[MASK]", "[PAD]", "[UNK]"]:
         enc = bert.encode(f"a {special} b")
-        assert bert.library_tokenizer.token_to_id(special) not in enc.ids  # type: ignore[attr-defined]
-        assert "".join(bert.token_piece(i).lstrip("#") for i in enc.ids) == f"a{special}b".lower()
+        assert bert.library_tokenizer.token_to_id(special) not in ids_of(enc)
+        assert "".join(bert.token_piece(i).lstrip("#") for i in ids_of(enc)) == f"a{special}b".lower()
     # mon-unigram's Unigram model itself holds "<s>", "</s>", "<pad>" as pieces: with the added
     # tokens gone, the model still picks them (finding hf-unigram-control-pieces-in-model).
-    mon = engine("hf:mon-unigram")
-    model = mon.library_tokenizer.model  # type: ignore[attr-defined]
+    mon = hf_engine("hf:mon-unigram")
+    model = mon.library_tokenizer.model
     for special in ["<s>", "</s>", "<pad>"]:
-        assert [t.id for t in model.tokenize(special)] == [mon.library_tokenizer.token_to_id(special)]  # type: ignore[attr-defined]
+        assert [t.id for t in model.tokenize(special)] == [mon.library_tokenizer.token_to_id(special)]
 
 
 @pytest.mark.parametrize("key", ALL)
@@ -366,7 +391,7 @@ def test_engine_info_and_cache(key: str) -> None:
     else:
         assert info.vocab_sha256 == NAMED_FILES[key.split(":", 1)[1]].sha256
     enc = eng.encode("Hello")
-    assert all(eng.token_piece(i) != str(i) for i in enc.ids)
+    assert all(eng.token_piece(i) != str(i) for i in ids_of(enc))
 
 
 def test_unknown_engine_names() -> None:
@@ -422,6 +447,46 @@ def test_findings_spm_model_is_reproducible() -> None:
 
 def test_sentencepiece_immutable_proto_is_gone() -> None:
     """sentencepiece 0.2.3 refuses out_type='immutable_proto' (why _spm uses offset_mapping)."""
-    sp = engine("spm-bpe").library_processor  # type: ignore[attr-defined]
+    sp = spm_engine("spm-bpe").library_processor
     with pytest.raises(ValueError, match="immutable_proto"):
-        sp.encode("abc", out_type="immutable_proto")
+        sp.encode("abc", out_type="immutable_proto")  # type: ignore[arg-type]
+
+
+# --- properties and stress -----------------------------------------------------------------------
+
+_TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=40) | st.lists(
+    st.sampled_from(["e", "\u0301", "\u0329", "\ua8e8", " ", "\u3000", "\ufb01", "\u335c", "\u02d9",
+                     "\u00ad", "\u200d", "日", "😀", "\x00", "\r\n", "a", "İ", "ß", "<s>", "[CLS]"]),
+    max_size=12).map("".join)
+
+
+@pytest.mark.parametrize("key", ALL)
+@given(text=_TEXT)
+def test_hyp_offsets_match_slow_oracle(key: str, text: str) -> None:
+    enc = engine(key).encode(text)
+    enc.validate(text)
+    check_monotone(enc.offsets)
+    family(key)(key, text)
+
+
+_STRESS = {
+    "repetition": "a" * 200_000,
+    "digits": "1234567890" * 30_000,
+    "spaces": " " * 100_000 + "x",
+    "cjk": "日本語" * 50_000,
+    "emoji_zwj": "👨\u200d👩\u200d👧" * 20_000,
+    "over_1M": "The quick brown fox. " * 50_000,
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(_STRESS))
+def test_stress_byte_level_agree(case: str) -> None:
+    """bpe-openai's Rust binding has no 1M-character / 200k-token limit through tokspec, and agrees
+    with tiktoken on long pathological inputs; offsets stay consistent with token bytes."""
+    text = _STRESS[case]
+    for enc_name in ("cl100k_base", "o200k_base"):
+        a = engine(f"tiktoken:{enc_name}").encode(text)
+        b = engine(f"bpe-openai:{enc_name}").encode(text)
+        assert a == b
+        assert a.offsets[0][0] == 0 and a.offsets[-1][1] == len(text)

