@@ -110,3 +110,8 @@ def prop_tie_break(scores: Mapping[str, float], text: str, pieces: Sequence[str]
 register(Claim("unigram.viterbi_optimal", "seeds/unigram-double-array-viterbi.txt, The Viterbi Algorithm",
                "Viterbi returns a segmentation with the highest total piece score.", "checked",
                prop_viterbi_optimal))
+register(Claim("unigram.tie_break", "reference/unigram_viterbi.py docstring (engineer C, by experiment on "
+               "HF tokenizers and sentencepiece); seeds/unigram-double-array-viterbi.txt, Final comparison "
+               "(token-exact output requires the same tie-break)",
+               "Among optimal segmentations, both libraries return the one with the longest last piece, "
+               "recursively.", "checked", prop_tie_break))
