@@ -98,3 +98,13 @@ def test_bad_chunk_len_is_a_named_error(bad: object) -> None:
     eng = load_engine("tiktoken:cl100k_base")
     with pytest.raises(MergeError, match="chunk_len"):
         merge_lopt.merge(eng, "a b", chunk_len=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["threads", "processes"])
+def test_lopt_equals_serial_on_a_megabyte(engine: Encoder, backend: str) -> None:
+    from tokspec.bench.parallel import generate_text
+
+    text = generate_text(1_000_000, seed=5)
+    runner = Runner(backend, 2)
+    assert merge_text(engine, text, strategy="lopt", runner=runner).encoding == engine.encode(text)
