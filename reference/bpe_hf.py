@@ -26,10 +26,11 @@ any normalizer, ``dropout > 0``, ``ByteLevel(add_prefix_space=true)``, a post-pr
 offsets (``trim_offsets=true``), added tokens with ``lstrip``/``rstrip``/``single_word``.
 Post-processors that only add special tokens (``TemplateProcessing``, ``BertProcessing``) are
 accepted: with ``add_special_tokens=False`` they add nothing. Decoders are irrelevant to encoding.
-Split regexes run on the ``regex`` module; by default they are first rewritten by
+Split regexes run on the ``regex`` module with Unicode 16.0 character properties (HF's and
+tiktoken's tables; the module itself has 17.0); by default they are first rewritten by
 :func:`oniguruma_compat` so they mean what HF's Oniguruma makes of them (``dialect="regex"`` keeps
-the tiktoken reading). Differences that cannot be rewritten away (Oniguruma's older Unicode
-tables) are recorded in ``corpora/reference-bpe/findings``.
+the tiktoken reading). Case-insensitive groups use simple case folding; Oniguruma folds multi-char
+too, which matters for no production pattern (their ``(?i:...)`` hold ASCII contractions only).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import regex
 
 from tokspec._types import Encoder, Encoding, EngineInfo, Span
 from tokspec.errors import UnsupportedComponentError, VocabularyError
+from tokspec.reference.pretok_regex import pin_unicode_16
 from tokspec.vocab import TokenizerJson
 
 __all__ = ["BpeModel", "HfBpeEncoder", "Dialect", "bytes_to_unicode", "bpe_word", "model_from_json",
@@ -253,11 +255,18 @@ class Pretokenizer:
         return spans
 
 
+def compile_split_regex(source: str, dialect: Dialect) -> regex.Pattern[str]:
+    """Compile a Split regex as ``dialect`` reads it, with Unicode 16.0 character properties (the
+    tables of both HF's Oniguruma and tiktoken's Rust regex; see ``pretok_regex.pin_unicode_16``)."""
+    if dialect == "oniguruma":
+        source = oniguruma_compat(source)
+    return regex.compile("(?-f)" + pin_unicode_16(source), flags=regex.V1)
+
+
 def _split_step(pt: dict[str, Any], dialect: Dialect) -> SplitStep:
     pattern = pt.get("pattern", {})
     if "Regex" in pattern:
-        source = pattern["Regex"]
-        compiled = regex.compile(oniguruma_compat(source) if dialect == "oniguruma" else source)
+        compiled = compile_split_regex(pattern["Regex"], dialect)
     elif "String" in pattern:
         compiled = regex.compile(regex.escape(pattern["String"]))
     else:
@@ -280,12 +289,12 @@ def parse_pretokenizer(pt: dict[str, Any] | None, dialect: Dialect = "oniguruma"
         if kind == "Split":
             steps.append(_split_step(item, dialect))
         elif kind == "Whitespace":
-            steps.append(SplitStep(regex.compile(WHITESPACE_PATTERN), "Removed", invert=True))
+            steps.append(SplitStep(compile_split_regex(WHITESPACE_PATTERN, dialect), "Removed", invert=True))
         elif kind == "ByteLevel" and i == len(items) - 1:
             if item.get("add_prefix_space", False):
                 raise UnsupportedComponentError("ByteLevel add_prefix_space=true is unsupported")
             if item.get("use_regex", True):
-                steps.append(SplitStep(regex.compile(GPT2_PATTERN), "Isolated"))
+                steps.append(SplitStep(compile_split_regex(GPT2_PATTERN, dialect), "Isolated"))
             return Pretokenizer(tuple(steps), True)
         else:
             raise UnsupportedComponentError(f"pre_tokenizer {kind!r} at position {i} is unsupported "

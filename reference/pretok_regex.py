@@ -105,7 +105,10 @@ UNICODE17_NEW: tuple[tuple[int, int], ...] = (
 UNICODE17_CHANGED: dict[int, str] = {0x295: "Ll"}
 
 UnicodeVersion = Literal["16.0", "17.0"]
-_PROPERTY = regex.compile(r"\\p\{(?P<name>[A-Za-z_&]+)\}")
+_ESCAPE = regex.compile(r"\\(?:(?P<neg>[pP])\{(?P<name>[^}]*)\}|(?P<cls>[wWdD])|.)", regex.DOTALL)
+_GENERAL = {"L", "LC", "L&", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "Mn", "Mc", "Me", "N", "Nd", "Nl", "No",
+            "P", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "S", "Sm", "Sc", "Sk", "So", "Z", "Zs", "Zl",
+            "Zp", "C", "Cc", "Cf", "Cs", "Co", "Cn"}
 
 
 def _in_category(category: str, prop: str) -> bool:
@@ -117,25 +120,46 @@ def _hex_set(code_points: list[tuple[int, int]]) -> str:
     return "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in code_points)
 
 
-def pin_unicode_16(pattern: str) -> str:
-    """Rewrite every ``\\p{P}`` of ``pattern`` (a general category) to its Unicode 16.0 extent.
+def _set_expr(base: str, removed: list[tuple[int, int]], added: list[tuple[int, int]]) -> str:
+    """The V1 set ``base`` minus ``removed`` plus ``added``."""
+    core = f"[{base}--[{_hex_set(removed)}]]" if removed else f"[{base}]"
+    return f"[{core}{_hex_set(added)}]" if added else core
 
-    ``\\p{P}`` becomes ``[[\\p{P}--[removed]]added]`` (a V1 set expression: compile the result with
-    ``regex.V1``); ``removed`` holds the 17.0 additions and the changed code points whose 16.0
-    category is outside P, ``added`` those whose 16.0 category is inside. ``\\P{..}`` is refused.
-    O(len(pattern)).
+
+def _pinned_property(name: str) -> str:
+    """``\\p{name}`` as of Unicode 16.0. For a general category the changed code points move by
+    their 16.0 category, and the 17.0 additions belong to ``C``/``Cn`` only (unassigned in 16.0);
+    any other property (a script, ``Alphabetic``...) just loses the 17.0 additions."""
+    general = name in _GENERAL
+    new_is_in = general and name in ("C", "Cn")
+    changed = UNICODE17_CHANGED if general else {}
+    removed = ([] if new_is_in else list(UNICODE17_NEW)) + [
+        (cp, cp) for cp, cat in changed.items() if not _in_category(cat, name)]
+    added = (list(UNICODE17_NEW) if new_is_in else []) + [
+        (cp, cp) for cp, cat in changed.items() if _in_category(cat, name)]
+    return _set_expr(f"\\p{{{name}}}", removed, added)
+
+
+def pin_unicode_16(pattern: str) -> str:
+    """Rewrite the Unicode-dependent escapes of ``pattern`` to their Unicode 16.0 extent.
+
+    ``\\p{P}`` becomes a V1 set expression (compile the result with ``regex.V1``) of P as of 16.0
+    (:func:`_pinned_property`); ``\\P{P}`` its complement; ``\\w``/``\\d`` lose the 17.0
+    additions, ``\\W``/``\\D`` gain them. Escaped backslashes are skipped correctly (escapes are
+    consumed left to right). ``\\s`` needs nothing: 17.0 added no white space. O(len(pattern)).
     """
-    if "\\P{" in pattern:
-        raise UnknownEngineError(f"pin_unicode_16: negated property \\P{{..}} unsupported in {pattern!r}")
 
     def repl(m: regex.Match[str]) -> str:
-        prop = m["name"]
-        changed_out = [(cp, cp) for cp, cat in UNICODE17_CHANGED.items() if not _in_category(cat, prop)]
-        changed_in = [(cp, cp) for cp, cat in UNICODE17_CHANGED.items() if _in_category(cat, prop)]
-        removed = _hex_set([*UNICODE17_NEW, *changed_out])
-        return f"[[\\p{{{prop}}}--[{removed}]]{_hex_set(changed_in)}]"
+        if m["name"] is not None:
+            pinned = _pinned_property(m["name"])
+            return pinned if m["neg"] == "p" else f"[^{pinned}]"
+        if m["cls"] is not None:
+            c = m["cls"]
+            return _set_expr(f"\\{c}", list(UNICODE17_NEW), []) if c.islower() else \
+                _set_expr(f"\\{c}", [], list(UNICODE17_NEW))
+        return m.group()
 
-    return _PROPERTY.sub(repl, pattern)
+    return _ESCAPE.sub(repl, pattern)
 
 
 @functools.lru_cache(maxsize=None)

@@ -177,3 +177,20 @@ def test_merge_outside_the_vocab_is_a_vocabulary_error(tmp_path: Path) -> None:
     data["model"]["merges"] = [["not-a-token", "x"]]
     with pytest.raises(VocabularyError, match="not-a-token"):
         tokspec.load_engine(f"reference:{_write(tmp_path, data)}")
+
+
+def _unicode17_texts() -> list[str]:
+    """One text per range of characters new in Unicode 17.0, each character in letter, digit and
+    space contexts (the regex module knows them, HF's tables do not)."""
+    from tokspec.reference.pretok_regex import UNICODE17_CHANGED, UNICODE17_NEW
+    ranges = [*UNICODE17_NEW, *((cp, cp) for cp in UNICODE17_CHANGED)]
+    return ["".join(f"a{chr(cp)}b {chr(cp)}1 ." for cp in range(lo, min(hi, lo + 40) + 1)) for lo, hi in ranges]
+
+
+@pytest.mark.parametrize("model", ["bytelevel", "whitespace"])
+def test_unicode17_characters_follow_hf_tables(tmp_path: Path, model: str) -> None:
+    if model == "bytelevel":
+        path = str(trained_model("hf-bpe"))
+    else:
+        path = _write(tmp_path, json.loads(_whitespace_bpe_json()))
+    _assert_same_as_hf(path, _unicode17_texts())

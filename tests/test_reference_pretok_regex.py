@@ -154,9 +154,18 @@ def test_unicode17_tables_against_unicodedata2_when_installed() -> None:
             assert same == (cp not in pr.UNICODE17_CHANGED), hex(cp)
 
 
-def test_pin_refuses_negated_properties() -> None:
-    with pytest.raises(UnknownEngineError, match="negated"):
-        pr.pin_unicode_16(r"\P{L}")
+@pytest.mark.parametrize("escape, new_matches, ascii_a_matches", [
+    (r"\p{L}", False, True), (r"\P{L}", True, False), (r"\p{Cn}", True, False), (r"\w", False, True),
+    (r"\W", True, False), (r"\p{Latin}", False, True), (r"[^\p{L}\d]", True, False)])
+def test_pin_moves_unicode17_characters_to_unassigned(escape: str, new_matches: bool,
+                                                      ascii_a_matches: bool) -> None:
+    pinned = regex.compile(pr.pin_unicode_16(escape), flags=regex.V1)
+    assert bool(pinned.fullmatch("a")) == ascii_a_matches
+    assert all(bool(pinned.fullmatch(c)) == new_matches for c in _unicode17_chars()[:-1])
+
+
+def test_pin_leaves_escaped_backslashes_alone() -> None:
+    assert pr.pin_unicode_16(r"\\w\\p{L}") == r"\\w\\p{L}"
 
 
 @functools.lru_cache(maxsize=None)
