@@ -202,3 +202,17 @@ def test_seed_worked_example_abacbb() -> None:
     assert [pieces[i] for i in enc.encode(b"abacbb")] == [b"ab", b"acbb"]
     for text in (b"a", b"ab", b"aba", b"abac", b"abacb", b"abacbb"):
         assert enc.encode_via_table(text) == enc.encode(text) == naive_bpe(ranks, text)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_stress_size_ladder_whole_text(name: str) -> None:
+    """Opt-in (TOKSPEC_SLOW=1): 10 B .. 1 MB single pieces, prose and pathological repetition."""
+    enc, core = real(name)
+    rng = random.Random(5)
+    prose = " ".join(t for t in build_corpus(seed=11) if t.isascii()).encode()
+    prose = (prose * (1_000_000 // len(prose) + 1))[:1_000_000]
+    noise = bytes(rng.choice(b"ab \n") for _ in range(100_000))
+    for size in (10, 100, 1000, 10_000, 100_000, 1_000_000):
+        for data in (prose[:size], (b"a" * size), (b"ab" * size)[:size], noise[:size]):
+            assert enc.encode(data) == core._core_bpe.encode_single_piece(data), (size, data[:20])

@@ -167,3 +167,14 @@ def test_seed_table_every_cell(name: str) -> None:
         pinned = json.loads(TABLE_FILE.read_text(encoding="utf-8"))
         assert {k: sorted(v["regex_branches"]) for k, v in pinned["cells"].items()} == \
                {k: sorted(v["regex_branches"]) for k, v in cells.items()}  # type: ignore[index]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_stress_million_characters(name: str) -> None:
+    """Opt-in (TOKSPEC_SLOW=1): a 1M-character text over the tricky alphabet, and long runs."""
+    rng = random.Random(4)
+    text = "".join(rng.choice(TRICKY) for _ in range(1_000_000))
+    assert_same(text, name)
+    for unit in (" ", "\n", "a", "1", "'s", " .", "\u0301"):
+        assert_same(unit * 200_000 + "x", name)
