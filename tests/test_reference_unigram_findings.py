@@ -160,16 +160,24 @@ def adapter_contract_offsets() -> dict[str, Any]:
     reference derives them from the alignment. Same ids; different offsets when NFC reorders
     combining marks inside a byte-fallback run: the adapter gives every byte token the whole run,
     the reference gives each character's bytes that character, so its spans are NOT in text
-    order (U+0329 is sorted before U+11372). Two spm cases recorded earlier ("a" U+00B8 U+4E00
-    "b" and "e" U+01CC) were fixed in the adapter by commit e633d47 and now agree."""
-    ref = unigram_encoder_from_tokenizer_json(named_path("mon-unigram"), "r")
-    engine = load_engine("hf:mon-unigram")
+    order (U+0329 is sorted before U+11372). ``spm:``: a merged unknown run whose last character
+    is the first half of an NFKC expansion ("q" + "V" of U+2165 "VI") gets only "q" from the
+    adapter; the reference covers U+2165 too (its text includes part of it). Two spm cases
+    recorded earlier ("a" U+00B8 U+4E00 "b" and "e" U+01CC) were fixed in the adapter by commit
+    e633d47 and now agree."""
+    vocab = [*CONTROLS, ("\u2581", -1.0, "normal"), ("a", -2.0, "normal"), ("I", -2.0, "normal")]
+    model = synthesize_spm_model(Path(tempfile.mkdtemp()) / "u.model", vocab,
+                                 specs_from=trained_model("spm-unigram"))
+    pairs = [("hf:mon-unigram", unigram_encoder_from_tokenizer_json(named_path("mon-unigram"), "r"),
+              ["\U00011372\u0329", "\u02cd\u0344"]),
+             ("spm:" + str(model), unigram_encoder_from_spm_model(model, "r"), ["aq\u2165"])]
     cases = []
-    for text in ["\U00011372\u0329", "\u02cd\u0344"]:
-        a, b = engine.encode(text), ref.encode(text)
-        cases.append({"engine": "hf:mon-unigram", "input": text,
-                      "a": {"ids": list(a.ids), "offsets": [list(o) for o in a.offsets]},
-                      "b": {"ids": list(b.ids), "offsets": [list(o) for o in b.offsets]}})
+    for name, ref, texts in pairs:
+        for text in texts:
+            a, b = load_engine(name).encode(text), ref.encode(text)
+            cases.append({"engine": name.split(":")[0] + ":<model>", "input": text,
+                          "a": {"ids": list(a.ids), "offsets": [list(o) for o in a.offsets]},
+                          "b": {"ids": list(b.ids), "offsets": [list(o) for o in b.offsets]}})
     return {"engines": ["production adapter (contract offsets)", "reference (contract offsets)"],
             "classification": "same tokens, different offsets", "cases": cases}
 

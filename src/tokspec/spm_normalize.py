@@ -16,8 +16,10 @@ The normalizer (sentencepiece ``normalizer.cc``, reimplemented from its document
 Alignment: like sentencepiece's ``norm_to_orig`` every normalized character records the original
 position consumed so far; its library span is ``(n2o[i], n2o[i+1])`` so a piece over normalized
 characters ``[s, e)`` is reported ``(n2o[s], n2o[e])``, as sentencepiece does. Its contract origin is
-the original characters of the rule application that produced it (none for the dummy prefix), plus
-any input dropped right after it (deleted characters, collapsed spaces), as sentencepiece does.
+the original characters of the rule application that produced it, plus any input dropped right
+after it (deleted characters, collapsed spaces), as sentencepiece does; the dummy prefix covers
+nothing (an empty span where it is inserted), so input dropped before the first real character
+belongs to no token.
 
 Out of scope: user-defined symbols (their prefix matcher and score bonus), ``treat_whitespace_as
 _suffix``, BPE/word/char models, sampling. They raise UnsupportedComponentError.
@@ -164,8 +166,11 @@ def _aligned(text: str, out: list[tuple[str, int, int, int]], end: int) -> Align
     spans = tuple((n2o[i], n2o[i + 1]) for i in range(len(out)))
     origins: list[Span] = []
     for i, (_, _, r0, r1) in enumerate(out):
-        # the rule's characters (none for the dummy prefix), plus input dropped right after the
-        # rule's LAST output character (all characters of one rule application share it)
+        if r0 == r1:                 # the dummy prefix covers no input (not even dropped input)
+            origins.append((table[r0], table[r0]))
+            continue
+        # the rule's characters, plus input dropped right after the rule's LAST output character
+        # (all characters of one rule application share it)
         last = i
         while last + 1 < len(out) and out[last + 1][2:] == (r0, r1) and r0 < r1:
             last += 1
