@@ -188,3 +188,33 @@ def test_unknown_pattern_name_is_a_named_error() -> None:
 def test_hyp_pretok_engines_equal_hf_split_all_categories(text: str) -> None:
     for name in ("o200k_base", "llama3", "qwen2", "r50k_base"):
         assert _engine(f"pretok:{name}").encode(text) == _engine(f"pretok:hf-split-{name}").encode(text), name
+
+
+# ---- seed claims -------------------------------------------------------------------------------
+
+def test_seed_claim_gpt3_introduced_cl100k_is_false_per_tiktoken() -> None:
+    """peek2 seed: "C1100k ... is the pretokenizer introduced with GPT-3". tiktoken's own model map
+    gives GPT-3 models r50k/p50k and GPT-3.5/4 cl100k."""
+    from tiktoken.model import MODEL_TO_ENCODING
+    assert MODEL_TO_ENCODING["davinci"] == "r50k_base"
+    assert MODEL_TO_ENCODING["gpt-4"] == MODEL_TO_ENCODING["gpt-3.5-turbo"] == "cl100k_base"
+
+
+def test_cl100k_and_llama3_patterns_split_text_end_whitespace_differently_but_encode_alike() -> None:
+    """Finding pretok-cl100k-vs-llama3: the pretokens differ (only at whitespace ending the text),
+    the cl100k-rank encodings do not, for every whitespace tail of up to 4 characters."""
+    import itertools
+
+    import tiktoken
+
+    from tokspec.vocab import load_named_tiktoken
+    ranks = load_named_tiktoken("cl100k_base").ranks
+    encs = [tiktoken.Encoding(n, pat_str=pr.PATTERNS[n], mergeable_ranks=ranks, special_tokens={})
+            for n in ("cl100k_base", "llama3")]
+    split_differs = 0
+    for n in range(1, 5):
+        for tail in itertools.product(" \n\t\r\u3000", repeat=n):
+            text = "x" + "".join(tail)
+            split_differs += pr.split(text, "cl100k_base") != pr.split(text, "llama3")
+            assert encs[0].encode_ordinary(text) == encs[1].encode_ordinary(text), repr(text)
+    assert split_differs > 0

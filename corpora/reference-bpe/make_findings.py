@@ -96,6 +96,17 @@ def main() -> None:
     _finding("unicode-17-letters-pretok", ["pretok:hf-split-o200k_base", "pretok:o200k_base-u17"], new17,
              {"a": "pretok:o200k_base", "b": "pretok:o200k_base-u17"},
              "The same at the pretokenizer level, against HF's Split pre-tokenizer.")
+    _finding("pretok-cl100k-vs-llama3", ["pretok:cl100k_base", "pretok:llama3"], corpus,
+             {"a": "pretok:cl100k_base", "b": "pretok:llama3"},
+             "The seeds call cl100k, Llama 3 and Qwen 2.5 one 'cl100k-like' pretokenizer. tiktoken's "
+             "current cl100k pattern (possessive, with \\s++$ and \\s*[\\r\\n]) and Llama 3's (the "
+             "older form, \\s*[\\r\\n]+) split whitespace that ends the text differently; with "
+             "cl100k ranks the BPE ids still coincided on every whitespace tail of up to 6 characters "
+             "we tried (no cl100k token is a newline followed by other white space).")
+    _finding("pretok-llama3-vs-qwen2", ["pretok:llama3", "pretok:qwen2"], corpus,
+             {"a": "pretok:llama3", "b": "pretok:qwen2"},
+             "Qwen 2's pattern takes digits one at a time (\\p{N}) where Llama 3 and cl100k take up "
+             "to three (\\p{N}{1,3}): not the same pretokenizer.")
     _write_hf_tiny()
     _finding("hf-dropped-char-offsets", ["hf:{dir}/vocabs/hf-dropped-char.json",
                                          "reference:{dir}/vocabs/hf-dropped-char.json"],
