@@ -188,7 +188,7 @@ class HfEngine(Encoder):
     def _widen_reordered(self, text: str, tokens: list[str], ids: list[int],
                          offsets: list[Span]) -> list[Span]:
         """Case 4 of the module docstring. O(tokens) normalizer calls."""
-        out = list(offsets)
+        clusters: dict[Span, list[int]] = {}  # cluster -> indices of tokens that must be widened
         i = 0
         while i < len(tokens):
             j = i + 1
@@ -201,11 +201,28 @@ class HfEngine(Encoder):
             else:
                 surface = self._unit_surface(tokens[i])
             if s < e and ids[i] != self._unk_id and not self._explains(text, s, e, surface):
-                cs, ce = _cluster(text, s, e)
-                if self._explains(text, cs, ce, surface):
-                    out[i:j] = [(cs, ce)] * (j - i)
+                cluster = self._cluster(text, s, e)
+                if self._explains(text, *cluster, surface):
+                    clusters.setdefault(cluster, []).extend(range(i, j))
             i = j
+        out = list(offsets)
+        for (cs, ce), widened in clusters.items():
+            for k, (s, e) in enumerate(offsets):
+                if s < e and cs <= s and e <= ce and _needs_cluster(k, s, e, cs, ce, widened):
+                    out[k] = (cs, ce)
         return out
+
+    def _cluster(self, text: str, s: int, e: int) -> Span:
+        """Widen ``[s, e)`` to whole clusters: back to a non-combining character, on over combining
+        marks, stepping over characters the normalizer deletes (they do not block reordering)."""
+        def inside(ch: str) -> bool:
+            return bool(unicodedata.combining(ch)) or self._normalize(ch) == ""
+
+        while s > 0 and inside(text[s]):
+            s -= 1
+        while e < len(text) and inside(text[e]):
+            e += 1
+        return s, e
 
     def _explains(self, text: str, s: int, e: int, surface: bytes) -> bool:
         return surface in self._normalize(text[s:e]).encode("utf-8")
@@ -215,10 +232,12 @@ class HfEngine(Encoder):
         return str(token_id) if piece is None else piece
 
 
-def _cluster(text: str, s: int, e: int) -> Span:
-    """Widen ``[s, e)`` to whole clusters: back to a non-combining character, on over marks."""
-    while s > 0 and unicodedata.combining(text[s]):
-        s -= 1
-    while e < len(text) and unicodedata.combining(text[e]):
-        e += 1
-    return s, e
+def _needs_cluster(k: int, s: int, e: int, cs: int, ce: int, widened: list[int]) -> bool:
+    """Must token ``k`` (span ``[s, e)`` inside cluster ``[cs, ce)``) take the whole cluster?
+
+    Yes if it must be widened itself, lies between two widened tokens, or would otherwise break
+    the order of starts (before the widened ones: ``s > cs``) or of ends (after: ``e < ce``).
+    """
+    if min(widened) <= k <= max(widened):
+        return True
+    return s > cs if k < min(widened) else e < ce
