@@ -1,7 +1,8 @@
 """Aoe's double-array trie over byte strings (J. Aoe 1989; the layout of Darts / sentencepiece).
 
 Representation invariants: node 0 is the root. A transition from node ``s`` on byte ``c`` exists
-iff ``t = base[s] + c`` is inside the arrays and ``check[t] == s``; then ``t`` is the child. ``value[t]``
+iff ``check[t] == s`` for ``t = base[s] + c``, which is always a valid index (the arrays are padded
+to ``max(base) + 256``); then ``t`` is the child. ``value[t]``
 is the payload of the key ending at ``t`` (-1: no key ends there). Free slots have ``check == -1``.
 The arrays are plain Python lists: in CPython a list index is cheaper than a numpy scalar index, and
 the hot loop does two of them per byte step (``base``, ``check``) plus one for ``value``.
@@ -28,7 +29,7 @@ from tokspec.fast._cache import cache_dir
 __all__ = ["DoubleArray"]
 
 _PAYLOAD = 256
-_FORMAT = 1  # bump when the layout changes: part of the cache key
+_FORMAT = 2  # bump when the layout changes: part of the cache key
 
 
 class DoubleArray:
@@ -45,6 +46,16 @@ class DoubleArray:
         self._free = np.zeros(1, dtype=bool)  # build-time mirror of check == -1, for vectorized probes
         self._place(self._dict_trie(keys, values))
         del self._free
+        self._pad()
+
+    def _pad(self) -> None:
+        """Invariant: ``base[s] + 255 < len(check)`` for every slot, so a walk needs no bounds test."""
+        need = max(self.base) + 256
+        if need > len(self.check):
+            extra = need - len(self.check)
+            self.base.extend([0] * extra)
+            self.check.extend([-1] * extra)
+            self.value.extend([-1] * extra)
 
     @staticmethod
     def _dict_trie(keys: Sequence[bytes], values: Sequence[int]) -> dict[int, object]:
@@ -148,6 +159,7 @@ class DoubleArray:
             raise ValueError("double-array arrays differ in length or are empty")
         trie = cls.__new__(cls)
         trie.base, trie.check, trie.value = base.tolist(), check.tolist(), value.tolist()
+        trie._pad()
         return trie
 
     def __len__(self) -> int:
@@ -157,10 +169,10 @@ class DoubleArray:
     def get(self, key: bytes) -> int:
         """The value stored for ``key``, or -1. O(len(key))."""
         s = 0
-        base, check, size = self.base, self.check, len(self.check)
+        base, check = self.base, self.check
         for byte in key:
             t = base[s] + byte
-            if t >= size or check[t] != s:
+            if check[t] != s:  # in range: see _pad
                 return -1
             s = t
         return self.value[s]
@@ -168,10 +180,10 @@ class DoubleArray:
     def prefixes(self, data: bytes, pos: int = 0) -> Iterator[tuple[int, int]]:
         """``(end, value)`` for every key equal to ``data[pos:end]``, shortest first."""
         s = 0
-        base, check, value, size = self.base, self.check, self.value, len(self.check)
+        base, check, value = self.base, self.check, self.value
         for q in range(pos, len(data)):
             t = base[s] + data[q]
-            if t >= size or check[t] != s:
+            if check[t] != s:  # in range: see _pad
                 return
             s = t
             if value[s] >= 0:

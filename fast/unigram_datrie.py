@@ -110,7 +110,7 @@ class DatrieUnigram(Encoder):
 
     def _forward_da(self, data: bytes, best: list[float], back_start: list[int], back_id: list[int]) -> None:
         """Relax every edge leaving every character start, walking the double array."""
-        base, check, value, size = self.da.base, self.da.check, self.da.value, len(self.da)
+        base, check, value = self.da.base, self.da.check, self.da.value
         scores, unk, f32, last = self.scores, self.unk_score, self.model.float32, self.tie_break == "last"
         r32 = array("f", [0.0])
         n = len(data)
@@ -122,7 +122,7 @@ class DatrieUnigram(Encoder):
             has_single, s, q = False, 0, start
             while q < n:
                 t = base[s] + data[q]
-                if t >= size or check[t] != s:
+                if check[t] != s:  # always in range (the arrays are padded)
                     break
                 s, q = t, q + 1
                 v = value[s]
