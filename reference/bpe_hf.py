@@ -8,9 +8,10 @@ The pipeline, in HF's order, for ``encode(text, add_special_tokens=False)``:
    ignored (special tokens are ordinary text in tokspec, as in the ``hf:`` production adapter).
 2. Pretokenizer: ``Split`` (a regex, run here by the ``regex`` module, or a literal string; behaviors
    ``Isolated``, ``Removed``, ``MergedWithPrevious``, ``MergedWithNext``; ``invert``), ``Whitespace``
-   (matches of ``\\w+|[^\\w\\s]+``), ``ByteLevel`` (optionally the GPT-2 regex, then every UTF-8 byte
-   mapped to a printable character by the GPT-2 ``bytes_to_unicode`` table), and ``Sequence`` of those
-   with ``ByteLevel`` last.
+   (matches of ``\\w+|[^\\w\\s]+``), ``ByteLevel`` (with ``add_prefix_space`` a space before each
+   piece that does not start with one, optionally the GPT-2 regex, then every UTF-8 byte mapped to
+   a printable character by the GPT-2 ``bytes_to_unicode`` table), and ``Sequence`` of those with
+   ``ByteLevel`` last.
 3. Model ``BPE`` on each pretoken (:func:`bpe_word`): one symbol per character (the
    ``continuing_subword_prefix`` on every symbol but the first, the ``end_of_word_suffix`` on the last;
    a character missing from the vocabulary becomes its ``<0xXX>`` byte tokens under ``byte_fallback``,
@@ -19,10 +20,12 @@ The pipeline, in HF's order, for ``encode(text, add_special_tokens=False)``:
    last position, as HF builds a hash map from the list). ``ignore_merges``: a pretoken that is itself
    a vocabulary entry is emitted whole.
 4. Offsets: a token covers the original characters of its symbols (byte-level symbols map to the
-   character containing the byte): the ``tokspec._types`` convention.
+   character containing the byte): the ``tokspec._types`` convention. A token made only of the
+   inserted prefix space covers nothing: the empty span before the character it precedes (HF
+   reports that character's span instead).
 
 Everything else raises :class:`~tokspec.errors.UnsupportedComponentError` naming the component:
-any normalizer, ``dropout > 0``, ``ByteLevel(add_prefix_space=true)``, a post-processor that edits
+any normalizer, ``dropout > 0``, a post-processor that edits
 offsets (``trim_offsets=true``), added tokens with ``lstrip``/``rstrip``/``single_word``.
 Post-processors that only add special tokens (``TemplateProcessing``, ``BertProcessing``) are
 accepted: with ``add_special_tokens=False`` they add nothing. Decoders are irrelevant to encoding.
@@ -241,18 +244,56 @@ def _apply_behavior(runs: list[tuple[int, int, bool]], behavior: str) -> list[Sp
     return [(s, e) for s, e in (reversed(out) if backwards else out)]
 
 
+#: A pretoken as the model sees it: its string, and per model character the index of the original
+#: character it comes from and whether it was inserted (ByteLevel's prefix space) rather than read.
+Word = tuple[str, list[int], list[bool]]
+
+
 @dataclass(frozen=True)
 class Pretokenizer:
-    """A parsed pre_tokenizer: splitting passes in order, then optionally the ByteLevel mapping."""
+    """A parsed pre_tokenizer: splitting passes in order, then optionally ByteLevel (a prefix space
+    on each piece not starting with one, its regex split, the byte-to-character mapping)."""
 
     steps: tuple[SplitStep, ...]
     byte_level: bool
+    byte_split: SplitStep | None = None
+    prefix_space: bool = False
 
     def pieces(self, text: str, start: int, end: int) -> list[Span]:
+        """Spans of ``text[start:end]`` after the splitting passes (before ByteLevel)."""
         spans = [(start, end)]
         for step in self.steps:
             spans = [piece for s, e in spans for piece in step.apply(text, s, e)]
         return spans
+
+    def words(self, text: str, start: int, end: int) -> list[Word]:
+        """The model's input words for ``text[start:end]`` (see :data:`Word`)."""
+        out: list[Word] = []
+        for s, e in self.pieces(text, start, end):
+            seg, origin, inserted = text[s:e], list(range(s, e)), [False] * (e - s)
+            if not self.byte_level:
+                out.append((seg, origin, inserted))
+                continue
+            if self.prefix_space and not seg.startswith(" "):
+                seg, origin, inserted = " " + seg, [s, *origin], [True, *inserted]
+            cuts = self.byte_split.apply(seg, 0, len(seg)) if self.byte_split else [(0, len(seg))]
+            out.extend(_byte_word(seg[a:b], origin[a:b], inserted[a:b]) for a, b in cuts)
+        return out
+
+
+def _byte_word(seg: str, origin: list[int], inserted: list[bool]) -> Word:
+    """ByteLevel mapping of ``seg``: one model character per UTF-8 byte, keeping its character's
+    origin and inserted flag."""
+    table = bytes_to_unicode()
+    chars: list[str] = []
+    new_origin: list[int] = []
+    new_inserted: list[bool] = []
+    for ch, o, ins in zip(seg, origin, inserted):
+        for b in ch.encode("utf-8"):
+            chars.append(table[b])
+            new_origin.append(o)
+            new_inserted.append(ins)
+    return "".join(chars), new_origin, new_inserted
 
 
 def compile_split_regex(source: str, dialect: Dialect) -> regex.Pattern[str]:
@@ -291,11 +332,9 @@ def parse_pretokenizer(pt: dict[str, Any] | None, dialect: Dialect = "oniguruma"
         elif kind == "Whitespace":
             steps.append(SplitStep(compile_split_regex(WHITESPACE_PATTERN, dialect), "Removed", invert=True))
         elif kind == "ByteLevel" and i == len(items) - 1:
-            if item.get("add_prefix_space", False):
-                raise UnsupportedComponentError("ByteLevel add_prefix_space=true is unsupported")
-            if item.get("use_regex", True):
-                steps.append(SplitStep(compile_split_regex(GPT2_PATTERN, dialect), "Isolated"))
-            return Pretokenizer(tuple(steps), True)
+            split = SplitStep(compile_split_regex(GPT2_PATTERN, dialect), "Isolated") \
+                if item.get("use_regex", True) else None
+            return Pretokenizer(tuple(steps), True, split, bool(item.get("add_prefix_space", False)))
         else:
             raise UnsupportedComponentError(f"pre_tokenizer {kind!r} at position {i} is unsupported "
                                             "(supported: Split, Whitespace, ByteLevel last)")
@@ -357,21 +396,6 @@ def _cut_added(text: str, start: int, end: int, table: dict[str, int]) -> list[t
     return runs
 
 
-def _model_string(text: str, start: int, end: int, byte_level: bool) -> tuple[str, list[int]]:
-    """The string the model sees for ``text[start:end]`` and, per model character, the index of the
-    original character it comes from (ByteLevel: one model character per UTF-8 byte)."""
-    if not byte_level:
-        return text[start:end], list(range(start, end))
-    table = bytes_to_unicode()
-    chars: list[str] = []
-    origin: list[int] = []
-    for i in range(start, end):
-        for b in text[i].encode("utf-8"):
-            chars.append(table[b])
-            origin.append(i)
-    return "".join(chars), origin
-
-
 class HfBpeEncoder(Encoder):
     """Engine ``reference:PATH.json`` for BPE files: the pipeline of the module docstring.
 
@@ -405,15 +429,18 @@ class HfBpeEncoder(Encoder):
                     ids.append(tid)
                     offsets.append((s, e))
                     continue
-                for ps, pe in self.pretokenizer.pieces(text, s, e):
-                    self._encode_piece(text, ps, pe, ids, offsets)
+                for word in self.pretokenizer.words(text, s, e):
+                    self._encode_word(word, ids, offsets)
         return Encoding.of(ids, offsets)
 
-    def _encode_piece(self, text: str, start: int, end: int, ids: list[int], offsets: list[Span]) -> None:
-        word, origin = _model_string(text, start, end, self.pretokenizer.byte_level)
-        for tid, s, e in bpe_word(self.model, word):
+    def _encode_word(self, word: Word, ids: list[int], offsets: list[Span]) -> None:
+        """Append the tokens of one word; a token covers the original characters of its model
+        characters that were read, and a token made only of inserted ones gets an empty span."""
+        string, origin, inserted = word
+        for tid, s, e in bpe_word(self.model, string):
+            read = [origin[k] for k in range(s, e) if not inserted[k]]
             ids.append(tid)
-            offsets.append((origin[s], origin[e - 1] + 1))
+            offsets.append((read[0], read[-1] + 1) if read else (origin[s], origin[s]))
 
     def token_piece(self, token_id: int) -> str:
         return self._by_id.get(token_id, str(token_id))
