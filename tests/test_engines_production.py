@@ -464,6 +464,7 @@ _TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=40) | st.list
 @given(text=_TEXT)
 @example(text="\u0301\xad\u0329")  # found by the deep profile: marks reordered across a deleted char
 @example(text="\u0329\u0301\u0301")  # found by the deep profile: widening broke monotone offsets
+@example(text="0\u00bc")  # found by the deep profile: spm unknown piece inside an NFKC expansion
 def test_hyp_offsets_match_slow_oracle(key: str, text: str) -> None:
     enc = engine(key).encode(text)
     enc.validate(text)
@@ -492,3 +493,17 @@ def test_stress_byte_level_agree(case: str) -> None:
         b = engine(f"bpe-openai:{enc_name}").encode(text)
         assert a == b
         assert a.offsets[0][0] == 0 and a.offsets[-1][1] == len(text)
+
+
+@pytest.mark.parametrize("key", SPM_KINDS)
+def test_spm_alignment_never_falls_back(key: str) -> None:
+    """The normalizer-alignment path tiles every corpus text (the raw-span fallback is unused)."""
+    from tokspec.engines._spm import aligned_spans
+
+    eng = spm_engine(key)
+    for text in corpus():
+        out = eng.library_encode(text)
+        norm, offs = eng.library_normalizer.normalize(text, with_offsets=True)
+        pieces = [p.decode("utf-8", "replace") for p in out["pieces"]]
+        kinds = [eng.model.types[i] for i in out["ids"]]
+        assert aligned_spans(norm, list(offs), pieces, kinds, eng._dummy_index(norm)) is not None

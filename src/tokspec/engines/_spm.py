@@ -15,13 +15,14 @@ of ``ﬁ``; ``▁4`` + ``点`` from NFKC of ``㍜``, where ``▁4`` even ends be
 
 So the contract spans are computed from sentencepiece's own normalizer alignment instead
 (``SentencePieceNormalizer.normalize(text, with_offsets=True)``: for each normalized character, the
-input character it starts at): pieces are laid over the normalized text (a byte piece takes one
-byte of a normalized character, an unknown piece takes the input characters of its raw span), and
-a piece covers the input characters its normalized characters came from. A normalized character
-covers input from its own offset up to the next larger offset, so characters the normalizer
-deletes or collapses (extra whitespace) belong to the normalized character before them. The dummy
-prefix ``▁`` covers nothing. If the pieces do not tile the normalized text (never seen; checked),
-the raw spans are used with the rule of :func:`contract_byte_spans`.
+input character it starts at). Pieces are laid over the normalized text: an ordinary piece takes
+its own characters, a byte piece one byte of a normalized character, an unknown piece the
+characters up to where the next piece matches (:func:`_unk_end`). A piece covers the input
+characters its normalized characters came from; a normalized character covers input from its own
+offset up to the next larger offset, so characters the normalizer deletes or collapses (extra
+whitespace) belong to the normalized character before them. The dummy prefix ``▁`` covers nothing.
+If the pieces do not tile the normalized text (not seen in the tests; checked on every call), the
+raw spans are used with the rule of :func:`contract_byte_spans`.
 
 Out of scope: sampling, n-best, BOS/EOS, ``reverse``, decoding.
 """
@@ -72,12 +73,22 @@ def _next_offsets(offs: list[int]) -> list[int] | None:
     return nxt
 
 
-def aligned_spans(norm: str, offs: list[int], pieces: list[str], is_byte: list[bool],
-                  unk_spans: dict[int, tuple[int, int]], dummy: int | None) -> list[tuple[int, int]] | None:
+def _unk_end(norm: str, pos: int, next_piece: str | None) -> int:
+    """Where an unknown piece starting at normalized character ``pos`` ends: at least one
+    character, then up to where the next (ordinary) piece matches, or the end. sentencepiece merges
+    runs of unknown characters into one piece, and a known piece cannot start inside such a run."""
+    end = pos + 1
+    while end < len(norm) and (next_piece is None or not norm.startswith(next_piece, end)):
+        end += 1
+    return end
+
+
+def aligned_spans(norm: str, offs: list[int], pieces: list[str], kinds: list[str],
+                  dummy: int | None) -> list[tuple[int, int]] | None:
     """Lay pieces over the normalized text (module docstring); None if they do not tile it.
 
-    ``unk_spans[k]`` is the raw character span of unknown piece ``k``; ``dummy`` the index of the
-    inserted dummy-prefix character in ``norm`` (or None). O(len(norm) + pieces).
+    ``kinds[k]`` is ``byte``, ``unknown`` or anything else (an ordinary piece); ``dummy`` is the
+    index of the inserted dummy-prefix character in ``norm`` (or None). O(len(norm) + pieces).
     """
     nxt = _next_offsets(offs)
     if nxt is None:
@@ -85,23 +96,24 @@ def aligned_spans(norm: str, offs: list[int], pieces: list[str], is_byte: list[b
     out: list[tuple[int, int]] = []
     pos = byte = 0
     for k, piece in enumerate(pieces):
-        if k in unk_spans:
-            out.append(unk_spans[k])
-            while pos < len(norm) and offs[pos] < unk_spans[k][1]:
-                pos += 1
-        elif is_byte[k]:
-            if pos >= len(norm):
-                return None
+        if byte and kinds[k] != "byte" or pos >= len(norm):
+            return None
+        if kinds[k] == "byte":
             out.append((offs[pos], nxt[pos]))
             byte += 1
             if byte == len(norm[pos].encode("utf-8")):
                 pos, byte = pos + 1, 0
+            continue
+        if kinds[k] == "unknown":
+            following = pieces[k + 1] if k + 1 < len(pieces) and kinds[k + 1] not in ("byte", "unknown") else None
+            end = _unk_end(norm, pos, following)
+        elif norm.startswith(piece, pos):
+            end = pos + len(piece)
         else:
-            if byte or norm[pos:pos + len(piece)] != piece:
-                return None
-            real = [i for i in range(pos, pos + len(piece)) if i != dummy]
-            out.append((offs[real[0]], max(nxt[i] for i in real)) if real else (offs[pos], offs[pos]))
-            pos += len(piece)
+            return None
+        real = [i for i in range(pos, end) if i != dummy]
+        out.append((offs[real[0]], max(nxt[i] for i in real)) if real else (offs[pos], offs[pos]))
+        pos = end
     return out if pos == len(norm) and not byte else None
 
 
@@ -114,7 +126,6 @@ class SpmEngine(Encoder):
         self.library_processor = sentencepiece.SentencePieceProcessor()
         self.library_processor.LoadFromSerializedProto(proto)
         self.library_normalizer = sentencepiece.SentencePieceNormalizer(model_proto=proto)
-        self._is_byte = [t == "byte" for t in model.types]
         self.info = EngineInfo(
             name, "tokenizer", "sentencepiece", sentencepiece.__version__, model.sha256,
             f"sentencepiece {model.model_type} ({model.normalizer_name}, "
@@ -134,10 +145,8 @@ class SpmEngine(Encoder):
         out = self.library_encode(text)
         ids: list[int] = list(out["ids"])
         pieces = [p.decode("utf-8", "replace") for p in out["pieces"]]
-        raw = char_offsets_from_byte_spans(text, [tuple(s) for s in out["offsets"]])
         norm, offs = self.library_normalizer.normalize(text, with_offsets=True)
-        unk = {k: raw[k] for k, i in enumerate(ids) if i == self.model.unk_id}
-        offsets = aligned_spans(norm, list(offs), pieces, [self._is_byte[i] for i in ids], unk,
+        offsets = aligned_spans(norm, list(offs), pieces, [self.model.types[i] for i in ids],
                                 self._dummy_index(norm))
         if offsets is None:
             spans = contract_byte_spans(pieces, [tuple(s) for s in out["offsets"]])
