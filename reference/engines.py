@@ -19,8 +19,8 @@ name                                   engine
 =====================================  ===========================================================
 
 ``pretok:hf-split-P`` is HF tokenizers' own ``Split`` pre-tokenizer on pattern P: the production
-side to compare ``pretok:P`` with. Pretokenizer patterns run with Unicode 16.0 general categories, as tiktoken and HF do; a ``-u17``
-suffix (``pretok:o200k_base-u17``, ``reference:cl100k_base-u17``) runs the ``regex`` module's own
+side to compare ``pretok:P`` with. Pretokenizer patterns run with Unicode 16.0 general categories,
+as tiktoken and HF do; a ``-u17`` suffix (``pretok:o200k_base-u17``, ``reference:cl100k_base-u17``) runs the ``regex`` module's own
 Unicode 17.0 tables instead (finding ``unicode-17-letters``).
 
 Special tokens are never recognized (all text is ordinary text). ``reference:qwen`` is tiktoken

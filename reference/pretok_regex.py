@@ -23,6 +23,10 @@ contiguous, start at 0 and end at ``len(text)``, and no span is empty. :func:`sp
 assume this (a gap would simply be absent from the output, as in tiktoken, which drops unmatched
 characters); :func:`check_tiling` checks it and the tests run it on every corpus text.
 
+Unicode version: the ``regex`` module here has Unicode 17.0 tables, tiktoken's Rust regex and HF's
+Oniguruma have 16.0. :func:`compiled` pins the patterns to 16.0 by default (:func:`pin_unicode_16`;
+``unicode="17.0"`` runs them unpinned), so ``pretok:NAME`` splits as production does.
+
 Out of scope: special tokens (``<|endoftext|>`` and friends) are not split out; Unicode
 normalization (Qwen's own Python package applies NFC before encoding; this module never normalizes).
 """
