@@ -15,6 +15,17 @@ text a token covers. When a token's bytes split a multi-byte character (byte-lev
 covers the whole character, so neighbouring tokens may share that character: the convention of HF
 ``tokenizers``. Formally, for a token whose UTF-8 byte span is ``[b0, b1)``, ``start`` is the index of
 the character containing byte ``b0`` and ``end`` is one past the character containing byte ``b1 - 1``.
+
+Engines that normalize (WordPiece, Unigram, anything with a normalizer) map each normalized
+character to its *origins*, the original characters it came from (a composed character has all of
+its sources; an inserted character such as the ``▁`` of a dummy prefix has none). A token's span is
+``[min origin, max origin + 1)`` over its characters' origins; a token with no origin at all gets the
+empty span ``(p, p)`` where ``p`` is the original position at which it was inserted. Spans are listed
+in token order and their starts never decrease, *except* where the normalizer itself reorders
+characters (Unicode canonical reordering of combining marks): there the true origin wins over text
+order. Text a normalizer deletes belongs to no token. ``tokspec.spec`` states these as properties
+per family; production libraries whose raw offsets differ are converted by their adapters, and the
+raw form stays available where an engine offers ``offsets="library"``.
 """
 
 from __future__ import annotations
