@@ -157,20 +157,24 @@ class HfEngine(Encoder):
         return None
 
     def _absorb_composed(self, text: str, offsets: list[Span]) -> list[Span]:
-        """Case 3 of the module docstring. O(n + uncovered runs * tokens + normalizer calls)."""
+        """Case 3 of the module docstring. O(n + tokens) plus 3 normalizer calls per character
+        that follows a token but is covered by none (e.g. each space in BERT text)."""
         covered = [False] * (len(text) + 1)
-        for s, e in offsets:
+        by_end: dict[int, list[int]] = {}
+        for k, (s, e) in enumerate(offsets):
             covered[s:e] = [True] * (e - s)
+            if s < e:
+                by_end.setdefault(e, []).append(k)
         out = list(offsets)
-        last_by_end = {e: k for k, (s, e) in enumerate(offsets) if s < e}
-        for a in range(1, len(text)):
-            if covered[a] or not covered[a - 1] or a not in last_by_end:
+        for a, ks in by_end.items():
+            if a >= len(text) or covered[a]:
                 continue
-            k = last_by_end[a]
-            s, j = offsets[k][0], a
+            s, j = offsets[ks[-1]][0], a
             while j < len(text) and not covered[j] and self._combines(text, s, j):
                 j += 1
-            out = [(ts, j) if (ts, te) == offsets[k] else (ts, te) for ts, te in out]
+            for k in ks:  # the last token and any byte tokens sharing its span
+                if offsets[k] == offsets[ks[-1]]:
+                    out[k] = (offsets[k][0], j)
         return out
 
     def _combines(self, text: str, s: int, j: int) -> bool:
@@ -207,8 +211,9 @@ class HfEngine(Encoder):
             i = j
         out = list(offsets)
         for (cs, ce), widened in clusters.items():
-            for k, (s, e) in enumerate(offsets):
-                if s < e and cs <= s and e <= ce and _needs_cluster(k, s, e, cs, ce, widened):
+            for k in _cluster_tokens(offsets, cs, ce, min(widened), max(widened)):
+                s, e = offsets[k]
+                if s < e and _needs_cluster(k, s, e, cs, ce, widened):
                     out[k] = (cs, ce)
         return out
 
@@ -241,3 +246,17 @@ def _needs_cluster(k: int, s: int, e: int, cs: int, ce: int, widened: list[int])
     if min(widened) <= k <= max(widened):
         return True
     return s > cs if k < min(widened) else e < ce
+
+
+def _cluster_tokens(offsets: list[Span], cs: int, ce: int, first: int, last: int) -> range:
+    """Indices of the run of tokens around ``first..last`` whose spans lie inside ``[cs, ce)``
+    (empty spans included). O(run length)."""
+    def inside(k: int) -> bool:
+        return cs <= offsets[k][0] and offsets[k][1] <= ce
+
+    lo, hi = first, last
+    while lo > 0 and inside(lo - 1):
+        lo -= 1
+    while hi + 1 < len(offsets) and inside(hi + 1):
+        hi += 1
+    return range(lo, hi + 1)
