@@ -103,6 +103,10 @@ class BacktrackBPE:
             if not isinstance(tok, bytes) or not tok or not isinstance(rank, int) or rank < 0:
                 raise VocabularyError(f"bad vocabulary entry {tok!r}: {rank!r}; need non-empty bytes "
                                       "mapped to a rank >= 0")
+        missing = [b for b in range(256) if bytes([b]) not in ranks]
+        if missing:
+            raise VocabularyError(f"not a byte-level vocabulary: single bytes {missing[:5]} have no rank; "
+                                  "every byte must be a token so that every input can be encoded")
 
     # -- build -----------------------------------------------------------------------------------
 

@@ -138,7 +138,7 @@ def test_unreachable_token_never_emitted() -> None:
     assert enc.encode(b"abcabc") == list(b"abcabc")
 
 
-@pytest.mark.parametrize("bad", [{}, {b"a": 0, b"b": 0}, {b"": 0}, {b"a": -1}])
+@pytest.mark.parametrize("bad", [{}, {b"a": 0, b"b": 0}, {b"": 0}, {b"a": -1}, {b"a": 0, b"b": 1}])
 def test_bad_vocabulary_is_named_error(bad: dict[bytes, int]) -> None:
     with pytest.raises(VocabularyError):
         BacktrackBPE(bad)
