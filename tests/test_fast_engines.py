@@ -79,3 +79,12 @@ def test_regression_recorded_disagreements(path: Path) -> None:
     for name, out in doc["engines"].items():
         enc = load_engine(name).encode(doc["text"])
         assert [list(o) for o in enc.offsets] == out["offsets"] and list(enc.ids or []) == out["ids"], name
+
+
+def test_unigram_engine_rejects_non_unigram_files() -> None:
+    from tokspec import TokspecError
+    from tokspec.models import trained_model
+    for arg, msg in (("/nonexistent.json", "cannot read"), (str(trained_model("hf-bpe")), "expected 'Unigram'"),
+                     (str(trained_model("spm-bpe")), "expected 'unigram'")):
+        with pytest.raises(TokspecError, match=msg):
+            load_engine(f"fast:{arg}")
