@@ -216,3 +216,17 @@ def test_stress_size_ladder_whole_text(name: str) -> None:
     for size in (10, 100, 1000, 10_000, 100_000, 1_000_000):
         for data in (prose[:size], (b"a" * size), (b"ab" * size)[:size], noise[:size]):
             assert enc.encode(data) == core._core_bpe.encode_single_piece(data), (size, data[:20])
+
+
+def test_regression_non_monotone_abc() -> None:
+    """corpora/fast/non-monotone/abc.json: the smallest table breaking 'rank = merge time'."""
+    import json
+    from pathlib import Path
+    doc = json.loads((Path(__file__).resolve().parent.parent / "corpora" / "fast" / "non-monotone"
+                      / "abc.json").read_text(encoding="utf-8"))
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks.update({k.encode(): v for k, v in doc["extra_ranks"].items()})
+    assert naive_bpe(ranks, b"abc") == doc["outputs"]["tiktoken encode_single_piece(b'abc')"] == [256]
+    with pytest.raises(NonMonotoneVocabularyError) as info:
+        BacktrackBPE(ranks)
+    assert info.value.token_id == 256
