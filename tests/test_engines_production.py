@@ -507,3 +507,26 @@ def test_spm_alignment_never_falls_back(key: str) -> None:
         pieces = [p.decode("utf-8", "replace") for p in out["pieces"]]
         kinds = [eng.model.types[i] for i in out["ids"]]
         assert aligned_spans(norm, list(offs), pieces, kinds, eng._dummy_index(norm)) is not None
+
+
+def test_hf_keeps_ordinary_added_tokens_drops_special(tmp_path: Path) -> None:
+    """Added tokens flagged special become ordinary text; non-special added tokens stay matched."""
+    import json
+
+    data = json.loads(Path(model_path("hf-bpe")).read_text(encoding="utf-8"))
+    n = len(data["model"]["vocab"])
+    data["added_tokens"] = [
+        {"id": n, "content": "zqzq", "single_word": False, "lstrip": False, "rstrip": False,
+         "normalized": False, "special": False},
+        {"id": n + 1, "content": "xjxj", "single_word": False, "lstrip": False, "rstrip": False,
+         "normalized": False, "special": True}]
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    eng = load_engine(f"hf:{path}")
+    lib = tokenizers.Tokenizer.from_file(str(path))
+    text = "a zqzq b xjxj c"
+    assert n in lib.encode(text, add_special_tokens=False).ids
+    assert n + 1 in lib.encode(text, add_special_tokens=False).ids
+    enc = eng.encode(text)
+    assert n in ids_of(enc) and n + 1 not in ids_of(enc)
+    check_hf_bytelevel(f"hf:{path}", text)
