@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokspec.fuzz import strategies as ts
@@ -44,7 +44,9 @@ def test_no_surrogates_by_default(text: str) -> None:
 def test_surrogates_on_request() -> None:
     from hypothesis import find
     found = find(ts.unicode_text(allow_surrogates=True, min_size=1),
-                 lambda t: any(0xD800 <= ord(c) <= 0xDFFF for c in t), settings=settings(database=None))
+                 lambda t: any(0xD800 <= ord(c) <= 0xDFFF for c in t),
+                 settings=settings(database=None, deadline=None, max_examples=5000,
+                                   suppress_health_check=list(HealthCheck)))
     assert found
 
 
