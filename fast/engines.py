@@ -6,6 +6,8 @@ name                               engine
 ``fast:cl100k_base``               Peek2 (cl100k) + backtracking BPE per pretoken
 ``fast:o200k_base``                Peek2 (o200k) + backtracking BPE per pretoken
 ``fast:qwen``                      Peek2 (qwen2) + backtracking BPE, Qwen ranks (no NFC)
+``fast:PATH.tiktoken[.gz]``        Peek2 (cl100k) + backtracking BPE on that rank file (as
+                                   ``reference:PATH.tiktoken``)
 ``fast:mon-unigram``               double-array-trie Viterbi on the named Unigram tokenizer.json
 ``fast:PATH.json`` / ``.model``    double-array-trie Viterbi on a Unigram tokenizer.json / spm model
 ``peek2:P``                        Peek2 spans only (kind="pretokenizer"), P in cl100k_base,
@@ -27,7 +29,7 @@ from tokspec._offsets import char_offsets_from_byte_lengths
 from tokspec.errors import UnknownEngineError
 from tokspec.fast.bpe_backtrack import BacktrackBPE
 from tokspec.fast.pretok_peek2 import PATTERN_NAMES, split
-from tokspec.vocab import TiktokenVocab, load_named_tiktoken
+from tokspec.vocab import TiktokenVocab, load_named_tiktoken, load_tiktoken
 
 __all__ = ["load", "engines", "FastBpeEncoder", "Peek2Pretokenizer"]
 
@@ -111,17 +113,21 @@ def load(prefix: str, arg: str) -> Encoder:
         raise UnknownEngineError(f"prefix={prefix!r} is not provided by tokspec.fast.engines")
     if arg in BPE_PATTERNS:
         return _bpe_engine(arg)
+    if arg.endswith((".tiktoken", ".tiktoken.gz")):
+        return FastBpeEncoder(load_tiktoken(arg), "cl100k_base", f"fast:{arg}")
     if arg == "mon-unigram" or Path(arg).suffix in (".json", ".model"):
         return _unigram_engine(arg)
     raise UnknownEngineError(
         f"unknown engine name='fast:{arg}'; use fast:NAME with NAME in "
-        f"{', '.join([*BPE_PATTERNS, 'mon-unigram'])}, or fast:PATH ending in .json or .model (Unigram)")
+        f"{', '.join([*BPE_PATTERNS, 'mon-unigram'])}, or fast:PATH ending in .tiktoken, .tiktoken.gz, "
+        ".json or .model (Unigram)")
 
 
 def engines() -> list[tuple[str, str]]:
     """The engines this module provides, with one-line descriptions."""
     out = [(f"fast:{n}", f"Peek2 {p} + backtracking BPE") for n, p in BPE_PATTERNS.items()]
-    out += [("fast:mon-unigram", "double-array-trie Unigram Viterbi"),
+    out += [("fast:PATH.tiktoken", "Peek2 cl100k_base + backtracking BPE on a rank file"),
+            ("fast:mon-unigram", "double-array-trie Unigram Viterbi"),
             ("fast:PATH.json", "double-array-trie Viterbi on a Unigram tokenizer.json"),
             ("fast:PATH.model", "double-array-trie Viterbi on a sentencepiece Unigram model")]
     out += [(f"peek2:{p}", f"Peek2 regex-free {p} pretokenizer") for p in PATTERN_NAMES]

@@ -88,3 +88,12 @@ def test_unigram_engine_rejects_non_unigram_files() -> None:
                      (str(trained_model("spm-bpe")), "expected 'unigram'")):
         with pytest.raises(TokspecError, match=msg):
             load_engine(f"fast:{arg}")
+
+
+def test_rank_file_path_engine_equals_reference() -> None:
+    from tokspec.vocab import named_path
+    path = str(named_path("cl100k_base"))
+    fast, ref = load_engine(f"fast:{path}"), load_engine(f"reference:{path}")
+    assert fast.info.vocab_sha256 == ref.info.vocab_sha256
+    for text in build_corpus(seed=12)[::10]:
+        assert fast.encode(text) == ref.encode(text), text[:80]
