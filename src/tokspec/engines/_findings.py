@@ -5,7 +5,10 @@ library's raw output and tokspec's (contract) output; ``corpora/production/findi
 them (written by :func:`write_findings`), and tests/test_engines_production.py replays every case,
 requiring both outputs to be unchanged and tokspec's to pass the slow offset oracle.
 
-The sentencepiece cases use ``corpora/production/findings_spm.model``: a 300-piece Unigram model
+The ByteLevel cases use ``corpora/production/findings_hf_bytelevel.json`` (a small deterministic
+byte-level BPE with RoBERTa's prefix-space and offset-trimming settings, built by
+:func:`build_findings_hf_bytelevel`). The sentencepiece cases use
+``corpora/production/findings_spm.model``: a 300-piece Unigram model
 with byte fallback and a three-rule normalizer (U+FB01 -> ``fi``, U+02D9 -> space + U+0307,
 U+335C -> ``4点``), trained
 by :func:`build_findings_spm_model` (byte-identical on every run; 6 kB instead of nmt_nfkc's 250 kB).
@@ -26,6 +29,10 @@ from typing import Any
 
 import sentencepiece
 import tokenizers
+import tokenizers.models
+import tokenizers.pre_tokenizers
+import tokenizers.processors
+import tokenizers.trainers
 
 from tokspec._registry import load_engine
 from tokspec.engines._protowire import iter_field_slices, write_varint
@@ -35,6 +42,7 @@ __all__ = ["CASES", "FINDINGS_DIR", "observe", "write_findings", "build_findings
 
 FINDINGS_DIR = Path(__file__).resolve().parents[3] / "corpora" / "production"
 SPM_MODEL = "findings_spm.model"
+HF_BYTELEVEL = "findings_hf_bytelevel.json"
 
 CASES: list[dict[str, str]] = [
     {"id": "hf-metaspace-inserted-prefix", "engine": "hf:mon-unigram", "text": "Hello world",
@@ -56,6 +64,10 @@ CASES: list[dict[str, str]] = [
     {"id": "hf-special-added-token-matched", "engine": "hf:bert-base-uncased", "text": "a [CLS] b",
      "what": "with add_special_tokens=False HF still matches '[CLS]' in the input as id 101; "
              "tokspec encodes it as ordinary text"},
+    {"id": "hf-bytelevel-trim-offsets", "engine": "hf:" + HF_BYTELEVEL, "text": "hello   world",
+     "what": "a ByteLevel post-processor with trim_offsets trims spaces out of offsets even with "
+             "add_special_tokens=False: the token of two spaces gets an empty span (7, 7) and "
+             "'Ġw' starts after its space; tokspec drops the post-processor"},
     {"id": "spm-byte-fallback-last-piece-span", "engine": "spm:" + SPM_MODEL, "text": "龍😀",
      "what": "byte pieces of one character: only the LAST gets the character's byte span, the "
              "earlier ones get empty spans; the contract gives each the character"},
@@ -101,9 +113,23 @@ def _drop_rule_path(model: bytes) -> bytes:
     return bytes(out)
 
 
+def build_findings_hf_bytelevel() -> str:
+    """A small HF byte-level BPE (trained on fixed text, deterministic) with ByteLevel
+    ``add_prefix_space`` and a ByteLevel post-processor with ``trim_offsets``, as RoBERTa ships."""
+    tok = tokenizers.Tokenizer(tokenizers.models.BPE())
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=True)
+    tok.post_processor = tokenizers.processors.ByteLevel(trim_offsets=True)
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=300, show_progress=False,
+        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(["hello world, hello there   world"] * 50, trainer=trainer)
+    return str(tok.to_str(pretty=True))
+
+
 def _engine_name(case: dict[str, str]) -> str:
-    if case["engine"] == "spm:" + SPM_MODEL:
-        return f"spm:{FINDINGS_DIR / SPM_MODEL}"
+    for local in (SPM_MODEL, HF_BYTELEVEL):
+        if case["engine"].endswith(":" + local):
+            return case["engine"].replace(local, str(FINDINGS_DIR / local))
     return case["engine"]
 
 
@@ -112,7 +138,9 @@ def _library_output(case: dict[str, str]) -> dict[str, Any]:
     sentencepiece: offset_mapping byte offsets)."""
     text = case["text"]
     if case["engine"].startswith("hf:"):
-        tok = tokenizers.Tokenizer.from_file(str(named_path(case["engine"][3:])))
+        name = case["engine"][3:]
+        path = FINDINGS_DIR / name if name == HF_BYTELEVEL else named_path(name)
+        tok = tokenizers.Tokenizer.from_file(str(path))
         tok.no_truncation()
         tok.no_padding()
         enc = tok.encode(text, add_special_tokens=False)
@@ -139,6 +167,9 @@ def write_findings(directory: Path = FINDINGS_DIR) -> Path:
     model = directory / SPM_MODEL
     if not model.is_file():
         model.write_bytes(build_findings_spm_model())
+    hf_file = directory / HF_BYTELEVEL
+    if not hf_file.is_file():
+        hf_file.write_text(build_findings_hf_bytelevel(), encoding="utf-8")
     path = directory / "findings.json"
     records = [observe(case) for case in CASES]
     tmp = path.with_suffix(".json.tmp")

@@ -1,6 +1,9 @@
 """Adapter for HF ``tokenizers`` (any ``tokenizer.json``: BPE, WordPiece, Unigram).
 
-The library is called with truncation and padding disabled and ``add_special_tokens=False``.
+The library is called with truncation and padding disabled, ``add_special_tokens=False`` and no
+post-processor: a ByteLevel post-processor with ``trim_offsets`` moves offsets off the spaces a token
+holds even without special tokens (``"ĠĠ"`` over two spaces gets an empty span), which is not the
+contract; no post-processor changes ids when no special token is added.
 Special tokens are ordinary text: added tokens marked ``"special": true`` are dropped from the
 definition before loading, so ``"[CLS]"`` in the input is tokenized like any other text (non-special
 added tokens stay: they are part of the tokenizer's segmentation).
@@ -10,10 +13,11 @@ and for byte-level BPE a token splitting a character already covers the whole ch
 contract wants (checked by the tests). Two cases differ from the contract and are converted here
 (both recorded in ``corpora/production/hf_offset_findings.json``):
 
-1. *Inserted text.* A token made only of the Metaspace replacement character that HF prepended
-   (not produced by any space in the input) is reported with the span of the following character,
-   e.g. ``"Hello"`` -> ``"▁"`` at ``(0, 1)`` overlapping ``"Hello"`` at ``(0, 5)``. It covers no
-   input, so the contract gives it the empty span ``(s, s)``.
+1. *Inserted text.* A token made only of the space marker HF inserted (Metaspace's ``▁`` with a
+   prepend scheme, ByteLevel's ``Ġ`` with ``add_prefix_space``), not produced by any space in the
+   input, is reported with the span of the following character, e.g. ``"Hello"`` -> ``"▁"`` at
+   ``(0, 1)`` overlapping ``"Hello"`` at ``(0, 5)``. It covers no input, so the contract gives it the
+   empty span ``(s, s)``.
 2. *Byte fallback.* All byte tokens ``<0xHH>`` of one unknown piece get the whole piece's span
    (``"本語"`` -> six tokens at ``(1, 3)``). The contract gives each byte token the characters whose
    UTF-8 bytes it holds. The bytes are aligned to characters by normalizing each character alone;
@@ -54,9 +58,12 @@ _METASPACE = "\u2581"
 
 
 def strip_special_added_tokens(data: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a tokenizer.json dict without the added tokens flagged special. O(size)."""
+    """A copy of a tokenizer.json dict without the added tokens flagged special and without the
+    post-processor (which only adds special tokens, and, for ByteLevel with ``trim_offsets``,
+    trims spaces out of offsets even when no special token is added). O(size)."""
     out = dict(data)
     out["added_tokens"] = [t for t in data.get("added_tokens") or [] if not t.get("special")]
+    out["post_processor"] = None
     return out
 
 
@@ -74,6 +81,11 @@ class HfEngine(Encoder):
         self._byte_fallback = bool(data["model"].get("byte_fallback"))
         self._metaspace = _METASPACE in json.dumps([data.get("normalizer"), data.get("pre_tokenizer")],
                                                   ensure_ascii=False)
+        # Characters that stand for an inserted space: Metaspace's marker, ByteLevel's "Ġ" when
+        # add_prefix_space is on (case 1 of the module docstring).
+        self._inserted_marks = {_METASPACE} if self._metaspace else set()
+        if _has_bytelevel_prefix_space(data.get("pre_tokenizer")):
+            self._inserted_marks.add("\u0120")
         model = data["model"]
         self._prefix = model.get("continuing_subword_prefix") or "" if model["type"] == "WordPiece" else ""
         self._unk_id = model.get("unk_id") if model["type"] == "Unigram" else (
@@ -93,7 +105,7 @@ class HfEngine(Encoder):
         """Encode; O(n) beyond HF's own encode (plus normalizer calls on byte-fallback runs)."""
         enc = self.library_encode(text)
         offsets = list(enc.offsets)
-        if self._metaspace:
+        if self._inserted_marks:
             offsets = self._empty_inserted(text, enc.tokens, offsets)
         if self._byte_fallback:
             offsets = self._split_byte_runs(text, enc.tokens, offsets)
@@ -113,11 +125,14 @@ class HfEngine(Encoder):
         return out.replace(" ", _METASPACE) if self._metaspace else out
 
     def _empty_inserted(self, text: str, tokens: list[str], offsets: list[Span]) -> list[Span]:
-        """Case 1 of the module docstring: a ``▁``-only token over text with no space -> empty."""
+        """Case 1 of the module docstring: a token made only of an inserted-space marker whose span
+        holds no space -> empty span."""
         out = list(offsets)
         for i, (tok, (s, e)) in enumerate(zip(tokens, offsets)):
-            if tok and set(tok) == {_METASPACE} and _METASPACE not in self._surface(text[s:e]):
-                out[i] = (s, s)
+            if tok and len(set(tok)) == 1 and tok[0] in self._inserted_marks:
+                surface = self._surface(text[s:e])
+                if " " not in surface and _METASPACE not in surface:
+                    out[i] = (s, s)
         return out
 
     def _split_byte_runs(self, text: str, tokens: list[str], offsets: list[Span]) -> list[Span]:
@@ -213,7 +228,9 @@ class HfEngine(Encoder):
         for (cs, ce), widened in clusters.items():
             for k in _cluster_tokens(offsets, cs, ce, min(widened), max(widened)):
                 s, e = offsets[k]
-                if s < e and _needs_cluster(k, s, e, cs, ce, widened):
+                if s == e:  # inserted text stays empty, moved to where the order allows
+                    out[k] = (ce, ce) if k > max(widened) else (cs, cs)
+                elif _needs_cluster(k, s, e, cs, ce, widened):
                     out[k] = (cs, ce)
         return out
 
@@ -260,3 +277,12 @@ def _cluster_tokens(offsets: list[Span], cs: int, ce: int, first: int, last: int
     while hi + 1 < len(offsets) and inside(hi + 1):
         hi += 1
     return range(lo, hi + 1)
+
+
+def _has_bytelevel_prefix_space(pre_tokenizer: Any) -> bool:
+    """Is there a ByteLevel pre-tokenizer with ``add_prefix_space`` (possibly inside a Sequence)?"""
+    if not isinstance(pre_tokenizer, dict):
+        return False
+    if pre_tokenizer.get("type") == "ByteLevel":
+        return bool(pre_tokenizer.get("add_prefix_space"))
+    return any(_has_bytelevel_prefix_space(p) for p in pre_tokenizer.get("pretokenizers") or [])
