@@ -20,8 +20,9 @@ contract wants (checked by the tests). Two cases differ from the contract and ar
    empty span ``(s, s)``.
 2. *Byte fallback.* All byte tokens ``<0xHH>`` of one unknown piece get the whole piece's span
    (``"本語"`` -> six tokens at ``(1, 3)``). The contract gives each byte token the characters whose
-   UTF-8 bytes it holds. The bytes are aligned to characters by normalizing each character alone;
-   when that does not reproduce the bytes (a normalizer that composes across characters, e.g. NFC of
+   UTF-8 bytes it holds. The bytes are aligned to characters by normalizing each character alone
+   (the run may hold a prefix or suffix of the span's normalized bytes); when that does not
+   reproduce the bytes (a normalizer that composes across characters, e.g. NFC of
    ``e`` + U+0301) the run keeps HF's whole-piece span: the finest alignment that can be justified.
 3. *Composition.* When the normalizer composes characters (NFC: ``e`` + U+0301 -> ``é``), HF gives
    the composed token the span of the FIRST character only, and the combining mark is covered by no
@@ -156,19 +157,25 @@ class HfEngine(Encoder):
 
     def _byte_owners(self, text: str, span: Span, run: bytes) -> list[int | None] | None:
         """For each byte of ``run``, the index of the input character it came from (None: inserted),
-        or None when per-character normalization does not reproduce ``run``."""
+        or None when per-character normalization does not reproduce ``run``.
+
+        ``run`` may be the whole normalized span, or a prefix or suffix of it (when a character's
+        normalized form is split between this run and a neighbouring token, e.g. U+0344 -> U+0308
+        U+0301 with only U+0308 in the run); a prepended metaspace marker counts as inserted.
+        """
         s, e = span
-        owners: list[int | None] = []
-        for c in range(s, e):
-            owners.extend([c] * len(self._surface(text[c]).encode("utf-8")))
-        if len(owners) == len(run) and b"".join(
-                self._surface(text[c]).encode("utf-8") for c in range(s, e)) == run:
-            return owners
-        prefix = _METASPACE.encode("utf-8")
-        if self._metaspace and run.startswith(prefix) and len(owners) == len(run) - len(prefix):
-            rest = b"".join(self._surface(text[c]).encode("utf-8") for c in range(s, e))
-            if prefix + rest == run:
-                return [None] * len(prefix) + owners
+        surfaces = [self._surface(text[c]).encode("utf-8") for c in range(s, e)]
+        whole = b"".join(surfaces)
+        owners: list[int | None] = [c for c, sf in zip(range(s, e), surfaces) for _ in sf]
+        marker = _METASPACE.encode("utf-8")
+        if self._metaspace and run.startswith(marker) and not whole.startswith(marker):
+            rest = self._byte_owners(text, span, run[len(marker):]) if len(run) > len(marker) else []
+            inserted: list[int | None] = [None] * len(marker)
+            return None if rest is None else inserted + rest
+        if whole.startswith(run):
+            return owners[:len(run)]
+        if whole.endswith(run):
+            return owners[len(owners) - len(run):]
         return None
 
     def _absorb_composed(self, text: str, offsets: list[Span]) -> list[Span]:
