@@ -56,7 +56,8 @@ CASES: list[dict[str, str]] = [
              "covered by no token; the contract covers both"},
     {"id": "hf-nfc-reordering-positional", "engine": "hf:mon-unigram", "text": "i\ua8e8\u0329x",
      "what": "NFC reorders U+A8E8 (ccc 230) after U+0329 (ccc 220); HF aligns by position, giving "
-             "the U+0329 token the span of U+A8E8; the contract widens to the cluster"},
+             "the U+0329 token the span of U+A8E8; the contract traces each character to its true "
+             "origin (starts may decrease there)"},
     {"id": "hf-unigram-control-pieces-in-model", "engine": "hf:mon-unigram", "text": "<s> </s> <pad>",
      "what": "mon-unigram's Unigram vocabulary holds <s>, </s>, <pad> as ordinary pieces (score 0), "
              "so even with special added tokens removed the model emits ids 1, 2, 3 for that text "

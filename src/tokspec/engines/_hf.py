@@ -31,10 +31,14 @@ contract wants (checked by the tests). Two cases differ from the contract and ar
    combines with it, i.e. when ``norm(text[s:j+1]) != norm(text[s:j]) + norm(text[j])``. Characters
    the normalizer deletes (soft hyphen, ZWJ...) still belong to no token.
 4. *Reordering.* NFC/NFKC reorder combining marks by combining class, and HF then aligns by
-   position: in ``i`` U+A8E8 U+0329 the token ``U+0329`` gets the span of U+A8E8. A token (or run of
-   byte tokens) whose text is not found in the normalization of its span, and whose span touches a
-   combining mark, is widened to the enclosing cluster (a non-combining character and the combining
-   marks after it): the finest alignment that can be justified once marks have moved.
+   position: in ``i`` U+A8E8 U+0329 the token ``U+0329`` gets the span of U+A8E8. When a token (or
+   run of byte tokens) is not found in the normalization of its span and the span touches a
+   combining mark, the enclosing cluster (a non-combining character and the combining marks or
+   normalizer-deleted characters around it) is re-aligned: if HF's normalization of the cluster is
+   a permutation of its characters' own normalized forms, each normalized character is traced to
+   its true origin (stably) and the cluster's tokens get exact origins, so starts may decrease
+   there, as ``tokspec._types`` allows; otherwise every token of the cluster gets the whole
+   cluster, the finest alignment that can be justified.
 
 Out of scope: pairs of sequences, post-processors, decoding, HF's batch API.
 """
@@ -233,13 +237,44 @@ class HfEngine(Encoder):
             i = j
         out = list(offsets)
         for (cs, ce), widened in clusters.items():
-            for k in _cluster_tokens(offsets, cs, ce, min(widened), max(widened)):
+            run = _cluster_tokens(offsets, cs, ce, min(widened), max(widened))
+            exact = self._exact_origins(text, cs, ce, [tokens[k] for k in run])
+            for pos, k in enumerate(run):
                 s, e = offsets[k]
-                if s == e:  # inserted text stays empty, moved to where the order allows
+                traced = exact[pos] if exact is not None else None
+                if exact is not None:
+                    out[k] = traced if traced is not None else (s, s)
+                elif s == e:  # inserted text stays empty, moved to where the order allows
                     out[k] = (ce, ce) if k > max(widened) else (cs, cs)
                 elif _needs_cluster(k, s, e, cs, ce, widened):
                     out[k] = (cs, ce)
         return out
+
+    def _exact_origins(self, text: str, cs: int, ce: int,
+                       run: list[str]) -> list[Span | None] | None:
+        """Exact origins of the tokens ``run`` that tile cluster ``[cs, ce)``, when the normalizer
+        only permuted the characters' own normalized forms (canonical reordering, no composition);
+        None otherwise. Each normalized character is traced to the first input character whose
+        normalized form still holds it (stable, as canonical reordering is). O(cluster^2)."""
+        norm = self._surface(text[cs:ce])
+        pools = [list(self._surface(text[c])) for c in range(cs, ce)]
+        if sorted(norm) != sorted(ch for pool in pools for ch in pool):
+            return None
+        origin: list[int] = []
+        for ch in norm:
+            c = next(c for c, pool in enumerate(pools) if ch in pool)
+            pools[c].remove(ch)
+            origin.append(cs + c)
+        return _tile(norm, origin, [self._run_piece(t) for t in run])
+
+    def _run_piece(self, token: str) -> str | int:
+        """A token's normalized text (str), or its byte value for a byte-fallback token (int)."""
+        m = _BYTE_TOKEN.match(token)
+        if m:
+            return int(m.group(1), 16)
+        if self._prefix and token.startswith(self._prefix):
+            return token[len(self._prefix):]
+        return token
 
     def _cluster(self, text: str, s: int, e: int) -> Span:
         """Widen ``[s, e)`` to whole clusters: back to a non-combining character, on over combining
@@ -293,3 +328,30 @@ def _has_bytelevel_prefix_space(pre_tokenizer: Any) -> bool:
     if pre_tokenizer.get("type") == "ByteLevel":
         return bool(pre_tokenizer.get("add_prefix_space"))
     return any(_has_bytelevel_prefix_space(p) for p in pre_tokenizer.get("pretokenizers") or [])
+
+
+def _tile(norm: str, origin: list[int], pieces: list[str | int]) -> list[Span | None] | None:
+    """Lay ``pieces`` (text, or one byte) over ``norm`` in order; each gets [min, max + 1) of its
+    characters' origins; a piece that is only an inserted metaspace marker gets None (it keeps its
+    empty span). None if the pieces do not tile ``norm``."""
+    out: list[Span | None] = []
+    pos = byte = 0
+    for piece in pieces:
+        if isinstance(piece, int):
+            if pos >= len(norm) or norm[pos].encode("utf-8")[byte] != piece:
+                return None
+            out.append((origin[pos], origin[pos] + 1))
+            byte += 1
+            if byte == len(norm[pos].encode("utf-8")):
+                pos, byte = pos + 1, 0
+            continue
+        if byte:
+            return None
+        if piece.startswith(_METASPACE) and not norm.startswith(_METASPACE, pos):
+            piece = piece[1:]  # the marker HF inserted: covers nothing
+        if not norm.startswith(piece, pos):
+            return None
+        chars = origin[pos:pos + len(piece)]
+        out.append((min(chars), max(chars) + 1) if chars else None)
+        pos += len(piece)
+    return out if pos == len(norm) and not byte else None
