@@ -24,9 +24,11 @@ import multiprocessing
 import os
 from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Literal
 
 from tokspec import Encoder, Encoding, load_engine
+from tokspec.errors import EngineFault
 from tokspec.fast._chunking import MergeError
 
 __all__ = ["Backend", "BACKENDS", "Runner", "auto_backend", "default_workers", "default_chunk_len",
@@ -96,6 +98,12 @@ def shutdown() -> None:
 atexit.register(shutdown)
 
 
+def _drop_pool(engine: Encoder, workers: int) -> None:
+    pool = _pools.pop(("processes", workers, engine.info.name), None)
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
 class Runner:
     """``runner(engine, texts) -> encodings`` through one backend; usable as ``encode_many``."""
 
@@ -123,5 +131,16 @@ class Runner:
                                  f"{engine.info.name!r} has none (use backend='auto')")
             return list(batch(list(texts)))
         if backend == "processes":
-            return list(_pool(backend, self.workers, engine).map(_encode_in_worker, texts))
+            return self._in_processes(engine, texts)
         return list(_pool(backend, self.workers, engine).map(engine.encode, texts))
+
+    def _in_processes(self, engine: Encoder, texts: Sequence[str]) -> list[Encoding]:
+        """Map over the process pool; a dead worker becomes an EngineFault (and a fresh pool)."""
+        try:
+            return list(_pool("processes", self.workers, engine).map(_encode_in_worker, texts))
+        except BrokenProcessPool as exc:
+            _drop_pool(engine, self.workers)
+            raise EngineFault(
+                f"a worker process of {engine.info.name!r} died ({exc}); scripts using the processes "
+                "backend need an `if __name__ == '__main__':` guard (spawned workers re-import "
+                "__main__), or use backend='serial'") from exc
