@@ -8,8 +8,10 @@ character) and the task brief (issue 6: "offsets cover the input in order, defin
   one ends, or one character earlier when the two tokens split that (multi-byte) character. The
   exact offsets follow from the tokens' byte lengths (:func:`prop_offsets_match_bytes`).
 - WordPiece and Unigram (normalizing engines): spans are within bounds, in order (starts and
-  ends non-decreasing, no overlap beyond a shared character), and every character no span covers
-  is *skippable*: whitespace or a character normalization removes. A span may be empty when the
+  ends non-decreasing), and every character no span covers is *skippable*: whitespace or a
+  character normalization removes. Consecutive spans may overlap: all tokens made from one
+  normalized character share the original characters it came from (``a`` + U+0323 composes to one
+  character whose three byte-fallback tokens all cover both original characters). A span may be empty when the
   token stands for text normalization *inserted* (Metaspace's prepended ``▁``).
 
 Out of scope: pretokenizer spans (``tokspec.spec.pretok``), special tokens.
@@ -96,15 +98,14 @@ def prop_offsets_match_bytes(text: str, offsets: Sequence[Span],
 def prop_monotone_cover(text: str, offsets: Sequence[Span],
                         skippable: Callable[[str], bool] = default_skippable) -> Verdict:
     """WordPiece/Unigram offsets: in bounds, ordered, and covering every character that is not
-    skippable (empty spans allowed for inserted text, module docstring). Two consecutive spans may share at most one character (a character
-    normalization expands into several tokens, e.g. a ligature or a byte-fallback sequence).
-    O(len(text) + tokens)."""
+    skippable (empty spans allowed for inserted text; overlapping spans allowed, see the module
+    docstring). O(len(text) + tokens)."""
     covered = [False] * len(text)
     prev: Span | None = None
     for i, (s, e) in enumerate(offsets):
         if not 0 <= s <= e <= len(text):
             return fails(f"token {i} span out of bounds or reversed", text=text, index=i, span=[s, e])
-        if prev is not None and (s < prev[0] or e < prev[1] or s < prev[1] - 1):
+        if prev is not None and (s < prev[0] or e < prev[1]):
             return fails(f"token {i} is out of order with token {i - 1}", text=text, index=i,
                          span=[s, e], prev=list(prev))
         for c in range(s, e):

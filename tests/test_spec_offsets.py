@@ -36,3 +36,5 @@ def test_monotone_cover() -> None:
     assert O.prop_monotone_cover("ﬁ", [(0, 1), (0, 1)]).holds  # one char, two tokens (NFKC)
     assert O.prop_monotone_cover("\t", [(0, 0), (0, 1)]).holds  # inserted metaspace, then the tab
     assert not O.prop_monotone_cover("ab", [(1, 0)]).holds  # reversed
+    assert O.prop_monotone_cover("a\u0323", [(0, 0), (0, 2), (0, 2), (0, 2)]).holds  # composed by NFC
+    assert not O.prop_monotone_cover("abc", [(0, 3), (1, 2)]).holds  # end goes backwards
