@@ -11,7 +11,10 @@ character) and the task brief (issue 6: "offsets cover the input in order, defin
   ends non-decreasing), and every character no span covers is *skippable*: whitespace or a
   character normalization removes. Consecutive spans may overlap: all tokens made from one
   normalized character share the original characters it came from (``a`` + U+0323 composes to one
-  character whose three byte-fallback tokens all cover both original characters). A span may be empty when the
+  character whose three byte-fallback tokens all cover both original characters). And offsets may
+  step *backwards* inside a cluster of combining marks, because canonical reordering moves a mark
+  of lower combining class first (U+0324 U+094D normalizes to U+094D U+0324): plain monotonicity is
+  false (claim ``offsets.normalizing_monotone``, falsified). A span may be empty when the
   token stands for text normalization *inserted* (Metaspace's prepended ``▁``).
 
 Out of scope: pretokenizer spans (``tokspec.spec.pretok``), special tokens.
@@ -23,7 +26,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 
 from tokspec._types import Span
-from tokspec.spec._verdict import Verdict, fails, holds
+from tokspec.spec._verdict import Claim, Verdict, fails, holds, register
 
 __all__ = [
     "prop_contiguous_partition",
@@ -31,6 +34,7 @@ __all__ = [
     "prop_monotone_cover",
     "default_skippable",
     "offsets_from_token_bytes",
+    "REORDERING_COUNTEREXAMPLE",
 ]
 
 _DROPPED_CATEGORIES = frozenset({"Cc", "Cf", "Mn", "Me", "Zs", "Zl", "Zp", "Cn"})
@@ -95,17 +99,29 @@ def prop_offsets_match_bytes(text: str, offsets: Sequence[Span],
                  got=[list(s) for s in offsets], expected=[list(s) for s in want])
 
 
+def _one_cluster(text: str, a: int, b: int) -> bool:
+    """``text[a:b]`` is one canonical cluster: everything after its first character has a non-zero
+    canonical combining class, so canonical reordering (NFC/NFD) may permute it."""
+    return all(unicodedata.combining(c) for c in text[a + 1:b])
+
+
 def prop_monotone_cover(text: str, offsets: Sequence[Span],
-                        skippable: Callable[[str], bool] = default_skippable) -> Verdict:
+                        skippable: Callable[[str], bool] = default_skippable, *,
+                        allow_reordering: bool = True) -> Verdict:
     """WordPiece/Unigram offsets: in bounds, ordered, and covering every character that is not
     skippable (empty spans allowed for inserted text; overlapping spans allowed, see the module
-    docstring). O(len(text) + tokens)."""
+    docstring). With ``allow_reordering`` a step backwards is allowed inside one canonical cluster
+    (a base character and its combining marks), which canonical reordering permutes; without it
+    the statement is the task brief's plain "monotone", which is FALSIFIED (claim
+    ``offsets.normalizing_monotone``). O(len(text) + tokens)."""
     covered = [False] * len(text)
     prev: Span | None = None
     for i, (s, e) in enumerate(offsets):
         if not 0 <= s <= e <= len(text):
             return fails(f"token {i} span out of bounds or reversed", text=text, index=i, span=[s, e])
-        if prev is not None and (s < prev[0] or e < prev[1]):
+        backwards = prev is not None and (s < prev[0] or e < prev[1])
+        if backwards and prev is not None and not (
+                allow_reordering and _one_cluster(text, min(s, prev[0]), max(e, prev[1]))):
             return fails(f"token {i} is out of order with token {i - 1}", text=text, index=i,
                          span=[s, e], prev=list(prev))
         for c in range(s, e):
@@ -117,3 +133,13 @@ def prop_monotone_cover(text: str, offsets: Sequence[Span],
         return fails(f"character {text[c]!r} at {c} is covered by no token and is not skippable",
                      text=text, index=c, offsets=[list(x) for x in offsets])
     return holds(f"{len(offsets)} ordered spans cover every non-skippable character")
+
+
+#: Minimized by fuzzing hf:mon-unigram (NFC normalizer, byte fallback); HF and the reference agree.
+REORDERING_COUNTEREXAMPLE = {"text": "\u0324\u094d", "offsets": [(0, 0), (1, 2), (0, 1), (0, 1)],
+                             "allow_reordering": False}
+
+register(Claim("offsets.normalizing_monotone", "task brief issue 6 (offsets of WordPiece/Unigram: "
+               "monotone, within bounds, skipping only whitespace/normalized-away characters)",
+               "Offsets of a normalizing engine are monotone (starts and ends non-decreasing).",
+               "falsified", prop_monotone_cover, REORDERING_COUNTEREXAMPLE))

@@ -38,3 +38,18 @@ def test_monotone_cover() -> None:
     assert not O.prop_monotone_cover("ab", [(1, 0)]).holds  # reversed
     assert O.prop_monotone_cover("a\u0323", [(0, 0), (0, 2), (0, 2), (0, 2)]).holds  # composed by NFC
     assert not O.prop_monotone_cover("abc", [(0, 3), (1, 2)]).holds  # end goes backwards
+
+
+def test_canonical_reordering_steps_back_inside_a_cluster() -> None:
+    ex = O.REORDERING_COUNTEREXAMPLE
+    assert not O.prop_monotone_cover(ex["text"], ex["offsets"], allow_reordering=False).holds
+    assert O.prop_monotone_cover(ex["text"], ex["offsets"]).holds
+    assert not O.prop_monotone_cover("ab", [(1, 2), (0, 1)]).holds  # no marks: no excuse
+
+
+def test_reordering_counterexample_is_what_the_engines_do() -> None:
+    """The stored offsets are computed by both HF (adapter) and the reference today."""
+    from tokspec import load_engine
+    ex = O.REORDERING_COUNTEREXAMPLE
+    for name in ("hf:mon-unigram", "reference:mon-unigram"):
+        assert list(load_engine(name).encode(ex["text"]).offsets) == ex["offsets"], name

@@ -36,3 +36,25 @@ def test_replay_finding(path: Path, report: dict[str, Any]) -> None:
     if report["status"] == "open" and outputs:
         for name, stored in outputs.items():
             assert run_engine(_engine(name), report["text"]) == stored, f"{path}: {name} output changed"
+
+
+def test_falsified_claim_records_replay() -> None:
+    """``corpora/fuzz/claims/*.json``: counterexamples to published/stated claims, with the outputs
+    of the engines involved, recomputed here."""
+    import json
+
+    import tiktoken
+
+    from tokspec.fuzz.targets import _engine, run_engine
+    from tokspec.spec import bpe
+    mono = json.loads((ROOT / "claims" / "offsets.normalizing_monotone.json").read_text())
+    for name, stored in mono["outputs"].items():
+        assert run_engine(_engine(name), mono["text"]) == stored, name
+    short = json.loads((ROOT / "claims" / "bpe.whole_piece_shortcut.json").read_text())
+    ranks = {bytes.fromhex(k): r for k, r in short["ranks"].items()}
+    inv = {r: t for t, r in ranks.items()}
+    enc = tiktoken.Encoding("tiny", pat_str=r"(?s).+", mergeable_ranks=ranks, special_tokens={})
+    data = bytes.fromhex(short["data_hex"])
+    assert [inv[i].hex() for i in enc.encode_ordinary(data.decode())] == short["outputs"]["tiktoken"]
+    assert [t.hex() for t in bpe.bpe_encode(ranks, data)] == \
+        short["outputs"]["bpe definition (tokspec.spec.bpe.bpe_encode)"]
