@@ -72,8 +72,7 @@ def test_llama3_pattern_is_transformers() -> None:
     """Llama 3's pattern has no pip-installable production source other than ``transformers``
     (its GGUF mapping and TikTokenConverter default); read both without importing transformers."""
     gguf = _transformers_source("integrations/gguf/gguf_tokenizer_mapping.py")
-    if gguf is None:
-        pytest.skip("transformers (the only installed source of the Llama 3 pattern) is absent")
+    assert gguf is not None, "transformers is a test dependency (pyproject extra 'test'): install it"
     tree = ast.parse(gguf)
     values = [ast.literal_eval(node.value) for node in ast.walk(tree) if isinstance(node, ast.Assign)
               and any(isinstance(t, ast.Name) and t.id == "_LLAMA3_SPLIT" for t in node.targets)]
@@ -139,9 +138,9 @@ def test_unicode17_tables_are_assigned_in_the_regex_module() -> None:
 
 
 def test_unicode17_tables_against_unicodedata2_when_installed() -> None:
-    ud2 = pytest.importorskip("unicodedata2", reason="optional: unicodedata2==16.0.* re-derives the tables")
-    if not ud2.unidata_version.startswith("16.0"):
-        pytest.skip(f"unicodedata2 has Unicode {ud2.unidata_version}, the tables need 16.0")
+    import unicodedata2 as ud2  # test dependency (pyproject extra 'test'), pinned to Unicode 16.0
+
+    assert ud2.unidata_version.startswith("16.0"), f"unicodedata2 has {ud2.unidata_version}, need 16.0"
     new = {cp for lo, hi in pr.UNICODE17_NEW for cp in range(lo, hi + 1)}
     assigned = regex.compile(r"\P{Cn}")
     for cp in range(0x110000):

@@ -127,7 +127,10 @@ def _machine_files() -> list[Path]:
         if not root.is_dir():
             continue
         for dirpath, dirnames, filenames in os.walk(root):
-            dirnames.sort()
+            # Only the interpreter's own files: installed packages would make the corpus depend on
+            # whatever else is on the machine.
+            dirnames[:] = sorted(d for d in dirnames
+                                 if d not in ("site-packages", "dist-packages", "__pycache__"))
             for name in sorted(filenames):
                 if name.endswith((".py", ".txt", ".md", ".rst")) or root.name == "common-licenses":
                     files.append(Path(dirpath) / name)
