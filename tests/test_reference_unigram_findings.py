@@ -155,38 +155,10 @@ def hf_precompiled_quirks() -> dict[str, Any]:
             "classification": "decoded text differs / offsets differ", "cases": cases}
 
 
-def adapter_contract_offsets() -> dict[str, Any]:
-    """Engineer A's ``hf:`` adapter converts HF's offsets to the contract heuristically; the
-    reference derives them from the alignment. Same ids; different offsets when NFC reorders
-    combining marks inside a byte-fallback run: the adapter gives every byte token the whole run,
-    the reference gives each character's bytes that character, so its spans are NOT in text
-    order (U+0329 is sorted before U+11372). ``spm:``: a merged unknown run whose last character
-    is the first half of an NFKC expansion ("q" + "V" of U+2165 "VI") gets only "q" from the
-    adapter; the reference covers U+2165 too (its text includes part of it). Two spm cases
-    recorded earlier ("a" U+00B8 U+4E00 "b" and "e" U+01CC) were fixed in the adapter by commit
-    e633d47 and now agree."""
-    vocab = [*CONTROLS, ("\u2581", -1.0, "normal"), ("a", -2.0, "normal"), ("I", -2.0, "normal")]
-    model = synthesize_spm_model(Path(tempfile.mkdtemp()) / "u.model", vocab,
-                                 specs_from=trained_model("spm-unigram"))
-    pairs = [("hf:mon-unigram", unigram_encoder_from_tokenizer_json(named_path("mon-unigram"), "r"),
-              ["\U00011372\u0329", "\u02cd\u0344"]),
-             ("spm:" + str(model), unigram_encoder_from_spm_model(model, "r"), ["aq\u2165"])]
-    cases = []
-    for name, ref, texts in pairs:
-        for text in texts:
-            a, b = load_engine(name).encode(text), ref.encode(text)
-            cases.append({"engine": name.split(":")[0] + ":<model>", "input": text,
-                          "a": {"ids": list(a.ids), "offsets": [list(o) for o in a.offsets]},
-                          "b": {"ids": list(b.ids), "offsets": [list(o) for o in b.offsets]}})
-    return {"engines": ["production adapter (contract offsets)", "reference (contract offsets)"],
-            "classification": "same tokens, different offsets", "cases": cases}
-
-
 FINDINGS: dict[str, Callable[[], dict[str, Any]]] = {
     "hf-serde-score-ties": serde_score_ties,
     "hf-unicode-tables-ccc": hf_unicode_tables,
     "hf-matches-byte-and-control-pieces": hf_matches_byte_and_control_pieces,
-    "adapter-contract-offsets": adapter_contract_offsets,
     "spm-float32-vs-hf-float64": spm_float32_vs_hf_float64,
     "hf-precompiled-quirks": hf_precompiled_quirks,
 }
@@ -196,6 +168,25 @@ FINDINGS: dict[str, Callable[[], dict[str, Any]]] = {
 def test_finding_replays(name: str) -> None:
     stored = json.loads((FINDINGS_DIR / f"{name}.json").read_text(encoding="utf-8"))
     assert FINDINGS[name]() == stored
+
+
+# Once the finding "adapter-contract-offsets" (production adapters' contract offsets vs the
+# reference's alignment-derived ones, same ids): the adapters now trace reordered combining marks
+# and NFKC expansions to their true origins, and these cases are pinned as agreements.
+FIXED_ADAPTER_CASES = [("hf", "\U00011372\u0329"), ("hf", "\u02cd\u0344"), ("spm", "aq\u2165")]
+
+
+@pytest.mark.parametrize("family,text", FIXED_ADAPTER_CASES)
+def test_fixed_adapter_cases(family: str, text: str) -> None:
+    if family == "hf":
+        engine = load_engine("hf:mon-unigram")
+        ref = unigram_encoder_from_tokenizer_json(named_path("mon-unigram"), "r")
+    else:
+        vocab = [*CONTROLS, ("\u2581", -1.0, "normal"), ("a", -2.0, "normal"), ("I", -2.0, "normal")]
+        model = synthesize_spm_model(Path(tempfile.mkdtemp()) / "u.model", vocab,
+                                     specs_from=trained_model("spm-unigram"))
+        engine, ref = load_engine("spm:" + str(model)), unigram_encoder_from_spm_model(model, "r")
+    assert engine.encode(text) == ref.encode(text)
 
 
 def test_findings_are_disagreements() -> None:
