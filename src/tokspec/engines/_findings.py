@@ -34,13 +34,14 @@ import tokenizers.pre_tokenizers
 import tokenizers.processors
 import tokenizers.trainers
 
+from tokspec._paths import corpora_dir
 from tokspec._registry import load_engine
 from tokspec.engines._protowire import iter_field_slices, write_varint
 from tokspec.vocab import named_path
 
 __all__ = ["CASES", "FINDINGS_DIR", "observe", "write_findings", "build_findings_spm_model"]
 
-FINDINGS_DIR = Path(__file__).resolve().parents[3] / "corpora" / "production"
+FINDINGS_DIR = corpora_dir() / "production"
 SPM_MODEL = "findings_spm.model"
 HF_BYTELEVEL = "findings_hf_bytelevel.json"
 
