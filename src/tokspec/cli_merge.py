@@ -134,24 +134,39 @@ def _merge_differs(engine: Encoder, strategy: str, text: str, chunk_len: int, ov
     return result.encoding != serial, result, serial
 
 
+def _write(engine: Encoder, strategy: str, text: str, chunk_len: int, overlap: int | None,
+           runner: Any, args: argparse.Namespace, original_chars: int) -> dict[str, Any]:
+    """Write the report of ``text`` (JSON then HTML, atomically); return its summary entry."""
+    from tokspec.merge_report import build_report, report_name, write_report
+
+    _, result, serial = _merge_differs(engine, strategy, text, chunk_len, overlap, runner)
+    params = {"chunk_len": chunk_len, "overlap": overlap}
+    path = str(Path(args.report) / f"{report_name(engine, strategy, params, text)}.json")
+    rep = build_report(engine, text, result, serial, params=params, reproduce_path=path,
+                       original_chars=original_chars)
+    j, h = write_report(rep, args.report)
+    return {"id": rep["id"], "json": str(j), "html": str(h), "classification": rep["classification"],
+            "chars": len(text), "text": text, "chunk_len": chunk_len, "overlap": overlap}
+
+
 def _report(engine: Encoder, strategy: str, text: str, chunk_len: int, overlap: int | None,
             runner: Any, args: argparse.Namespace) -> dict[str, Any]:
-    """Minimize a failing text, write its report (JSON then HTML), return the summary entry."""
-    from tokspec.merge_report import build_report, report_name, write_report
+    """Report the failing text as found first (so nothing is lost if shrinking fails), then
+    minimize it (ddmin) and replace that report by the minimized one."""
     from tokspec.minimize import minimize_text
+
+    found = _write(engine, strategy, text, chunk_len, overlap, runner, args, len(text))
 
     def still_fails(t: str) -> bool:
         return _merge_differs(engine, strategy, t, chunk_len, overlap, runner)[0]
 
     small = minimize_text(text, still_fails, seconds=args.minimize_seconds)
-    _, result, serial = _merge_differs(engine, strategy, small, chunk_len, overlap, runner)
-    params = {"chunk_len": chunk_len, "overlap": overlap}
-    path = str(Path(args.report) / f"{report_name(engine, strategy, params, small)}.json")
-    rep = build_report(engine, small, result, serial, params=params, reproduce_path=path,
-                       original_chars=len(text))
-    j, h = write_report(rep, args.report)
-    return {"id": rep["id"], "json": str(j), "html": str(h), "classification": rep["classification"],
-            "chars": len(small), "text": small, "chunk_len": chunk_len, "overlap": overlap}
+    if small == text:
+        return found
+    smaller = _write(engine, strategy, small, chunk_len, overlap, runner, args, len(text))
+    for key in ("json", "html"):
+        Path(found[key]).unlink(missing_ok=True)
+    return smaller
 
 
 def _check_params(args: argparse.Namespace) -> None:
