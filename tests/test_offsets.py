@@ -73,3 +73,21 @@ def test_hyp_spans_agree_with_lengths(case: tuple[str, list[int]]) -> None:
         spans.append((pos, pos + n))
         pos += n
     assert char_offsets_from_byte_spans(text, spans) == char_offsets_from_byte_lengths(text, lengths)
+
+
+@given(st.text(), st.lists(st.integers(0, 8), max_size=40))
+def test_bulk_lengths_equal_plain_spans(text: str, cuts: list[int]) -> None:
+    """The vectorized byte-lengths path equals the plain per-span definition, for any partition of
+    the text's bytes (tokens inside characters and empty tokens included)."""
+    total = len(text.encode("utf-8"))
+    lengths, used = [], 0
+    for c in cuts:
+        n = min(c, total - used)
+        lengths.append(n)
+        used += n
+    lengths.append(total - used)
+    spans, pos = [], 0
+    for n in lengths:
+        spans.append((pos, pos + n))
+        pos += n
+    assert char_offsets_from_byte_lengths(text, lengths) == char_offsets_from_byte_spans(text, spans)
