@@ -17,6 +17,7 @@ from tokspec import InvalidTextError, load_engine
 from tokspec._offsets import char_offsets_from_byte_spans
 from tokspec.corpus import build_corpus
 from tokspec.engines._protowire import iter_fields
+from tokspec.engines._protowire import write_varint as _varint
 from tokspec.models import trained_model
 from tokspec.normalize import Aligned
 from tokspec.reference.unigram import (
@@ -106,16 +107,8 @@ def test_hyp_hf_tie_break_by_experiment(tmp_path_factory: pytest.TempPathFactory
     assert (got.ids, got.offsets) == (tuple(enc.ids), tuple(map(tuple, enc.offsets)))
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
-        n >>= 7
-        if not n:
-            return bytes(out)
-
-
 def _field(number: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field."""
     return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 

@@ -34,6 +34,8 @@ from pathlib import Path
 import regex
 
 from tokspec._types import Span
+from tokspec.engines._protowire import iter_fields
+from tokspec.engines._protowire import write_varint as _varint
 from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.normalize import Aligned, apply_edits
 from tokspec.unigram_model import UNK_PENALTY, UnigramModel, byte_piece
@@ -208,16 +210,8 @@ def spm_unigram_model(path: str | Path) -> UnigramModel:
 
 # -- writing small .model files (tests and findings need models with chosen pieces and scores) ---
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
-        n >>= 7
-        if not n:
-            return bytes(out)
-
-
 def _field(number: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field."""
     return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
@@ -229,7 +223,6 @@ def synthesize_spm_model(path: str | Path, pieces: list[tuple[str, float, str]],
     """Write a ``.model`` whose pieces are exactly ``pieces`` (text, score, type name), with the
     trainer and normalizer specs copied from the model at ``specs_from``. Scores are stored as
     float32, as sentencepiece does. O(size)."""
-    from tokspec.engines._protowire import iter_fields
     raw = Path(specs_from).read_bytes()
     specs = b"".join(_field(n, v) for n, _, v in iter_fields(raw) if n in (2, 3) and isinstance(v, bytes))
     body = b"".join(
