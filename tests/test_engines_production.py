@@ -567,3 +567,50 @@ def test_hf_bytelevel_prefix_space_and_trim(tmp_path: Path) -> None:
         assert engine(name).encode("a").offsets == ((0, 0), (0, 1))
         for text in corpus()[::3]:
             check_hf_bytelevel(name, text)
+
+
+# Normalizer reorders (canonical ordering by combining class) or composes across characters; the
+# byte-fallback tokens must still get each normalized character's true origin (tokspec._types).
+TRACED_TEXTS = [
+    "e\u05ba\U00011134",           # U+11134 (ccc 9) moves before U+05BA (ccc 19), both unknown
+    "\ufffdX\u0308",               # NFC composes X + U+0308 -> U+1E8C, one unknown piece with U+FFFD
+    "\u2b41\U00011374\u0f81z",     # U+0F81 -> U+0F71 U+0F80 (ccc 129, 130) pass U+11374 (ccc 230)
+    "a\u0f78\u0301\u0323q",        # NFC expansion plus reordering of two marks
+    " a\ua8e8\u0329",               # U+0329 token moves before unknown U+A8E8; "▁a" overlaps the cluster
+]
+
+
+def _token_groups(enc: Encoding) -> list[tuple[str, tuple[int, int]]]:
+    """Consecutive tokens sharing a span, joined into their normalized text (byte tokens decoded)."""
+    groups: list[tuple[bytes, tuple[int, int]]] = []
+    for piece, span in zip(enc.pieces or (), enc.offsets):
+        m = re.fullmatch(r"<0x([0-9A-F]{2})>", piece)
+        raw = bytes([int(m.group(1), 16)]) if m else piece.replace("\u2581", " ").encode()
+        if groups and groups[-1][1] == span:
+            groups[-1] = (groups[-1][0] + raw, span)
+        else:
+            groups.append((raw, span))
+    return [(raw.decode("utf-8"), span) for raw, span in groups]
+
+
+def _holds(outer: str, inner: str) -> bool:
+    """Does the canonical decomposition of ``outer`` hold every decomposed character of ``inner``?"""
+    pool = list(unicodedata.normalize("NFD", outer))
+    for ch in unicodedata.normalize("NFD", inner):
+        if ch not in pool:
+            return False
+        pool.remove(ch)
+    return True
+
+
+@pytest.mark.parametrize("text", TRACED_TEXTS)
+def test_hf_traces_reordered_and_composed_origins(text: str) -> None:
+    enc = hf_engine("hf:mon-unigram").encode(text)
+    for norm, (s, e) in _token_groups(enc):
+        if s == e:  # an inserted "▁" covers nothing
+            continue
+        if text[s] != " ":  # a "▁" HF prepended: no input character holds it
+            norm = norm.lstrip(" ")
+        # the span holds everything the tokens stand for, and is minimal: no end can be dropped
+        assert _holds(text[s:e], norm), (text, norm, (s, e))
+        assert not _holds(text[s + 1:e], norm) and not _holds(text[s:e - 1], norm), (text, norm, (s, e))

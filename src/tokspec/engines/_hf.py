@@ -22,8 +22,10 @@ contract wants (checked by the tests). Two cases differ from the contract and ar
    (``"本語"`` -> six tokens at ``(1, 3)``). The contract gives each byte token the characters whose
    UTF-8 bytes it holds. The bytes are aligned to characters by normalizing each character alone
    (the run may hold a prefix or suffix of the span's normalized bytes); when that does not
-   reproduce the bytes (a normalizer that composes across characters, e.g. NFC of
-   ``e`` + U+0301) the run keeps HF's whole-piece span: the finest alignment that can be justified.
+   reproduce the bytes (the normalizer composed or reordered across characters: NFC of ``X`` +
+   U+0308, or U+05BA U+11134 reordered by combining class) the span, and if need be the span
+   extended to the end of its cluster, is traced to true origins (see *Tracing* below); when even
+   that fails the run keeps HF's whole-piece span: the finest alignment that can be justified.
 3. *Composition.* When the normalizer composes characters (NFC: ``e`` + U+0301 -> ``é``), HF gives
    the composed token the span of the FIRST character only, and the combining mark is covered by no
    token (``"é"`` -> ``(0, 1)`` over a 2-character text). The contract covers every character the
@@ -33,12 +35,22 @@ contract wants (checked by the tests). Two cases differ from the contract and ar
 4. *Reordering.* NFC/NFKC reorder combining marks by combining class, and HF then aligns by
    position: in ``i`` U+A8E8 U+0329 the token ``U+0329`` gets the span of U+A8E8. When a token (or
    run of byte tokens) is not found in the normalization of its span and the span touches a
-   combining mark, the enclosing cluster (a non-combining character and the combining marks or
-   normalizer-deleted characters around it) is re-aligned: if HF's normalization of the cluster is
-   a permutation of its characters' own normalized forms, each normalized character is traced to
-   its true origin (stably) and the cluster's tokens get exact origins, so starts may decrease
-   there, as ``tokspec._types`` allows; otherwise every token of the cluster gets the whole
+   combining mark, the enclosing cluster (a starter and the characters around it that begin with
+   a non-starter in HF's tables, e.g. U+0F81 -> U+0F71 U+0F80, or that the normalizer deletes) is
+   re-aligned: each normalized character of the cluster is traced to its true origin (see
+   *Tracing*) and the cluster's tokens get exact origins, so starts may decrease there, as
+   ``tokspec._types`` allows; when tracing fails every token of the cluster gets the whole
    cluster, the finest alignment that can be justified.
+
+*Tracing* (``HfEngine._trace``) derives origins from HF alone: HF's normalization of the span,
+each character's own normalization by HF, and canonical decompositions by HF's own ``NFD``
+normalizer (so HF's Unicode tables, not Python's). Each normalized character is decomposed and
+every decomposed character is matched to the first source character still holding it; this is
+exact because canonical reordering is stable and composition takes the first unblocked mark. When
+the multisets differ (a normalizer step that is not canonical, e.g. a multi-character Replace),
+tracing gives up. Shared with the reference layer: nothing from ``tokspec.reference`` or
+``tokspec.normalize``; only the data table ``tokspec._hf_unicode.CCC_ZERO`` (HF's combining-class
+differences, which ``tokspec.normalize`` also uses) decides which characters open a cluster.
 
 Out of scope: pairs of sequences, post-processors, decoding, HF's batch API.
 """
@@ -51,7 +63,9 @@ import unicodedata
 from typing import Any
 
 import tokenizers
+import tokenizers.normalizers
 
+from tokspec._hf_unicode import CCC_ZERO, in_ranges
 from tokspec._types import Encoder, Encoding, EngineInfo, Span
 from tokspec.errors import EngineFault, VocabularyError
 from tokspec.vocab import TokenizerJson
@@ -60,6 +74,7 @@ __all__ = ["HfEngine", "strip_special_added_tokens"]
 
 _BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>\Z")
 _METASPACE = "\u2581"
+_HF_NFD = tokenizers.normalizers.NFD()
 
 
 def strip_special_added_tokens(data: dict[str, Any]) -> dict[str, Any]:
@@ -116,7 +131,7 @@ class HfEngine(Encoder):
             offsets = self._split_byte_runs(text, enc.tokens, offsets)
         if self.library_tokenizer.normalizer is not None:
             offsets = self._absorb_composed(text, offsets)
-            if self._text_pieces and any(unicodedata.combining(ch) for ch in text):
+            if self._text_pieces and any(_leads_with_nonstarter(ch) for ch in text):
                 offsets = self._widen_reordered(text, enc.tokens, enc.ids, offsets)
         return Encoding.of(enc.ids, offsets, enc.tokens).validate(text, self.info.name)
 
@@ -155,32 +170,84 @@ class HfEngine(Encoder):
             owners = self._byte_owners(text, offsets[i], run)
             if owners is not None:
                 s = offsets[i][0]
-                out[i:j] = [(s, s) if c is None else (c, c + 1) for c in owners]
+                out[i:j] = [(s, s) if o is None else o for o in owners]
             i = j
         return out
 
-    def _byte_owners(self, text: str, span: Span, run: bytes) -> list[int | None] | None:
-        """For each byte of ``run``, the index of the input character it came from (None: inserted),
-        or None when per-character normalization does not reproduce ``run``.
+    def _byte_owners(self, text: str, span: Span, run: bytes) -> list[Span | None] | None:
+        """For each byte of ``run``, the original characters it came from (None: inserted), or
+        None when no alignment of the span's normalized bytes reproduces ``run``.
 
         ``run`` may be the whole normalized span, or a prefix or suffix of it (when a character's
         normalized form is split between this run and a neighbouring token, e.g. U+0344 -> U+0308
         U+0301 with only U+0308 in the run); a prepended metaspace marker counts as inserted.
+        Characters are first normalized one at a time; when that does not reproduce the bytes (the
+        normalizer composed or reordered across characters) the span is traced (``_trace``).
         """
         s, e = span
-        surfaces = [self._surface(text[c]).encode("utf-8") for c in range(s, e)]
-        whole = b"".join(surfaces)
-        owners: list[int | None] = [c for c, sf in zip(range(s, e), surfaces) for _ in sf]
+        surfaces = [self._surface(text[c]) for c in range(s, e)]
+        owners = self._bytes_with_origins("".join(surfaces), [(c, c + 1) for c, sf in
+                                                              zip(range(s, e), surfaces) for _ in sf])
+        found = self._match_run(*owners, run)
+        if found is not None:
+            return found
+        for end in dict.fromkeys([e, self._cluster(text, e - 1, e)[1]]):
+            # HF gives a composed character the span of its first source only, so the marks it
+            # absorbed may lie after the span: trace up to the end of the cluster as well
+            traced = self._trace(text, s, end)
+            found = None if traced is None else self._match_run(*self._bytes_with_origins(*traced), run)
+            if found is not None:
+                return found
+        return None
+
+    def _match_run(self, whole: bytes, origins: list[Span], run: bytes) -> list[Span | None] | None:
+        """Per-byte origins of ``run`` as the whole of ``whole``, a prefix or a suffix, after an
+        optional metaspace marker HF inserted (origin None); None if it is none of these."""
         marker = _METASPACE.encode("utf-8")
         if self._metaspace and run.startswith(marker) and not whole.startswith(marker):
-            rest = self._byte_owners(text, span, run[len(marker):]) if len(run) > len(marker) else []
-            inserted: list[int | None] = [None] * len(marker)
+            rest = self._match_run(whole, origins, run[len(marker):]) if len(run) > len(marker) else []
+            inserted: list[Span | None] = [None] * len(marker)
             return None if rest is None else inserted + rest
         if whole.startswith(run):
-            return owners[:len(run)]
+            return list(origins[:len(run)])
         if whole.endswith(run):
-            return owners[len(owners) - len(run):]
+            return list(origins[len(origins) - len(run):])
         return None
+
+    @staticmethod
+    def _bytes_with_origins(norm: str, origins: list[Span]) -> tuple[bytes, list[Span]]:
+        """UTF-8 of ``norm`` and, per byte, the origin of the character holding it. O(len)."""
+        per_byte = [o for ch, o in zip(norm, origins) for _ in ch.encode("utf-8")]
+        return norm.encode("utf-8"), per_byte
+
+    def _trace(self, text: str, s: int, e: int) -> tuple[str, list[Span]] | None:
+        """HF's normalization of ``text[s:e]`` and each normalized character's true origin (the
+        hull of the input characters its canonical decomposition came from), or None when the
+        normalization is not a canonical rearrangement of the characters' own normalized forms.
+
+        Derived only from HF itself: each character's own normalized form (HF's normalizer), and
+        canonical decompositions by HF's ``NFD`` normalizer (HF's Unicode tables). Nothing is
+        shared with ``tokspec.reference`` or ``tokspec.normalize``. Why it is exact: the
+        decomposition of a normalized string is the canonical reordering of its sources'
+        decompositions, which is stable (equal characters have equal combining classes and keep
+        their order), so the k-th occurrence of a decomposed character comes from the k-th
+        occurrence among the sources, in text order. O(cluster^2) per span.
+        """
+        norm = self._surface(text[s:e])
+        pools = [list(_nfd(self._surface(text[c]))) for c in range(s, e)]
+        origins: list[Span] = []
+        for ch in norm:
+            picked: list[int] = []
+            for d in _nfd(ch):
+                c = next((c for c, pool in enumerate(pools) if d in pool), None)
+                if c is None:
+                    return None
+                pools[c].remove(d)
+                picked.append(s + c)
+            if not picked:
+                return None
+            origins.append((min(picked), max(picked) + 1))
+        return (norm, origins) if not any(pools) else None
 
     def _absorb_composed(self, text: str, offsets: list[Span]) -> list[Span]:
         """Case 3 of the module docstring. O(n + tokens) plus 3 normalizer calls per character
@@ -238,34 +305,44 @@ class HfEngine(Encoder):
         out = list(offsets)
         for (cs, ce), widened in clusters.items():
             run = _cluster_tokens(offsets, cs, ce, min(widened), max(widened))
-            exact = self._exact_origins(text, cs, ce, [tokens[k] for k in run])
-            for pos, k in enumerate(run):
+            if self._trace_cluster(text, tokens, offsets, run, (cs, ce), out):
+                continue
+            for k in run:
                 s, e = offsets[k]
-                traced = exact[pos] if exact is not None else None
-                if exact is not None:
-                    out[k] = traced if traced is not None else (s, s)
-                elif s == e:  # inserted text stays empty, moved to where the order allows
+                if s == e:  # inserted text stays empty, moved to where the order allows
                     out[k] = (ce, ce) if k > max(widened) else (cs, cs)
                 elif _needs_cluster(k, s, e, cs, ce, widened):
                     out[k] = (cs, ce)
         return out
 
+    def _trace_cluster(self, text: str, tokens: list[str], offsets: list[Span], run: range,
+                       cluster: Span, out: list[Span]) -> bool:
+        """Give the tokens ``run`` of ``cluster`` (and the neighbouring tokens whose spans overlap
+        it, e.g. ``"▁a"`` before the marks of ``a``) their exact origins in ``out``; False (and
+        ``out`` untouched) when they cannot be traced. O(region^2)."""
+        cs, ce = cluster
+        lo, hi = run.start, run.stop - 1
+        while lo > 0 and offsets[lo - 1][1] > cs and offsets[lo - 1][0] < ce:
+            lo -= 1
+        while hi + 1 < len(offsets) and offsets[hi + 1][0] < ce and offsets[hi + 1][1] > cs:
+            hi += 1
+        region = (min(cs, offsets[lo][0]), max(ce, offsets[hi][1]))
+        exact = self._exact_origins(text, *region, tokens[lo:hi + 1])
+        if exact is None:
+            return False
+        for k, traced in zip(range(lo, hi + 1), exact):
+            out[k] = traced if traced is not None else (offsets[k][0], offsets[k][0])
+        return True
+
     def _exact_origins(self, text: str, cs: int, ce: int,
                        run: list[str]) -> list[Span | None] | None:
-        """Exact origins of the tokens ``run`` that tile cluster ``[cs, ce)``, when the normalizer
-        only permuted the characters' own normalized forms (canonical reordering, no composition);
-        None otherwise. Each normalized character is traced to the first input character whose
-        normalized form still holds it (stable, as canonical reordering is). O(cluster^2)."""
-        norm = self._surface(text[cs:ce])
-        pools = [list(self._surface(text[c])) for c in range(cs, ce)]
-        if sorted(norm) != sorted(ch for pool in pools for ch in pool):
+        """Exact origins of the tokens ``run`` that tile cluster ``[cs, ce)``, traced by
+        ``_trace`` (canonical reordering and composition); None when the cluster cannot be traced
+        or the tokens do not tile its normalization. O(cluster^2)."""
+        traced = self._trace(text, cs, ce)
+        if traced is None:
             return None
-        origin: list[int] = []
-        for ch in norm:
-            c = next(c for c, pool in enumerate(pools) if ch in pool)
-            pools[c].remove(ch)
-            origin.append(cs + c)
-        return _tile(norm, origin, [self._run_piece(t) for t in run])
+        return _tile(*traced, [self._run_piece(t) for t in run])
 
     def _run_piece(self, token: str) -> str | int:
         """A token's normalized text (str), or its byte value for a byte-fallback token (int)."""
@@ -280,7 +357,7 @@ class HfEngine(Encoder):
         """Widen ``[s, e)`` to whole clusters: back to a non-combining character, on over combining
         marks, stepping over characters the normalizer deletes (they do not block reordering)."""
         def inside(ch: str) -> bool:
-            return bool(unicodedata.combining(ch)) or self._normalize(ch) == ""
+            return _leads_with_nonstarter(ch) or self._normalize(ch) == ""
 
         while s > 0 and inside(text[s]):
             s -= 1
@@ -330,7 +407,21 @@ def _has_bytelevel_prefix_space(pre_tokenizer: Any) -> bool:
     return any(_has_bytelevel_prefix_space(p) for p in pre_tokenizer.get("pretokenizers") or [])
 
 
-def _tile(norm: str, origin: list[int], pieces: list[str | int]) -> list[Span | None] | None:
+def _leads_with_nonstarter(ch: str) -> bool:
+    """Does ``ch``'s canonical decomposition start with a non-starter, by HF's tables (so
+    canonical reordering may move marks across it; e.g. U+0F81 -> U+0F71 U+0F80)? O(1)."""
+    if not unicodedata.combining(ch) and not unicodedata.decomposition(ch):
+        return False
+    first = _nfd(ch)[:1]
+    return bool(first) and not in_ranges(ord(first), CCC_ZERO) and unicodedata.combining(first) > 0
+
+
+def _nfd(s: str) -> str:
+    """Canonical decomposition by HF's own Unicode tables."""
+    return _HF_NFD.normalize_str(s)
+
+
+def _tile(norm: str, origin: list[Span], pieces: list[str | int]) -> list[Span | None] | None:
     """Lay ``pieces`` (text, or one byte) over ``norm`` in order; each gets [min, max + 1) of its
     characters' origins; a piece that is only an inserted metaspace marker gets None (it keeps its
     empty span). None if the pieces do not tile ``norm``."""
@@ -340,7 +431,7 @@ def _tile(norm: str, origin: list[int], pieces: list[str | int]) -> list[Span | 
         if isinstance(piece, int):
             if pos >= len(norm) or norm[pos].encode("utf-8")[byte] != piece:
                 return None
-            out.append((origin[pos], origin[pos] + 1))
+            out.append(origin[pos])
             byte += 1
             if byte == len(norm[pos].encode("utf-8")):
                 pos, byte = pos + 1, 0
@@ -352,6 +443,6 @@ def _tile(norm: str, origin: list[int], pieces: list[str | int]) -> list[Span | 
         if not norm.startswith(piece, pos):
             return None
         chars = origin[pos:pos + len(piece)]
-        out.append((min(chars), max(chars) + 1) if chars else None)
+        out.append((min(o[0] for o in chars), max(o[1] for o in chars)) if chars else None)
         pos += len(piece)
     return out if pos == len(norm) and not byte else None
