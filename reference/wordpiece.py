@@ -113,9 +113,12 @@ def _check_pipeline(tj: TokenizerJson) -> None:
 
 
 def wordpiece_encoder_from_tokenizer_json(tj: TokenizerJson | str | Path, name: str, *,
-                                          offsets: str = "contract") -> WordPieceReference:
+                                          offsets: str = "contract",
+                                          cjk_ranges: str = "hf") -> WordPieceReference:
     """Reference engine for a WordPiece tokenizer.json with BertNormalizer + BertPreTokenizer.
-    ``offsets="library"`` reproduces HF's raw offsets instead of the contract's."""
+    ``offsets="library"`` reproduces HF's raw offsets instead of the contract's;
+    ``cjk_ranges="bert"`` spaces CJK ideographs by Google BERT's ranges instead of HF's
+    (see ``bert_normalizer``)."""
     if not isinstance(tj, TokenizerJson):
         tj = load_tokenizer_json(tj)
     m = tj.data["model"]
@@ -126,5 +129,5 @@ def wordpiece_encoder_from_tokenizer_json(tj: TokenizerJson | str | Path, name: 
                           unk_token=str(m.get("unk_token", "[UNK]")),
                           prefix=str(m.get("continuing_subword_prefix", "##")),
                           max_chars=int(m.get("max_input_chars_per_word", 100)))
-    norm = BertNormalizerConfig.from_json(tj.data.get("normalizer") or {})
+    norm = BertNormalizerConfig.from_json(tj.data.get("normalizer") or {}, cjk_ranges=cjk_ranges)
     return WordPieceReference(cfg, norm, name, tj.sha256, offsets=offsets)

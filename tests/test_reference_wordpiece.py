@@ -1,21 +1,33 @@
-"""Reference WordPiece (BERT): the greedy definition on tiny vocabularies, and conformance (ids AND
-offsets) with HF ``tokenizers`` on bert-base-uncased, raw and through the ``hf:`` engine."""
+"""Reference WordPiece (BERT): the greedy definition on tiny vocabularies, conformance (ids AND
+offsets) with HF ``tokenizers`` on bert-base-uncased, raw and through the ``hf:`` engine, HF's
+character classes re-derived over every code point, and the WordPiece findings replayed.
+
+Findings live in ``corpora/reference-wp-unigram/findings/`` (input and BOTH outputs); regenerate
+them with ``python tests/test_reference_wordpiece.py`` (prints what changed).
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import re
+import sys
+import unicodedata
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tokenizers import Tokenizer, pre_tokenizers
+from tokenizers import Tokenizer, normalizers, pre_tokenizers
 
-from tokspec import InvalidTextError, load_engine
+from tokspec import InvalidTextError, TokspecError, load_engine
+from tokspec import _hf_unicode as hfu
 from tokspec.corpus import build_corpus
 from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.normalize import Aligned
-from tokspec.reference.bert_normalizer import BertNormalizerConfig, bert_normalize
+from tokspec.reference.bert_normalizer import BertNormalizerConfig, bert_normalize, is_cjk_ideograph
 from tokspec.reference.bert_pretokenizer import bert_pretokenize, is_bert_punctuation
 from tokspec.reference.wordpiece import (
     WordPieceConfig,
@@ -137,3 +149,164 @@ def test_errors(tmp_path: Path, bert: tuple[Tokenizer, WordPieceReference, WordP
     path.write_text(json.dumps(data))
     with pytest.raises(UnsupportedComponentError, match="Whitespace"):
         wordpiece_encoder_from_tokenizer_json(path, "x")
+
+
+def test_cjk_ranges_flag(bert: tuple[Tokenizer, WordPieceReference, WordPieceReference]) -> None:
+    text = "a\U0002b840b\u4e00"
+    assert bert_normalize(text, BertNormalizerConfig(cjk_ranges="bert")).text == "a \U0002b840 b \u4e00 "
+    assert bert_normalize(text, BertNormalizerConfig()).text == "a\U0002b840b \u4e00 "
+    google = wordpiece_encoder_from_tokenizer_json(named_path("bert-base-uncased"), "g", cjk_ranges="bert")
+    assert google.encode(text).offsets == ((0, 1), (1, 2), (2, 3), (3, 4))
+    with pytest.raises(TokspecError, match="cjk_ranges='x'"):
+        BertNormalizerConfig(cjk_ranges="x")
+
+
+# -- HF's character classes, re-derived over every code point ------------------------------------
+
+ALL_CPS = [cp for cp in range(0x110000) if not 0xD800 <= cp < 0xE000]
+
+
+def _ranges_contain(ranges: tuple[tuple[int, int], ...]) -> set[int]:
+    return {cp for lo, hi in ranges for cp in range(lo, hi + 1)}
+
+
+def test_hf_cjk_gap_table_matches_library() -> None:
+    """``BERT_CJK_HF_MISSING`` is exactly the part of Google's ranges HF does not space."""
+    norm = normalizers.BertNormalizer(clean_text=False, handle_chinese_chars=True,
+                                      strip_accents=False, lowercase=False)
+    cps = [cp for cp in ALL_CPS if cp != 10]
+    out = norm.normalize_str("\n".join(map(chr, cps))).split("\n")
+    spaced = {cp for cp, o in zip(cps, out) if o != chr(cp)}
+    assert spaced == {cp for cp in cps if is_cjk_ideograph(chr(cp))}
+    assert _ranges_contain(hfu.BERT_CJK) - spaced == _ranges_contain(hfu.BERT_CJK_HF_MISSING)
+
+
+def _cat(cp: int) -> str:
+    return unicodedata.category(chr(cp))
+
+
+#: BertNormalizer steps alone, and where Python's tables say the step might change a character.
+STAGES: dict[str, tuple[dict[str, bool], Callable[[int], bool]]] = {
+    "clean_text": (dict(clean_text=True, handle_chinese_chars=False, strip_accents=False, lowercase=False),
+                   lambda cp: _cat(cp) in ("Cc", "Cf", "Co", "Zs", "Zl", "Zp") or chr(cp).isspace()),
+    "strip_accents": (dict(clean_text=False, handle_chinese_chars=False, strip_accents=True, lowercase=False),
+                      lambda cp: _cat(cp)[0] == "M" or unicodedata.normalize("NFD", chr(cp)) != chr(cp)),
+    "lowercase": (dict(clean_text=False, handle_chinese_chars=False, strip_accents=False, lowercase=True),
+                  lambda cp: chr(cp).lower() != chr(cp)),
+}
+
+
+@pytest.mark.parametrize("stage", sorted(STAGES))
+def test_bert_normalizer_stage_equals_hf_per_code_point(stage: str) -> None:
+    """Each BertNormalizer step alone on each single code point: HF's output is computed for
+    EVERY code point; the reference's wherever HF changes the character, wherever Python's
+    tables say the step might, and on every 61st code point besides. (handle_chinese_chars:
+    ``test_hf_cjk_gap_table_matches_library``.)"""
+    kw, maybe = STAGES[stage]
+    sep = "Q" if kw["clean_text"] else "\n"     # a separator the step leaves alone
+    cps = [cp for cp in ALL_CPS if chr(cp) != sep]
+    hf = normalizers.BertNormalizer(**kw).normalize_str(sep.join(map(chr, cps))).split(sep)
+    assert len(hf) == len(cps)
+    want = {cp: o for cp, o in zip(cps, hf) if o != chr(cp) or maybe(cp) or cp % 61 == 0}
+    got = bert_normalize(sep.join(map(chr, want)), BertNormalizerConfig(**kw)).text.split(sep)
+    bad = [(hex(cp), w, g) for (cp, w), g in zip(want.items(), got) if w != g]
+    assert not bad, bad[:10]
+
+
+def test_bert_pretokenizer_equals_hf_on_every_code_point() -> None:
+    """BertPreTokenizer on every code point between two letters: punctuation, whitespace and
+    word characters by HF's tables (``PUNCT_EXTRA`` / ``PUNCT_MISSING`` included)."""
+    text = "".join("a" + chr(cp) for cp in ALL_CPS) + "a"
+    want = [(p, tuple(o)) for p, o in pre_tokenizers.BertPreTokenizer().pre_tokenize_str(text)]
+    got = [(a.text, a.original_span(0, len(a.text))) for a in bert_pretokenize(Aligned.of(text))]
+    assert got == want
+
+
+def test_bert_cjk_ranges_are_googles() -> None:
+    """``BERT_CJK`` is the original BERT ``_is_chinese_char``, as transformers' Python
+    BasicTokenizer still carries it (read as text, never imported)."""
+    spec = importlib.util.find_spec("transformers")
+    assert spec is not None and spec.origin, "transformers is a test dependency (pyproject extra 'test')"
+    src = (Path(spec.origin).parent / "models" / "bert_japanese" / "tokenization_bert_japanese.py").read_text()
+    body = src[src.index("def _is_chinese_char"):]
+    body = body[:body.index("return True")]
+    found = {(int(lo, 16), int(hi, 16)) for lo, hi in re.findall(r"cp >= (0x[0-9A-F]+) and cp <= (0x[0-9A-F]+)", body)}
+    assert found == set(hfu.BERT_CJK)
+
+
+# -- findings, replayed ---------------------------------------------------------------------------
+
+FINDINGS_DIR = Path(__file__).resolve().parents[1] / "corpora" / "reference-wp-unigram" / "findings"
+
+
+def _hf_bert() -> Tokenizer:
+    tok = Tokenizer.from_file(str(named_path("bert-base-uncased")))
+    tok.no_truncation()
+    tok.no_padding()
+    tok.encode_special_tokens = True
+    return tok
+
+
+def _enc(ids: Any, offsets: Any) -> dict[str, Any]:
+    return {"ids": list(ids), "offsets": [list(o) for o in offsets]}
+
+
+def hf_bert_chinese_range() -> dict[str, Any]:
+    """HF's ``is_chinese_char`` starts its Extension E range at 0x2B920 where Google's BERT has
+    0x2B820, so U+2B820..U+2B91F are not spaced as CJK: "a" + U+2B840 stays one word ([UNK]) in HF,
+    two words in original BERT. The reference reproduces both (``cjk_ranges``)."""
+    text = "a\U0002b840"
+    path = named_path("bert-base-uncased")
+    enc = _hf_bert().encode(text, add_special_tokens=False)
+    hf_ref = wordpiece_encoder_from_tokenizer_json(path, "hf").encode(text)
+    google = wordpiece_encoder_from_tokenizer_json(path, "bert", cjk_ranges="bert").encode(text)
+    return {"engines": ["hf tokenizers BertNormalizer (bert-base-uncased)",
+                        "original BERT CJK ranges (reference, cjk_ranges='bert')"],
+            "classification": "different segmentation", "input": text,
+            "a": {**_enc(enc.ids, enc.offsets), "normalized": _hf_bert().normalizer.normalize_str(text)},
+            "b": {**_enc(google.ids, google.offsets),
+                  "normalized": bert_normalize(text, BertNormalizerConfig(cjk_ranges="bert")).text},
+            "reference_reproduces_both": (hf_ref.ids, hf_ref.offsets) == (tuple(enc.ids), tuple(map(tuple, enc.offsets)))}
+
+
+def hf_adapter_unk_reordered_offsets() -> dict[str, Any]:
+    """OPEN, in the ``hf:`` adapter (``tokspec.engines._hf``): canonical reordering puts U+11236
+    (ccc 7) before U+1E024 (ccc 230, unknown to HF's strip_accents tables, so kept); strip_accents
+    then drops U+11236. HF aligns by position and reports the [UNK] at (1, 2); its only character
+    came from index 0, so the contract span is (0, 1). The adapter re-traces reordered clusters,
+    but not for [UNK] tokens, so it passes HF's (1, 2) on. The reference's library offsets
+    reproduce HF's raw ones."""
+    text = "\U0001e024\U00011236"
+    path = named_path("bert-base-uncased")
+    raw = _hf_bert().encode(text, add_special_tokens=False)
+    adapter = load_engine("hf:bert-base-uncased").encode(text)
+    ref = wordpiece_encoder_from_tokenizer_json(path, "r").encode(text)
+    lib = wordpiece_encoder_from_tokenizer_json(path, "r", offsets="library").encode(text)
+    return {"engines": ["hf:bert-base-uncased (adapter)", "reference:bert-base-uncased (contract offsets)"],
+            "classification": "offsets differ", "input": text,
+            "a": _enc(adapter.ids, adapter.offsets), "b": _enc(ref.ids, ref.offsets),
+            "hf_raw": _enc(raw.ids, raw.offsets),
+            "reference_reproduces_both": (lib.ids, lib.offsets) == (tuple(raw.ids), tuple(map(tuple, raw.offsets)))}
+
+
+FINDINGS: dict[str, Callable[[], dict[str, Any]]] = {
+    "hf-bert-chinese-range": hf_bert_chinese_range,
+    "hf-adapter-unk-reordered-offsets": hf_adapter_unk_reordered_offsets,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FINDINGS))
+def test_wordpiece_finding_replays(name: str) -> None:
+    stored = json.loads((FINDINGS_DIR / f"{name}.json").read_text(encoding="utf-8"))
+    assert FINDINGS[name]() == stored
+    assert stored["a"] != stored["b"] and stored["reference_reproduces_both"]
+
+
+if __name__ == "__main__":
+    FINDINGS_DIR.mkdir(parents=True, exist_ok=True)
+    for finding, compute in FINDINGS.items():
+        out = FINDINGS_DIR / f"{finding}.json"
+        new = json.dumps(compute(), ensure_ascii=False, indent=1) + "\n"
+        old = out.read_text(encoding="utf-8") if out.exists() else None
+        out.write_text(new, encoding="utf-8")
+        print(finding, "unchanged" if old == new else "written", file=sys.stderr)

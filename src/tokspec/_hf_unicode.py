@@ -4,8 +4,10 @@ HF's Rust crates carry their own Unicode data: normalization (``unicode-normaliz
 and character classes are OLDER than Unicode 14 (characters added since are unknown: canonical
 combining class 0, no decomposition, not punctuation, not a mark), while lowercasing (Rust
 ``char::to_lowercase``) is NEWER. These tables were derived by probing every code point through the
-installed ``tokenizers`` (one normalizer at a time); ``tests/test_unigram_model.py`` re-derives
-them the same way and fails if the installed library disagrees, so they cannot silently go stale.
+installed ``tokenizers`` (one normalizer at a time); ``tests/test_unigram_model.py`` (normalization,
+lowercase) and ``tests/test_reference_wordpiece.py`` (BertNormalizer, BertPreTokenizer: the BERT_*
+and PUNCT_* tables) re-derive them the same way over every code point and fail if the installed
+library disagrees, so they cannot silently go stale.
 Everything not listed here behaves exactly as Python's ``unicodedata`` / ``str.lower``.
 
 Inclusive code-point ranges. Data only; the users are in ``tokspec.normalize``.
@@ -14,7 +16,8 @@ Inclusive code-point ranges. Data only; the users are in ``tokspec.normalize``.
 from __future__ import annotations
 
 __all__ = ["CCC_ZERO", "NO_CANONICAL_DECOMP", "NO_COMPAT_DECOMP", "LOWER", "BERT_MN_KEPT",
-           "BERT_STRIPPED_EXTRA", "PUNCT_EXTRA", "PUNCT_MISSING", "in_ranges"]
+           "BERT_STRIPPED_EXTRA", "PUNCT_EXTRA", "PUNCT_MISSING", "BERT_CJK", "BERT_CJK_HF_MISSING",
+           "in_ranges"]
 
 
 def in_ranges(cp: int, ranges: tuple[tuple[int, int], ...]) -> bool:
@@ -92,6 +95,22 @@ PUNCT_MISSING: tuple[tuple[int, int], ...] = (
     (0x11A3F, 0x11A46), (0x11A9A, 0x11A9C), (0x11A9E, 0x11AA2), (0x11C41, 0x11C45), (0x11C70,
     0x11C71), (0x11EF7, 0x11EF8), (0x11FFF, 0x11FFF), (0x12FF1, 0x12FF2), (0x16E97, 0x16E9A),
     (0x16FE2, 0x16FE2), (0x1E95E, 0x1E95F),
+)
+
+
+#: Google BERT's ``_is_chinese_char`` ranges (``tokenization.py``): the CJK Unified Ideographs
+#: blocks and the CJK Compatibility Ideographs that BertNormalizer surrounds with spaces.
+BERT_CJK: tuple[tuple[int, int], ...] = (
+    (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
+    (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
+)
+
+
+#: Part of ``BERT_CJK`` that HF's ``is_chinese_char`` does NOT space: its Rust range starts at
+#: 0x2B920 instead of 0x2B820 (CJK Extension E begins at U+2B820). Found by probing every code
+#: point through ``BertNormalizer(handle_chinese_chars=True)``.
+BERT_CJK_HF_MISSING: tuple[tuple[int, int], ...] = (
+    (0x2B820, 0x2B91F),
 )
 
 
