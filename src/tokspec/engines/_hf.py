@@ -11,7 +11,7 @@ added tokens stay: they are part of the tokenizer's segmentation).
 Offsets. HF reports character offsets into the original text, through its normalizer's alignments,
 and for byte-level BPE a token splitting a character already covers the whole character, as the
 contract wants (checked by the tests). Two cases differ from the contract and are converted here
-(both recorded in ``corpora/production/hf_offset_findings.json``):
+(both recorded in ``corpora/production/findings.json``):
 
 1. *Inserted text.* A token made only of the space marker HF inserted (Metaspace's ``▁`` with a
    prepend scheme, ByteLevel's ``Ġ`` with ``add_prefix_space``), not produced by any space in the
