@@ -298,11 +298,10 @@ def is_rust_whitespace(c: str) -> bool:
 
 
 def is_cjk_ideograph(c: str) -> bool:
-    """HF BertNormalizer's ``is_chinese_char`` ranges (the CJK Unified Ideograph blocks it lists)."""
+    """HF BertNormalizer's ``is_chinese_char``: Google BERT's CJK ranges minus the gap HF's Rust
+    range leaves (U+2B820..U+2B91F, see ``_hf_unicode.BERT_CJK_HF_MISSING``)."""
     cp = ord(c)
-    return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF
-            or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF
-            or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
+    return hfu.in_ranges(cp, hfu.BERT_CJK) and not hfu.in_ranges(cp, hfu.BERT_CJK_HF_MISSING)
 
 
 #: Format (Cf) characters HF tokenizers' Unicode tables do not know yet (added in Unicode 9..14),
