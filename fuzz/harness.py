@@ -110,12 +110,14 @@ def _text_one_input(target: Any, check: Callable[[str], Any], rep: _Reporter) ->
                                                "explanation": verdict.explanation, "witness": verdict.witness})
         small = minimize_text(text, lambda t: not check(t).holds, max_tests=400, seconds=20)
         fid = finding_id(small)
-        rep.seen.add(raw_id)
         v = check(small)
-        if fid in rep.seen or rep.is_known_class(v.explanation, v.witness):
+        # Test "seen" before recording this input: an input that is already minimal has
+        # fid == raw_id and must still be reported.
+        known = fid in rep.seen or rep.is_known_class(v.explanation, v.witness)
+        rep.seen.update((raw_id, fid))
+        if known:
             raw_path.unlink(missing_ok=True)  # minimized to a known finding or class
             return
-        rep.seen.add(fid)
         from tokspec.fuzz._findings import finding_class
         rep.classes.add(finding_class(v.explanation, v.witness))
         path = rep.write(fid, {"text": small, "text_hex": small.encode("utf-8", "surrogatepass").hex(),

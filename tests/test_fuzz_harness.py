@@ -108,3 +108,19 @@ def test_finding_class() -> None:
     assert _findings.finding_class("x", {"classification": "different tokens"}) == "different tokens"
     assert _findings.finding_class("token 3 is out of order with token 2", {}) == \
         _findings.finding_class("token 7 is out of order with token 6", None)
+
+
+def test_already_minimal_failure_is_reported(tmp_path: Path) -> None:
+    """Regression: a failing input that minimization cannot shrink (its minimized id equals its
+    raw id) was once dropped as "already seen" and never reported."""
+    from types import SimpleNamespace
+
+    from tokspec.spec._verdict import fails, holds
+    from tokspec.fuzz import harness
+
+    target = SimpleNamespace(name="selftest--minimal-input", kind="diff", engines=())
+    rep = harness._Reporter(target, tmp_path)
+    one = harness._text_one_input(target, lambda t: fails("x") if "x" in t else holds("ok"), rep)
+    one(b"x")
+    assert rep.count == 1
+    assert [json.loads(p.read_text())["text"] for p in tmp_path.glob("*.json")] == ["x"]
