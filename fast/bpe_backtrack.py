@@ -159,22 +159,7 @@ class BacktrackBPE:
         ``term[node]`` is the id of the reachable token ending at ``node`` (-1 if none). Also fills
         ``next_prefix`` by walking each token's path.
         """
-        edges: dict[int, int] = {}
-        term = [_NONE]
-        for tid, tok in enumerate(self.tokens):
-            if not self.reachable[tid]:
-                continue
-            node = 0
-            for byte in tok:
-                key = node << 8 | byte
-                child = edges.get(key)
-                if child is None:
-                    child = len(term)
-                    edges[key] = child
-                    term.append(_NONE)
-                node = child
-            term[node] = tid
-        self._edges, self._term = edges, term
+        self._edges, self._term = self._flat_trie(reverse=False)
         self.next_prefix = [_NONE] * len(self.tokens)
         for tid, tok in enumerate(self.tokens):
             if self.reachable[tid]:
@@ -274,23 +259,28 @@ class BacktrackBPE:
     def _suffix_trie(self) -> tuple[dict[int, int], list[int]]:
         """Trie over reversed reachable tokens, built on first use of :meth:`encode_via_table`."""
         if self._table_trie is None:
-            edges: dict[int, int] = {}
-            term = [_NONE]
-            for tid, tok in enumerate(self.tokens):
-                if not self.reachable[tid]:
-                    continue
-                node = 0
-                for byte in reversed(tok):
-                    key = node << 8 | byte
-                    child = edges.get(key)
-                    if child is None:
-                        child = len(term)
-                        edges[key] = child
-                        term.append(_NONE)
-                    node = child
-                term[node] = tid
-            self._table_trie = (edges, term)
+            self._table_trie = self._flat_trie(reverse=True)
         return self._table_trie
+
+    def _flat_trie(self, *, reverse: bool) -> tuple[dict[int, int], list[int]]:
+        """A byte trie over the reachable tokens (read backwards if ``reverse``) as one flat dict
+        ``(node << 8 | byte) -> child``; ``term[node]`` is the id of the token ending there or -1."""
+        edges: dict[int, int] = {}
+        term = [_NONE]
+        for tid, tok in enumerate(self.tokens):
+            if not self.reachable[tid]:
+                continue
+            node = 0
+            for byte in (reversed(tok) if reverse else tok):
+                key = node << 8 | byte
+                child = edges.get(key)
+                if child is None:
+                    child = len(term)
+                    edges[key] = child
+                    term.append(_NONE)
+                node = child
+            term[node] = tid
+        return edges, term
 
     def encode_via_table(self, data: bytes) -> list[int]:
         """The BPE encoding of ``data`` by the prefix-table DP (Corollaries IIa and IIIa).
