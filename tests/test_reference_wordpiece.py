@@ -269,29 +269,8 @@ def hf_bert_chinese_range() -> dict[str, Any]:
             "reference_reproduces_both": (hf_ref.ids, hf_ref.offsets) == (tuple(enc.ids), tuple(map(tuple, enc.offsets)))}
 
 
-def hf_adapter_unk_reordered_offsets() -> dict[str, Any]:
-    """OPEN, in the ``hf:`` adapter (``tokspec.engines._hf``): canonical reordering puts U+11236
-    (ccc 7) before U+1E024 (ccc 230, unknown to HF's strip_accents tables, so kept); strip_accents
-    then drops U+11236. HF aligns by position and reports the [UNK] at (1, 2); its only character
-    came from index 0, so the contract span is (0, 1). The adapter re-traces reordered clusters,
-    but not for [UNK] tokens, so it passes HF's (1, 2) on. The reference's library offsets
-    reproduce HF's raw ones."""
-    text = "\U0001e024\U00011236"
-    path = named_path("bert-base-uncased")
-    raw = _hf_bert().encode(text, add_special_tokens=False)
-    adapter = load_engine("hf:bert-base-uncased").encode(text)
-    ref = wordpiece_encoder_from_tokenizer_json(path, "r").encode(text)
-    lib = wordpiece_encoder_from_tokenizer_json(path, "r", offsets="library").encode(text)
-    return {"engines": ["hf:bert-base-uncased (adapter)", "reference:bert-base-uncased (contract offsets)"],
-            "classification": "offsets differ", "input": text,
-            "a": _enc(adapter.ids, adapter.offsets), "b": _enc(ref.ids, ref.offsets),
-            "hf_raw": _enc(raw.ids, raw.offsets),
-            "reference_reproduces_both": (lib.ids, lib.offsets) == (tuple(raw.ids), tuple(map(tuple, raw.offsets)))}
-
-
 FINDINGS: dict[str, Callable[[], dict[str, Any]]] = {
     "hf-bert-chinese-range": hf_bert_chinese_range,
-    "hf-adapter-unk-reordered-offsets": hf_adapter_unk_reordered_offsets,
 }
 
 
@@ -300,6 +279,22 @@ def test_wordpiece_finding_replays(name: str) -> None:
     stored = json.loads((FINDINGS_DIR / f"{name}.json").read_text(encoding="utf-8"))
     assert FINDINGS[name]() == stored
     assert stored["a"] != stored["b"] and stored["reference_reproduces_both"]
+
+
+# Once the finding "hf-adapter-unk-reordered-offsets": canonical reordering (HF's tables) put
+# U+11236 before U+1E024, strip_accents dropped U+11236, and HF aligned the [UNK] by position to
+# (1, 2), the deleted mark; the adapter passed that on since it did not re-trace [UNK] tokens. It
+# now takes an [UNK]'s normalized text from HF's own pre-tokenized word and traces it, so the
+# engine agrees with the reference (ids AND offsets) while HF's raw offsets still differ.
+FIXED_ADAPTER_CASES = ["\U0001e024\U00011236", "cafe\U0001e024\U00011236 ab", "a \U0001e024\U00011236"]
+
+
+@pytest.mark.parametrize("text", FIXED_ADAPTER_CASES)
+def test_fixed_adapter_cases(text: str) -> None:
+    ref = wordpiece_encoder_from_tokenizer_json(named_path("bert-base-uncased"), "r").encode(text)
+    raw = _hf_bert().encode(text, add_special_tokens=False)
+    assert load_engine("hf:bert-base-uncased").encode(text) == ref
+    assert (tuple(raw.ids), tuple(map(tuple, raw.offsets))) != (ref.ids, ref.offsets)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,12 @@ contract wants (checked by the tests). Two cases differ from the contract and ar
    re-aligned: each normalized character of the cluster is traced to its true origin (see
    *Tracing*) and the cluster's tokens get exact origins, so starts may decrease there, as
    ``tokspec._types`` allows; when tracing fails every token of the cluster gets the whole
-   cluster, the finest alignment that can be justified.
+   cluster, the finest alignment that can be justified. A WordPiece ``[UNK]`` has no text of its
+   own but stands for one whole pre-tokenized word, so its text is taken from HF's own normalizer
+   and pre-tokenizer (``word_ids``); it is re-traced as above, and also when its span starts or
+   ends on a character the normalizer deletes (HF's positional alignment after reordering, e.g.
+   U+1E024 U+11236 -> ``(1, 2)`` where the contract says ``(0, 1)``). Unigram's unknown piece
+   has no known text and keeps HF's span.
 
 *Tracing* (``HfEngine._trace``) derives origins from HF alone: HF's normalization of the span,
 each character's own normalization by HF, and canonical decompositions by HF's own ``NFD``
@@ -60,6 +65,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 import tokenizers
@@ -75,6 +81,7 @@ __all__ = ["HfEngine", "strip_special_added_tokens"]
 _BYTE_TOKEN = re.compile(r"<0x([0-9A-Fa-f]{2})>\Z")
 _METASPACE = "\u2581"
 _HF_NFD = tokenizers.normalizers.NFD()
+_MAX_TRACED_WORD = 256  # longest [UNK] word whose span is re-traced for deleted edges
 
 
 def strip_special_added_tokens(data: dict[str, Any]) -> dict[str, Any]:
@@ -108,6 +115,7 @@ class HfEngine(Encoder):
             self._inserted_marks.add("\u0120")
         model = data["model"]
         self._prefix = model.get("continuing_subword_prefix") or "" if model["type"] == "WordPiece" else ""
+        self._wordpiece = model["type"] == "WordPiece"
         self._unk_id = model.get("unk_id") if model["type"] == "Unigram" else (
             self.library_tokenizer.token_to_id(model.get("unk_token") or ""))
         self._text_pieces = "ByteLevel" not in json.dumps(data.get("pre_tokenizer"))
@@ -132,7 +140,7 @@ class HfEngine(Encoder):
         if self.library_tokenizer.normalizer is not None:
             offsets = self._absorb_composed(text, offsets)
             if self._text_pieces and any(_leads_with_nonstarter(ch) for ch in text):
-                offsets = self._widen_reordered(text, enc.tokens, enc.ids, offsets)
+                offsets = self._widen_reordered(text, enc.tokens, enc.ids, offsets, enc.word_ids)
         return Encoding.of(enc.ids, offsets, enc.tokens).validate(text, self.info.name)
 
     def _normalize(self, s: str) -> str:
@@ -283,8 +291,14 @@ class HfEngine(Encoder):
         return piece.encode("utf-8")
 
     def _widen_reordered(self, text: str, tokens: list[str], ids: list[int],
-                         offsets: list[Span]) -> list[Span]:
-        """Case 4 of the module docstring. O(tokens) normalizer calls."""
+                         offsets: list[Span], word_ids: list[int | None]) -> list[Span]:
+        """Case 4 of the module docstring. O(tokens) normalizer calls.
+
+        A WordPiece ``[UNK]`` stands for one whole pre-tokenized word, so its normalized text is
+        that word's (``_unk_surfaces``); any other unknown token (Unigram's) has no known text and
+        keeps HF's span."""
+        unk = self._unk_surfaces(text, tokens, ids, word_ids)
+        pieces = [unk[k] if k in unk else self._run_piece(t) for k, t in enumerate(tokens)]
         clusters: dict[Span, list[int]] = {}  # cluster -> indices of tokens that must be widened
         i = 0
         while i < len(tokens):
@@ -295,9 +309,12 @@ class HfEngine(Encoder):
             s, e = offsets[i]
             if m:
                 surface = bytes(int(_BYTE_TOKEN.match(t).group(1), 16) for t in tokens[i:j])  # type: ignore[union-attr]
+            elif ids[i] == self._unk_id:
+                surface = unk[i].encode("utf-8") if i in unk else None
             else:
                 surface = self._unit_surface(tokens[i])
-            if s < e and ids[i] != self._unk_id and not self._explains(text, s, e, surface):
+            if s < e and surface is not None and (not self._explains(text, s, e, surface)
+                                                  or self._unk_overreaches(text, i, unk, s, e)):
                 cluster = self._cluster(text, s, e)
                 if self._explains(text, *cluster, surface):
                     clusters.setdefault(cluster, []).extend(range(i, j))
@@ -305,7 +322,7 @@ class HfEngine(Encoder):
         out = list(offsets)
         for (cs, ce), widened in clusters.items():
             run = _cluster_tokens(offsets, cs, ce, min(widened), max(widened))
-            if self._trace_cluster(text, tokens, offsets, run, (cs, ce), out):
+            if self._trace_cluster(text, pieces, offsets, run, (cs, ce), out):
                 continue
             for k in run:
                 s, e = offsets[k]
@@ -315,9 +332,9 @@ class HfEngine(Encoder):
                     out[k] = (cs, ce)
         return out
 
-    def _trace_cluster(self, text: str, tokens: list[str], offsets: list[Span], run: range,
+    def _trace_cluster(self, text: str, pieces: list[str | int], offsets: list[Span], run: range,
                        cluster: Span, out: list[Span]) -> bool:
-        """Give the tokens ``run`` of ``cluster`` (and the neighbouring tokens whose spans overlap
+        """Give the tokens ``run`` (whose normalized texts are ``pieces``, see ``_run_piece``) of ``cluster`` (and the neighbouring tokens whose spans overlap
         it, e.g. ``"▁a"`` before the marks of ``a``) their exact origins in ``out``; False (and
         ``out`` untouched) when they cannot be traced. O(region^2)."""
         cs, ce = cluster
@@ -327,7 +344,7 @@ class HfEngine(Encoder):
         while hi + 1 < len(offsets) and offsets[hi + 1][0] < ce and offsets[hi + 1][1] > cs:
             hi += 1
         region = (min(cs, offsets[lo][0]), max(ce, offsets[hi][1]))
-        exact = self._exact_origins(text, *region, tokens[lo:hi + 1])
+        exact = self._exact_origins(text, *region, pieces[lo:hi + 1])
         if exact is None:
             return False
         for k, traced in zip(range(lo, hi + 1), exact):
@@ -335,14 +352,56 @@ class HfEngine(Encoder):
         return True
 
     def _exact_origins(self, text: str, cs: int, ce: int,
-                       run: list[str]) -> list[Span | None] | None:
-        """Exact origins of the tokens ``run`` that tile cluster ``[cs, ce)``, traced by
+                       run: list[str | int]) -> list[Span | None] | None:
+        """Exact origins of the tokens whose pieces (``_run_piece``) are ``run`` that tile cluster ``[cs, ce)``, traced by
         ``_trace`` (canonical reordering and composition); None when the cluster cannot be traced
         or the tokens do not tile its normalization. O(cluster^2)."""
         traced = self._trace(text, cs, ce)
         if traced is None:
             return None
-        return _tile(*traced, [self._run_piece(t) for t in run])
+        return _tile(*traced, run, self._dropped if self._wordpiece else None)
+
+    def _unk_surfaces(self, text: str, tokens: list[str], ids: list[int],
+                      word_ids: list[int | None]) -> dict[int, str]:
+        """For a WordPiece model, the normalized text of each ``[UNK]`` token (by index): the
+        whole pre-tokenized word it replaces, as HF itself normalizes and pre-tokenizes ``text``
+        (HF's ``word_ids`` index those words). Empty when not WordPiece, no ``[UNK]``, or when the
+        words cannot be trusted: every other token of a word must spell the word, in order, and a
+        ``[UNK]`` must be its word's only token. O(n) plus one normalizer and pre-tokenizer call."""
+        if not self._wordpiece or self._unk_id is None or self._unk_id not in ids:
+            return {}
+        pre = self.library_tokenizer.pre_tokenizer
+        norm = self._normalize(text)
+        words = [w for w, _ in pre.pre_tokenize_str(norm)] if pre is not None else [norm]
+        spelled: dict[int, list[int]] = {}
+        for k, w in enumerate(word_ids):
+            if w is None or not 0 <= w < len(words):
+                return {}
+            spelled.setdefault(w, []).append(k)
+        out: dict[int, str] = {}
+        for w, ks in spelled.items():
+            if any(ids[k] == self._unk_id for k in ks):
+                if len(ks) != 1:
+                    return {}
+                out[ks[0]] = words[w]
+            elif "".join(str(self._run_piece(tokens[k])) for k in ks) != words[w]:
+                return {}
+        return out
+
+    def _unk_overreaches(self, text: str, i: int, unk: dict[int, str], s: int, e: int) -> bool:
+        """Does the WordPiece ``[UNK]`` token ``i`` (span ``[s, e)``) start or end on a character the
+        normalizer deletes? After reordering HF may align a word's edge to a deleted mark, which
+        belongs to no token; such a span is re-traced (words up to ``_MAX_TRACED_WORD`` characters,
+        tracing is quadratic; longer ones keep HF's span). O(1) normalizer calls."""
+        if i not in unk or e - s > _MAX_TRACED_WORD:
+            return False
+        return self._normalize(text[s]) == "" or self._normalize(text[e - 1]) == ""
+
+    def _dropped(self, ch: str) -> bool:
+        """Does HF's pre-tokenizer drop the normalized character ``ch`` (BERT: whitespace), so
+        that no token covers it? O(1)."""
+        pre = self.library_tokenizer.pre_tokenizer
+        return pre is not None and not pre.pre_tokenize_str(ch)
 
     def _run_piece(self, token: str) -> str | int:
         """A token's normalized text (str), or its byte value for a byte-fallback token (int)."""
@@ -421,13 +480,23 @@ def _nfd(s: str) -> str:
     return _HF_NFD.normalize_str(s)
 
 
-def _tile(norm: str, origin: list[Span], pieces: list[str | int]) -> list[Span | None] | None:
+def _tile(norm: str, origin: list[Span], pieces: list[str | int],
+          dropped: Callable[[str], bool] | None = None) -> list[Span | None] | None:
     """Lay ``pieces`` (text, or one byte) over ``norm`` in order; each gets [min, max + 1) of its
     characters' origins; a piece that is only an inserted metaspace marker gets None (it keeps its
-    empty span). None if the pieces do not tile ``norm``."""
+    empty span). Characters for which ``dropped`` holds (text the pre-tokenizer removes, e.g.
+    BERT's whitespace) may lie between text pieces, covered by none. None if the pieces do not
+    tile ``norm``."""
+    def skip(pos: int) -> int:
+        while dropped is not None and pos < len(norm) and dropped(norm[pos]):
+            pos += 1
+        return pos
+
     out: list[Span | None] = []
     pos = byte = 0
     for piece in pieces:
+        if not isinstance(piece, int) and not byte and not norm.startswith(piece, pos):
+            pos = skip(pos)
         if isinstance(piece, int):
             if pos >= len(norm) or norm[pos].encode("utf-8")[byte] != piece:
                 return None
@@ -445,4 +514,6 @@ def _tile(norm: str, origin: list[Span], pieces: list[str | int]) -> list[Span |
         chars = origin[pos:pos + len(piece)]
         out.append((min(o[0] for o in chars), max(o[1] for o in chars)) if chars else None)
         pos += len(piece)
+    if not byte:
+        pos = skip(pos)
     return out if pos == len(norm) and not byte else None
