@@ -40,6 +40,7 @@ import regex
 
 from tokspec._types import Encoder, Encoding, EngineInfo, Span
 from tokspec.errors import UnknownEngineError
+from tokspec.engines._bytelevel import PATTERNS as TIKTOKEN_PATTERNS
 
 __all__ = ["PATTERNS", "RegexPretokenizer", "UNICODE17_CHANGED", "UNICODE17_NEW", "UnicodeVersion",
            "compiled", "pin_unicode_16", "split", "split_with", "check_tiling"]
@@ -47,22 +48,10 @@ __all__ = ["PATTERNS", "RegexPretokenizer", "UNICODE17_CHANGED", "UNICODE17_NEW"
 # GPT-2 / r50k / p50k: tiktoken's faster-but-equivalent rewrite of the original GPT-2 pattern.
 _R50K = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 
-# cl100k_base, in the possessive form tiktoken >= 0.7 ships.
-_CL100K = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
-
-# o200k_base: seven alternatives joined by '|'; case-aware words with optional English contractions.
-_O200K = "|".join([
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""\p{N}{1,3}""",
-    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-    r"""\s*[\r\n]+""",
-    r"""\s+(?!\S)""",
-    r"""\s+""",
-])
+# cl100k_base (the possessive form tiktoken >= 0.7 ships) and o200k_base: one copy in the core, the
+# one the tiktoken adapter runs (tests check both equal tiktoken's own constructors).
+_CL100K = TIKTOKEN_PATTERNS["cl100k_base"]
+_O200K = TIKTOKEN_PATTERNS["o200k_base"]
 
 # Llama 3: the pre-0.7 cl100k pattern (no possessive quantifiers).
 _LLAMA3 = (
