@@ -23,6 +23,8 @@ Out of scope: strategies for special tokens, and realistic word frequencies.
 
 from __future__ import annotations
 
+import random
+
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,6 +44,7 @@ __all__ = [
     "byte_strings",
     "bpe_merge_ranks",
     "bpe_any_ranks",
+    "trained_bpe_ranks",
     "wordpiece_vocab",
     "unigram_scores",
 ]
@@ -176,6 +179,31 @@ def bpe_merge_ranks(draw: st.DrawFn, *, alphabet: bytes = b"abc", max_merges: in
         if left + right not in tokens and len(left + right) <= 6:
             tokens.append(left + right)
     return {tok: rank for rank, tok in enumerate(tokens)}
+
+
+def trained_bpe_ranks(seed: int, *, alphabet: bytes = b"abc", merges: int = 30, segments: int = 20,
+                      segment_len: tuple[int, int] = (5, 30)) -> dict[bytes, int]:
+    """A byte-level rank table learned the way BPE training learns one (deterministic, not a
+    strategy): over ``segments`` random strings of ``segment_len`` bytes from ``alphabet``, merge a
+    random adjacent pair of the current segmentation everywhere, give the new token the next rank,
+    ``merges`` times. Unlike :func:`bpe_merge_ranks`, merges follow a corpus, as real tables do."""
+    rng = random.Random(seed)
+    ranks = {bytes([i]): i for i in range(256)}
+    segs = [[bytes([rng.choice(alphabet)]) for _ in range(rng.randint(*segment_len))]
+            for _ in range(segments)]
+    for _ in range(merges):
+        pairs = [(s[i], s[i + 1]) for s in segs for i in range(len(s) - 1) if s[i] + s[i + 1] not in ranks]
+        if not pairs:
+            break
+        a, b = rng.choice(pairs)
+        ranks[a + b] = len(ranks)
+        for s in segs:
+            i = 0
+            while i < len(s) - 1:
+                if s[i] == a and s[i + 1] == b:
+                    s[i:i + 2] = [a + b]
+                i += 1
+    return ranks
 
 
 @st.composite

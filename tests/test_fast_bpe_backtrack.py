@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from tokspec.corpus import build_corpus
 from tokspec.errors import VocabularyError
+from tokspec.fuzz.strategies import trained_bpe_ranks
 from tokspec.fast.bpe_backtrack import BacktrackBPE, NonMonotoneVocabularyError, SelfCheckError
 from tokspec.vocab import load_named_tiktoken
 
@@ -56,24 +57,8 @@ def random_ranks(seed: int, alphabet: bytes = b"abc", merges: int = 30, max_len:
 
 
 def trained_ranks(seed: int, alphabet: bytes = b"abc", merges: int = 30) -> dict[bytes, int]:
-    """A table learned like BPE training: merge a random adjacent pair of the current segmentation
-    of a random training corpus, everywhere, and give the new token the next rank."""
-    rng = random.Random(seed)
-    ranks = {bytes([i]): i for i in range(256)}
-    segs = [[bytes([rng.choice(alphabet)]) for _ in range(rng.randint(5, 30))] for _ in range(20)]
-    for _ in range(merges):
-        pairs = [(s[i], s[i + 1]) for s in segs for i in range(len(s) - 1) if s[i] + s[i + 1] not in ranks]
-        if not pairs:
-            break
-        a, b = rng.choice(pairs)
-        ranks[a + b] = len(ranks)
-        for s in segs:
-            i = 0
-            while i < len(s) - 1:
-                if s[i] == a and s[i + 1] == b:
-                    s[i:i + 2] = [a + b]
-                i += 1
-    return ranks
+    """A table learned like BPE training (``tokspec.fuzz.strategies.trained_bpe_ranks``)."""
+    return trained_bpe_ranks(seed, alphabet=alphabet, merges=merges)
 
 
 def build_or_none(ranks: dict[bytes, int]) -> BacktrackBPE | None:

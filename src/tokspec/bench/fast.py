@@ -96,22 +96,8 @@ def _peek2_rows(size: int) -> list[BenchRow]:
 
 def _tiny_ranks(seed: int = 0) -> dict[bytes, int]:
     """A BPE table learned BPE-style on random text over a 4-letter alphabet (for quick runs)."""
-    rng = random.Random(seed)
-    ranks = {bytes([i]): i for i in range(256)}
-    segs = [[bytes([rng.choice(b"abcd")]) for _ in range(40)] for _ in range(50)]
-    for _ in range(200):
-        pairs = [(s[i], s[i + 1]) for s in segs for i in range(len(s) - 1) if s[i] + s[i + 1] not in ranks]
-        if not pairs:
-            break
-        a, b = rng.choice(pairs)
-        ranks[a + b] = len(ranks)
-        for s in segs:
-            i = 0
-            while i < len(s) - 1:
-                if s[i] == a and s[i + 1] == b:
-                    s[i:i + 2] = [a + b]
-                i += 1
-    return ranks
+    from tokspec.fuzz.strategies import trained_bpe_ranks
+    return trained_bpe_ranks(seed, alphabet=b"abcd", merges=200, segments=50, segment_len=(40, 40))
 
 
 def _bpe_whole_rows(quick: bool) -> list[BenchRow]:
