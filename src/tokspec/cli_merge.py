@@ -57,32 +57,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def read_inputs(path: str) -> list[str]:
-    """Texts from ``path``: a report JSON (its "text"), JSON Lines with "text", or plain lines."""
-    try:
-        raw = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MergeCheckError(f"cannot read --inputs {path!r}: {exc}") from exc
-    try:
-        whole = json.loads(raw)
-        if isinstance(whole, dict) and isinstance(whole.get("text"), str):
-            return [whole["text"]]
-    except json.JSONDecodeError:
-        pass
-    texts = []
-    for lineno, line in enumerate(raw.split("\n"), 1):
-        if not line.strip():
-            continue
-        if line.lstrip().startswith("{"):
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise MergeCheckError(f"{path!r} line {lineno}: invalid JSON: {exc}") from exc
-            if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
-                raise MergeCheckError(f"{path!r} line {lineno}: JSON line without a string \"text\"")
-            texts.append(obj["text"])
-        else:
-            texts.append(line)
-    return texts
+    """Texts from ``path`` by ``tokspec diff``'s rules (a record ``.json``, JSON Lines with "text",
+    or plain UTF-8 lines; see :func:`tokspec.cli_diff.read_inputs`)."""
+    from tokspec.cli_diff import read_inputs as read_located_inputs
+
+    return [text for _, text in read_located_inputs(path)]
 
 
 def _vocab_words(engine: Encoder, rng: random.Random, k: int) -> list[str]:
