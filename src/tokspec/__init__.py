@@ -11,6 +11,7 @@ from tokspec._registry import list_engines as list_engines
 from tokspec._registry import load_engine as load_engine
 from tokspec._types import Encoder as Encoder
 from tokspec._types import Encoding as Encoding
+from tokspec._types import EncodingArrays as EncodingArrays
 from tokspec._types import EngineInfo as EngineInfo
 from tokspec._types import check_text as check_text
 from tokspec.errors import EngineFault as EngineFault
@@ -25,6 +26,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Encoder",
     "Encoding",
+    "EncodingArrays",
     "EngineInfo",
     "EngineFault",
     "InvalidTextError",

@@ -31,13 +31,15 @@ raw form stays available where an engine offers ``offsets="library"``.
 from __future__ import annotations
 
 import re
-from abc import ABC, abstractmethod
+from abc import ABC
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
+
 from tokspec.errors import EngineFault, InvalidTextError
 
-__all__ = ["Encoding", "EngineInfo", "Encoder", "check_text", "Span"]
+__all__ = ["Encoding", "EncodingArrays", "EngineInfo", "Encoder", "check_text", "Span"]
 
 Span = tuple[int, int]
 EngineKind = Literal["tokenizer", "pretokenizer"]
@@ -95,6 +97,50 @@ class Encoding:
         return len(self.offsets)
 
 
+@dataclass(frozen=True, eq=False)
+class EncodingArrays:
+    """An :class:`Encoding` as numpy arrays: no Python object per token.
+
+    ``ids`` is an int64 array (None for a pretokenizer), ``starts`` and ``ends`` int64 arrays of
+    the same length: token ``i`` covers ``text[starts[i]:ends[i]]``. Same invariants and meaning as
+    :class:`Encoding` (``pieces`` are not carried: they are for display only). Two of them are
+    equal (:meth:`same_as`) iff their ids and both offset arrays are equal element by element.
+    """
+
+    ids: np.ndarray | None
+    starts: np.ndarray
+    ends: np.ndarray
+
+    @classmethod
+    def empty(cls, *, tokenizer: bool = True) -> EncodingArrays:
+        """The encoding of the empty text."""
+        none = np.zeros(0, dtype=np.int64)
+        return cls(none.copy() if tokenizer else None, none, none.copy())
+
+    @classmethod
+    def from_encoding(cls, encoding: Encoding) -> EncodingArrays:
+        """Convert (one Python-level pass over the tokens)."""
+        spans = np.array(encoding.offsets, dtype=np.int64).reshape(-1, 2)
+        ids = None if encoding.ids is None else np.array(encoding.ids, dtype=np.int64)
+        return cls(ids, np.ascontiguousarray(spans[:, 0]), np.ascontiguousarray(spans[:, 1]))
+
+    def to_encoding(self) -> Encoding:
+        """The tuple form (one Python object per token)."""
+        ids = None if self.ids is None else tuple(self.ids.tolist())
+        return Encoding(ids, tuple(zip(self.starts.tolist(), self.ends.tolist())))
+
+    def same_as(self, other: EncodingArrays) -> bool:
+        """True iff ids (or both None) and offsets agree exactly."""
+        if (self.ids is None) != (other.ids is None):
+            return False
+        if self.ids is not None and not np.array_equal(self.ids, other.ids):
+            return False
+        return bool(np.array_equal(self.starts, other.starts) and np.array_equal(self.ends, other.ends))
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+
 @dataclass(frozen=True)
 class EngineInfo:
     """What an engine is: its registry name, the library and version doing the work, the vocabulary.
@@ -112,7 +158,12 @@ class EngineInfo:
 
 
 class Encoder(ABC):
-    """An engine. Subclasses implement :meth:`_encode`; :meth:`encode` enforces the text domain.
+    """An engine. Subclasses implement :meth:`_encode` or :meth:`_encode_arrays` (or both);
+    :meth:`encode` and :meth:`encode_arrays` enforce the text domain and give either form.
+
+    An engine whose work produces arrays (compiled kernels, numpy offsets) implements
+    ``_encode_arrays`` and gets ``encode`` from it; an engine that builds tuples implements
+    ``_encode`` and gets ``encode_arrays`` by conversion.
 
     ``token_piece(id)`` gives a readable surface for reports (default: the id); engines with a
     vocabulary override it.
@@ -127,9 +178,24 @@ class Encoder(ABC):
             return Encoding((), ()) if self.info.kind == "tokenizer" else Encoding(None, ())
         return self._encode(text)
 
-    @abstractmethod
+    def encode_arrays(self, text: str) -> EncodingArrays:
+        """Like :meth:`encode`, as arrays (see :class:`EncodingArrays`)."""
+        check_text(text)
+        if not text:
+            return EncodingArrays.empty(tokenizer=self.info.kind == "tokenizer")
+        return self._encode_arrays(text)
+
     def _encode(self, text: str) -> Encoding:
-        """Encode a non-empty text in the text domain."""
+        """Encode a non-empty text in the text domain (default: from :meth:`_encode_arrays`)."""
+        if type(self)._encode_arrays is Encoder._encode_arrays:
+            raise NotImplementedError(f"{type(self).__name__} implements neither _encode nor _encode_arrays")
+        return self._encode_arrays(text).to_encoding()
+
+    def _encode_arrays(self, text: str) -> EncodingArrays:
+        """Encode a non-empty text as arrays (default: convert :meth:`_encode`)."""
+        if type(self)._encode is Encoder._encode:
+            raise NotImplementedError(f"{type(self).__name__} implements neither _encode nor _encode_arrays")
+        return EncodingArrays.from_encoding(self._encode(text))
 
     def token_piece(self, token_id: int) -> str:
         """A readable form of token ``token_id`` for reports (never used for comparison)."""

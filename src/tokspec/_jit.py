@@ -1,0 +1,119 @@
+"""One source, two modes: how tokspec compiles its kernels.
+
+Every kernel in ``tokspec.fast`` (and the compiled offset helpers of the production adapters) is a
+plain Python function over numpy arrays, decorated with :func:`kernel`. By default it is compiled
+by numba in nopython mode with ``nogil=True`` (threads run it in parallel) and ``cache=True``. With
+``TOKSPEC_JIT=0`` in the environment (read once, at import of this module) the decorator returns the
+function unchanged, so the same source runs interpreted: that is the mode the atheris targets fuzz
+(coverage guidance sees the kernels' branches) and the mode mutation testing mutates.
+:func:`interpreted` gives the plain function of any kernel in either mode, for the differential
+target "compiled equals interpreted".
+
+Cache (numba's on-disk cache of compiled machine code):
+
+- Location: ``$NUMBA_CACHE_DIR`` if the user set it, else ``$TOKSPEC_CACHE/numba/<key>``, else
+  ``~/.cache/tokspec/numba/<key>``. It never lives in site-packages, so a read-only install works.
+- ``<key>`` is a sha256 over the source of every module of the installed tokspec package and the
+  numba version. numba itself invalidates a cache entry only when the kernel's *own* file changes;
+  a kernel that calls a kernel from another module would keep stale machine code. Keying the whole
+  directory on all sources makes any change invalidate every dependent entry (at the price of
+  recompiling unrelated kernels after an edit, which only a developer pays).
+- If the folder cannot be created or written, kernels compile without caching (slower start, never
+  an import error).
+
+Out of scope: parallel=True loops (threads come from the callers, e.g. ``lopt:``), GPU targets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+__all__ = ["JIT_ENABLED", "kernel", "interpreted", "cache_dir"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: False when ``TOKSPEC_JIT=0`` (interpreted mode); fixed at import.
+JIT_ENABLED: bool = os.environ.get("TOKSPEC_JIT", "1").strip().lower() not in {"0", "false", "no", "off"}
+
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the folder holding the tokspec package
+
+
+def _source_key() -> str:
+    """sha256 over every tokspec module's bytes (sorted paths) and the numba version."""
+    digest = hashlib.sha256()
+    roots = {Path(__file__).resolve().parent}
+    try:  # the layers (fast/, spec/, ...) live outside src/tokspec in a source checkout
+        import tokspec.fast as _fast
+
+        roots.update(Path(p).resolve() for p in _fast.__path__)
+    except ImportError:  # pragma: no cover - a broken install; the key just covers less
+        pass
+    for root in sorted(roots):
+        for path in sorted(root.rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    try:
+        import numba
+
+        digest.update(numba.__version__.encode())
+    except ImportError:  # pragma: no cover
+        pass
+    return digest.hexdigest()[:16]
+
+
+def cache_dir() -> Path | None:
+    """The writable folder for numba's cache (see module docstring), or None if there is none."""
+    explicit = os.environ.get("NUMBA_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("TOKSPEC_CACHE")
+    root = Path(base) if base else Path.home() / ".cache" / "tokspec"
+    path = root / "numba" / _source_key()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path):
+            pass
+    except OSError:
+        return None
+    return path
+
+
+_CACHE_DIR: Path | None = None
+_CACHE_READY = False
+
+
+def _ensure_cache() -> bool:
+    """Point numba at :func:`cache_dir` once; True if caching is possible."""
+    global _CACHE_DIR, _CACHE_READY
+    if not _CACHE_READY:
+        _CACHE_DIR = cache_dir()
+        if _CACHE_DIR is not None:
+            from numba.core import config
+
+            os.environ.setdefault("NUMBA_CACHE_DIR", str(_CACHE_DIR))
+            config.CACHE_DIR = str(_CACHE_DIR)
+        _CACHE_READY = True
+    return _CACHE_DIR is not None
+
+
+def kernel(fn: F) -> F:
+    """Compile ``fn`` with numba (nopython, nogil, cached), or return it as is when interpreted.
+
+    The compiled function keeps the plain one as ``.py_func`` (numba's attribute), which
+    :func:`interpreted` returns.
+    """
+    if not JIT_ENABLED:
+        return fn
+    import numba
+
+    return numba.njit(nogil=True, cache=_ensure_cache())(fn)  # type: ignore[no-any-return]
+
+
+def interpreted(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The plain-Python body of a :func:`kernel` (the function itself in interpreted mode)."""
+    return getattr(fn, "py_func", fn)
