@@ -18,13 +18,23 @@ small corpus. Hypothesis serves as a generator only there. It shrinks each disag
 minimized text once. Shrinking may run past ``--time`` by at most ``--shrink-time`` per finding. Engine faults count as one
 finding per distinct fault message (input text cut out); other findings per distinct minimized text.
 
-Out of scope: running engines in parallel (engines are called one input at a time, in order).
+Parallelism: ``--workers N`` (default: the usable cores) shards the inputs, streamed in batches, over
+N spawned processes that each load the engines once (``cmd:`` engines: one subprocess per worker);
+records, printed reports, ``--json`` and the exit status are those of ``--workers 1``, in input order
+(only ``seconds`` differs). ``--scheduler local|tcp://HOST:8786`` does the same on Dask workers
+(``tokspec[dask]``); inputs may then (as always) be a directory or glob of shards. Fuzz mode runs one
+generator per worker with seeds ``seed + k * 1000003`` (worker 0 keeps ``--seed``; "input #" of a
+finding counts within its worker) and de-duplicates findings across workers as within one.
+
+Out of scope: Ray (the executor interface of :mod:`tokspec.app.executors` leaves room), fuzzing on Dask.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import queue
 import sys
 import time
 from collections import Counter
@@ -33,13 +43,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from tokspec._registry import load_engine
-from tokspec._types import Encoder
-from tokspec.diff import Comparison, check_pair, compare, format_comparison, save_counterexample
+from tokspec.app.diff_tasks import (DiffJob, Finding, FuzzParams, close_engines, diff_batch, engines_for,
+                                    fuzz_loop, fuzz_process)
+from tokspec.app.executors import make_executor, usable_cores
+from tokspec.app.inputs import InputFileError, batches, iter_inputs, read_inputs
+from tokspec.diff import write_record
 from tokspec.errors import TokspecError
-from tokspec.minimize import minimize_text
-from tokspec.app.inputs import InputFileError, read_inputs
-from tokspec.app.search import text_sources
 
 __all__ = ["add_arguments", "run", "main", "read_inputs", "InputFileError"]
 
@@ -85,6 +94,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window", type=int, default=3, metavar="W",
                         help="tokens of context on each side of the first divergence (default 3)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--workers", type=int, metavar="N",
+                        help="worker processes (default: the usable cores; 1 = this process only)")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="file mode on Dask: 'local' (a LocalCluster of --workers processes) or "
+                             "tcp://HOST:8786; needs tokspec[dask]")
 
 
 # ----------------------------------------------------------------------------- progress and results
@@ -120,14 +134,14 @@ class _Results:
     generators: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
-    def add(self, comparison: Comparison) -> None:
-        self.inputs += 1
-        if comparison.agree:
-            self.agreed += 1
+    def add(self, classification: str | None, count: int = 1) -> None:
+        self.inputs += count
+        if classification is None:
+            self.agreed += count
             return
-        self.disagreed += 1
-        self.faults += comparison.classification == "engine fault"
-        self.classifications[str(comparison.classification)] += 1
+        self.disagreed += count
+        self.faults += count * (classification == "engine fault")
+        self.classifications[classification] += count
 
     def summary(self) -> dict[str, Any]:
         out = asdict(self)
@@ -138,140 +152,140 @@ class _Results:
         return out
 
 
-def _signature(c: Comparison) -> tuple[Any, ...]:
-    """What must stay the same while shrinking: the classification and which side faulted."""
-    return (c.classification, c.a.fault is None, c.b.fault is None)
-
-
-def _finding_key(c: Comparison) -> tuple[Any, ...]:
-    """When two fuzz findings count as one: equal minimized texts, or faults with the same messages.
-
-    Fault messages are compared with the input text (and its repr) cut out, so a program that
-    crashes on every astral character is reported once, not once per character.
-    """
-    if c.classification != "engine fault":
-        return ("text", c.text)
-    cut = [repr(c.text), repr(c.text)[:120], c.text] if c.text else []
-
-    def strip(message: str | None) -> str | None:
-        for piece in cut:
-            message = None if message is None else message.replace(piece, "")
-        return message
-
-    return ("fault", strip(c.a.fault), strip(c.b.fault))
-
-
-def _minimized(a: Encoder, b: Encoder, c: Comparison, seconds: float) -> Comparison:
-    """The comparison on a minimized text with the same signature as ``c``."""
-    want = _signature(c)
-    seen = {c.text: c}  # every comparison made, so no text (a hang costs a timeout) runs twice
-
-    def still_fails(text: str) -> bool:
-        if text not in seen:
-            seen[text] = compare(a, b, text)
-        return _signature(seen[text]) == want
-
-    small = minimize_text(c.text, still_fails, seconds=seconds)
-    return seen[small]
-
-
-def _report(a: Encoder, b: Encoder, c: Comparison, where: str, args: argparse.Namespace,
-            results: _Results, out: TextIO) -> Path:
-    """Save the record of ``c``, print it (unless --json or past --show), and count it."""
-    path = save_counterexample(a, b, c, args.report, width=args.window)
+def _report(where: str, name: str, record: dict[str, Any], display: str, args: argparse.Namespace,
+            results: _Results, out: TextIO) -> None:
+    """Write the record (once per name), print it (unless --json or past --show), and count it."""
+    path = Path(args.report) / name
     if str(path) not in results.counterexamples:
+        write_record(record, path)
         results.counterexamples.append(str(path))
-    shown = len(results.counterexamples)
-    if not args.json and shown <= args.show:
-        print(f"--- {where}: {format_comparison(a, b, c, width=args.window)}", file=out)
+    if not args.json and len(results.counterexamples) <= args.show:
+        print(f"--- {where}: {display}", file=out)
         print(f"  record: {path}", file=out)
-    return path
 
 
 # ----------------------------------------------------------------------------- file mode
 
 
-def _run_file(a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO, err: TextIO | None
-              ) -> _Results:
-    inputs = read_inputs(args.inputs)
-    results = _Results([asdict(a.info), asdict(b.info)], "file")
+def _run_file(args: argparse.Namespace, results: _Results, out: TextIO, err: TextIO | None) -> None:
+    """Stream the inputs in batches through the executor; report in input order (identical output
+    for any number of workers). A validation pass first: a bad inputs file is exit 2 before any
+    record is written."""
+    total = n_batches = 0
+    for batch in batches(iter_inputs(args.inputs)):
+        total, n_batches = total + len(batch), n_batches + 1
+    jobs = (DiffJob(args.a, args.b, args.report, args.window, args.minimize, args.shrink_time, batch)
+            for batch in batches(iter_inputs(args.inputs)))
+    # One batch gains nothing from workers; keep the engines loaded here (and the start-up cost low).
+    workers = args.workers if args.scheduler else min(args.workers, n_batches)
+    if workers > 1 or args.scheduler:
+        close_engines()  # the workers load their own; this process' copy was for setup checks
+    executor = make_executor(workers, args.scheduler)
     progress = _Progress(err, "diff")
-    total = len(inputs)
-    for where, text in inputs:
-        c = compare(a, b, text)
-        results.add(c)
-        if not c.agree:
-            if args.minimize:
-                c = _minimized(a, b, c, args.shrink_time)
-                where += f" (minimized from {len(text)} to {len(c.text)} chars)"
-            _report(a, b, c, where, args, results, out)
-        progress.tick(lambda s: f"{results.inputs}/{total} inputs ({results.inputs / s:.0f}/s), "
-                                f"{results.disagreed} disagreed")
-    return results
+    try:
+        for _infos, items in executor.map(diff_batch, jobs):
+            for item in items:
+                results.add(item[0])
+                if item[0] is not None:
+                    _report(*item[1:], args, results, out)
+            progress.tick(lambda s: f"{results.inputs}/{total} inputs ({results.inputs / s:.0f}/s), "
+                                    f"{results.disagreed} disagreed")
+    finally:
+        executor.close()
 
 
 # ----------------------------------------------------------------------------- fuzz mode
 
 
-class _Fuzzer:
-    """The fuzz loop's state: findings so far and what to do with each generated text."""
+class _Findings:
+    """Fuzz findings accepted so far, de-duplicated across workers by :func:`finding_key`."""
 
-    def __init__(self, a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO):
-        self.a, self.b, self.args, self.out = a, b, args, out
-        self.results = _Results([asdict(a.info), asdict(b.info)], "fuzz")
+    def __init__(self, args: argparse.Namespace, results: _Results, out: TextIO):
+        self.args, self.results, self.out = args, results, out
         self.seen: set[tuple[Any, ...]] = set()
 
     def done(self) -> bool:
         return len(self.seen) >= self.args.max_findings
 
-    def on_text(self, text: str) -> bool:
-        """Compare on ``text``; shrink and report a new finding. True when the run should stop."""
-        a, b, results = self.a, self.b, self.results
-        c = compare(a, b, text)
-        results.add(c)
-        if c.agree or _finding_key(c) in self.seen:  # known faults: skip the costly shrinking
-            return self.done()
-        small = _minimized(a, b, c, self.args.shrink_time)
-        if _finding_key(small) not in self.seen:
-            self.seen.add(_finding_key(small))
-            where = (f"finding {len(self.seen)} (input #{results.inputs}, "
-                     f"{len(text)} -> {len(small.text)} chars)")
-            _report(a, b, small, where, self.args, results, self.out)
-            if self.args.save_corpus:
-                save_counterexample(a, b, small, self.args.save_corpus, width=self.args.window)
-        return self.done()
+    def accept(self, f: Finding) -> None:
+        if f.key in self.seen or self.done():
+            return
+        self.seen.add(f.key)
+        where = f"finding {len(self.seen)} (input #{f.input_number}, {f.found_chars} -> {f.chars} chars)"
+        _report(where, f.name, f.record, f.display, self.args, self.results, self.out)
+        if self.args.save_corpus and f.corpus_record is not None:
+            write_record(f.corpus_record, Path(self.args.save_corpus) / f.name)
 
 
-def _run_fuzz(a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO, err: TextIO | None
-              ) -> _Results:
+def _fuzz_parallel(params: FuzzParams, args: argparse.Namespace, found: _Findings, progress: _Progress
+                   ) -> tuple[list[str], Counter[str | None]]:
+    """One spawned fuzz worker per ``--workers``, seeds ``seed + k * 1000003``; findings merged here."""
+    ctx = multiprocessing.get_context("spawn")
+    channel, stop = ctx.Queue(), ctx.Event()
+    procs = [ctx.Process(target=fuzz_process, args=(params, args.seed + k * 1_000_003, channel, stop),
+                         daemon=True) for k in range(args.workers)]
+    for p in procs:
+        p.start()
+    counts: Counter[str | None] = Counter()
+    names: list[str] = []
+    ticks: dict[int, int] = {}
+    running, error = len(procs), None
+    try:
+        while running:
+            try:
+                msg = channel.get(timeout=0.5)
+            except queue.Empty:
+                if not any(p.is_alive() for p in procs) and channel.empty():
+                    error = error or "a fuzz worker died without reporting"
+                    break
+                continue
+            if msg[0] == "finding":
+                found.accept(msg[1])
+                if found.done():
+                    stop.set()
+            elif msg[0] == "tick":
+                ticks[msg[1]] = msg[2]
+                progress.tick(lambda s: f"{sum(ticks.values())} inputs tried "
+                                        f"({sum(ticks.values()) / s:.0f}/s), {len(found.seen)} findings")
+            else:
+                running -= 1
+                if msg[0] == "error":
+                    error, _ = error or msg[1], stop.set()
+                else:
+                    names, counts = msg[1], counts + msg[2]
+    finally:
+        stop.set()
+        for p in procs:
+            p.join(timeout=30)
+            if p.is_alive():
+                p.kill()
+    if error:
+        raise TokspecError(error)
+    return names, counts
+
+
+def _run_fuzz(args: argparse.Namespace, results: _Results, out: TextIO, err: TextIO | None) -> None:
     if args.time <= 0 or args.max_findings < 1 or args.shrink_time <= 0:
         raise TokspecError(f"--time and --shrink-time must be > 0 and --max-findings >= 1, got "
                            f"time={args.time!r}, shrink_time={args.shrink_time!r}, "
                            f"max_findings={args.max_findings!r}")
-    sources = text_sources(a, args.seed)
-    fuzzer = _Fuzzer(a, b, args, out)
-    fuzzer.results.generators = [s.name for s in sources]
+    if args.scheduler:
+        raise TokspecError("--scheduler works with --inputs; fuzz mode uses --workers on this machine")
+    params = FuzzParams(args.a, args.b, args.time, args.shrink_time, args.report, args.save_corpus, args.window)
+    found = _Findings(args, results, out)
     progress = _Progress(err, "fuzz")
-    deadline = time.monotonic() + args.time
-    turn = 0
-    while time.monotonic() < deadline and not fuzzer.done():
-        sources[turn % len(sources)].run(min(deadline, time.monotonic() + 1.0), fuzzer.on_text)
-        turn += 1
-        progress.tick(lambda s: f"{fuzzer.results.inputs} inputs tried "
-                                f"({fuzzer.results.inputs / s:.0f}/s), {len(fuzzer.seen)} findings")
-    return fuzzer.results
+    if args.workers > 1:
+        close_engines()
+        names, counts = _fuzz_parallel(params, args, found, progress)
+    else:
+        names, counts = fuzz_loop(params, args.seed, found.accept, found.done, lambda n: progress.tick(
+            lambda s: f"{n} inputs tried ({n / s:.0f}/s), {len(found.seen)} findings"))
+    results.generators = names
+    for classification, n in counts.items():
+        results.add(classification, n)
 
 
 # ----------------------------------------------------------------------------- entry points
-
-
-def _load(name: str) -> Encoder:
-    try:
-        return load_engine(name)
-    except TokspecError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a broken provider must still give one line, exit 2
-        raise TokspecError(f"cannot load engine {name!r}: {type(exc).__name__}: {exc}") from None
 
 
 def _print_summary(results: _Results, args: argparse.Namespace, out: TextIO) -> None:
@@ -291,22 +305,23 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | No
     """Run ``tokspec diff`` with parsed ``args``; return the exit code (0, 1 or 2; module docstring)."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    engines: list[Encoder] = []
+    if getattr(args, "workers", None) is None:
+        args.workers = usable_cores()
+    args.scheduler = getattr(args, "scheduler", None)
     try:
-        engines = [_load(args.a), _load(args.b)]
-        a, b = engines
-        check_pair(a, b)
+        if args.workers < 1:
+            raise TokspecError(f"--workers must be >= 1, got {args.workers}")
+        a, b = engines_for(args.a, args.b)  # setup errors first, whatever the executor
+        results = _Results([asdict(a.info), asdict(b.info)], "fuzz" if args.fuzz else "file")
         start = time.monotonic()
-        mode = _run_fuzz if args.fuzz else _run_file
-        results = mode(a, b, args, out, None if args.quiet else err)
+        (_run_fuzz if args.fuzz else _run_file)(args, results, out, None if args.quiet else err)
         results.seconds = time.monotonic() - start
     except (TokspecError, OSError) as exc:
         message = str(exc).replace("\n", " ")
         print(f"tokspec diff: error: {message}", file=err)
         return 2
     finally:
-        for engine in engines:
-            engine.close()
+        close_engines()
     _print_summary(results, args, out)
     return 0 if results.disagreed == 0 else 1
 

@@ -1,0 +1,239 @@
+"""The work of ``tokspec diff`` that runs where the engines are: in this process or in a worker.
+
+Every function here is a picklable top-level function taking plain data, so the same code runs
+inline (``--workers 1``), in spawned processes (``--workers N``) and on Dask workers
+(``--scheduler``); this is what makes a parallel run's output identical to a serial one.
+
+- :func:`engines_for` loads a pair once per process (per thread on multi-threaded Dask workers) and
+  keeps it; ``cmd:`` engines therefore get one subprocess per worker. Engines are closed at exit.
+- :func:`diff_batch` compares one batch of inputs and returns, per input, the classification and,
+  for a disagreement, the record (content-hash name + record dict) and its readable report: the
+  caller writes records and prints, in input order.
+- :func:`fuzz_loop` is fuzz mode's search loop for one seed; each finding goes to ``emit``.
+
+Out of scope: writing files or printing (the caller does both, once, in order).
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from tokspec._registry import load_engine
+from tokspec._types import Encoder
+from tokspec.diff import (Comparison, check_pair, compare, format_comparison, make_record, record_name,
+                          reproduce_command)
+from tokspec.errors import TokspecError
+from tokspec.minimize import minimize_text
+
+__all__ = ["DiffJob", "FuzzParams", "Finding", "engines_for", "close_engines", "diff_batch", "fuzz_loop",
+           "finding_key", "load", "fuzz_process"]
+
+
+class WorkerSetupError(TokspecError):
+    """A setup error raised in a worker, carried back as its one-line message."""
+
+
+def load(name: str) -> Encoder:
+    try:
+        return load_engine(name)
+    except TokspecError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a broken provider must still give one line, exit 2
+        raise TokspecError(f"cannot load engine {name!r}: {type(exc).__name__}: {exc}") from None
+
+
+_local = threading.local()
+
+
+def engines_for(a: str, b: str) -> tuple[Encoder, Encoder]:
+    """The engine pair (a, b), loaded and checked once per process/thread, then cached."""
+    cache: dict[tuple[str, str], tuple[Encoder, Encoder]] = getattr(_local, "engines", None) or {}
+    _local.engines = cache
+    if (a, b) not in cache:
+        ea = load(a)
+        try:
+            eb = load(b)
+            check_pair(ea, eb)
+        except BaseException:
+            ea.close()
+            raise
+        cache[(a, b)] = (ea, eb)
+    return cache[(a, b)]
+
+
+def close_engines() -> None:
+    """Close and forget the engines this thread loaded (registered at exit too)."""
+    cache = getattr(_local, "engines", None) or {}
+    while cache:
+        for engine in cache.popitem()[1]:
+            engine.close()
+
+
+atexit.register(close_engines)
+
+
+def _signature(c: Comparison) -> tuple[Any, ...]:
+    """What must stay the same while shrinking: the classification and which side faulted."""
+    return (c.classification, c.a.fault is None, c.b.fault is None)
+
+
+def finding_key(c: Comparison) -> tuple[Any, ...]:
+    """When two fuzz findings count as one: equal minimized texts, or faults with the same messages.
+
+    Fault messages are compared with the input text (and its repr) cut out, so a program that
+    crashes on every astral character is reported once, not once per character.
+    """
+    if c.classification != "engine fault":
+        return ("text", c.text)
+    cut = [repr(c.text), repr(c.text)[:120], c.text] if c.text else []
+
+    def strip(message: str | None) -> str | None:
+        for piece in cut:
+            message = None if message is None else message.replace(piece, "")
+        return message
+
+    return ("fault", strip(c.a.fault), strip(c.b.fault))
+
+
+def minimized(a: Encoder, b: Encoder, c: Comparison, seconds: float) -> Comparison:
+    """The comparison on a minimized text with the same signature as ``c``."""
+    want = _signature(c)
+    seen = {c.text: c}  # every comparison made, so no text (a hang costs a timeout) runs twice
+
+    def still_fails(text: str) -> bool:
+        if text not in seen:
+            seen[text] = compare(a, b, text)
+        return _signature(seen[text]) == want
+
+    small = minimize_text(c.text, still_fails, seconds=seconds)
+    return seen[small]
+
+
+def _record(a: Encoder, b: Encoder, c: Comparison, directory: str, width: int) -> tuple[str, dict[str, Any]]:
+    """(file name, record) of ``c`` as :func:`tokspec.diff.save_counterexample` would write it."""
+    name = record_name(a, b, c.text)
+    return name, make_record(a, b, c, width=width, reproduce=reproduce_command(a, b, Path(directory) / name))
+
+
+@dataclass(frozen=True)
+class DiffJob:
+    """One batch of file mode: engine names, options, and (location, text) inputs."""
+
+    a: str
+    b: str
+    report: str
+    width: int
+    minimize: bool
+    shrink_time: float
+    inputs: list[tuple[str, str]]
+
+
+def diff_batch(job: DiffJob) -> tuple[list[dict[str, Any]], list[tuple[Any, ...]]]:
+    """Compare ``job``'s inputs in order: (engine infos, per input ``(classification,)`` when they
+    agree or ``(classification, where, record name, record, readable report)``). O(encode)."""
+    try:
+        a, b = engines_for(job.a, job.b)
+    except TokspecError as exc:
+        raise WorkerSetupError(str(exc)) from None
+    out: list[tuple[Any, ...]] = []
+    for where, text in job.inputs:
+        c = compare(a, b, text)
+        if c.agree:
+            out.append((None,))
+            continue
+        classification = c.classification
+        if job.minimize:
+            c = minimized(a, b, c, job.shrink_time)
+            where += f" (minimized from {len(text)} to {len(c.text)} chars)"
+        name, record = _record(a, b, c, job.report, job.width)
+        out.append((classification, where, name, record, format_comparison(a, b, c, width=job.width)))
+    return [asdict(a.info), asdict(b.info)], out
+
+
+@dataclass(frozen=True)
+class FuzzParams:
+    """Fuzz mode's options, as plain data for a worker."""
+
+    a: str
+    b: str
+    seconds: float
+    shrink_time: float
+    report: str
+    save_corpus: str | None
+    width: int
+
+
+@dataclass
+class Finding:
+    """A new (to its worker) minimized finding, with everything the caller needs to report it."""
+
+    key: tuple[Any, ...]
+    classification: str
+    input_number: int
+    found_chars: int
+    chars: int
+    name: str
+    record: dict[str, Any]
+    corpus_record: dict[str, Any] | None
+    display: str
+
+
+def fuzz_loop(params: FuzzParams, seed: int, emit: Callable[[Finding], None], stop: Callable[[], bool],
+              tick: Callable[[int], None] | None = None) -> tuple[list[str], Counter[str | None]]:
+    """Search with the seeded text sources until ``params.seconds`` pass or ``stop()``.
+
+    Returns (generator names, how many inputs got each classification: None = agreed). Each new
+    minimized finding (by :func:`finding_key`, within this loop) is passed to ``emit``.
+    """
+    from tokspec.app.search import text_sources
+
+    a, b = engines_for(params.a, params.b)
+    sources = text_sources(a, seed)
+    classes: Counter[str | None] = Counter()
+    seen: set[tuple[Any, ...]] = set()
+
+    def on_text(text: str) -> bool:
+        c = compare(a, b, text)
+        classes[c.classification] += 1
+        if c.agree or finding_key(c) in seen:  # known faults: skip the costly shrinking
+            return stop()
+        small = minimized(a, b, c, params.shrink_time)
+        if finding_key(small) not in seen:
+            seen.add(finding_key(small))
+            name, record = _record(a, b, small, params.report, params.width)
+            corpus = _record(a, b, small, params.save_corpus, params.width)[1] if params.save_corpus else None
+            emit(Finding(finding_key(small), str(small.classification), classes.total(), len(text),
+                         len(small.text), name, record, corpus, format_comparison(a, b, small, width=params.width)))
+        return stop()
+
+    deadline = time.monotonic() + params.seconds
+    turn = 0
+    while time.monotonic() < deadline and not stop():
+        sources[turn % len(sources)].run(min(deadline, time.monotonic() + 1.0), on_text)
+        turn += 1
+        if tick is not None:
+            tick(classes.total())
+    return [s.name for s in sources], classes
+
+
+def fuzz_process(params: FuzzParams, seed: int, queue: Any, stop: Any) -> None:
+    """A fuzz worker process: :func:`fuzz_loop` with findings and progress sent on ``queue``, then
+    ``("done", generators, counts, infos)``, or ``("error", one-line message)``."""
+    try:
+        names, counts = fuzz_loop(params, seed, lambda f: queue.put(("finding", f)), stop.is_set,
+                                  lambda n: queue.put(("tick", seed, n)))
+        a, b = engines_for(params.a, params.b)
+        queue.put(("done", names, counts, [asdict(a.info), asdict(b.info)]))
+    except TokspecError as exc:
+        queue.put(("error", str(exc)))
+    except BaseException as exc:  # noqa: BLE001 - the parent must hear of it, not wait forever
+        queue.put(("error", f"fuzz worker failed: {type(exc).__name__}: {exc}"))
+    finally:
+        close_engines()

@@ -1,0 +1,138 @@
+"""Executors of the diff runner: one small interface over "here", "all local cores" and "a cluster".
+
+An :class:`Executor` runs a picklable task function over a stream of jobs and yields the results
+**in job order**, with at most ``window`` jobs in flight (so a stream of any length needs bounded
+memory). Three implementations:
+
+- :class:`InlineExecutor`: in this process, one job at a time (``--workers 1``).
+- :class:`ProcessExecutor`: ``concurrent.futures.ProcessPoolExecutor`` with a *spawn* context (safe
+  with threads, numba and ``python -c``; children get this process' ``sys.path``).
+- :class:`DaskExecutor`: a ``dask.distributed`` client, on a ``LocalCluster`` (``"local"``) or on a
+  running scheduler (``"tcp://HOST:8786"``). Dask is optional (``pip install 'tokspec[dask]'``);
+  without it :func:`make_executor` raises :class:`SchedulerSetupError`.
+
+Task functions keep per-process state (loaded engines) in module globals, so each worker loads its
+engines once. Out of scope: Ray (a ``ray://`` executor would be one more class with ``submit``;
+not built), retries of failed jobs (a job that raises ends the run with that error).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Protocol
+
+from tokspec.errors import TokspecError
+
+__all__ = ["Executor", "InlineExecutor", "ProcessExecutor", "DaskExecutor", "SchedulerSetupError",
+           "make_executor", "usable_cores"]
+
+
+class SchedulerSetupError(TokspecError):
+    """A ``--scheduler`` cannot be used here (Dask missing, scheduler unreachable, bad address)."""
+
+
+def usable_cores() -> int:
+    """CPUs this process may run on (``os.sched_getaffinity``, else ``os.cpu_count``), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class Executor(Protocol):
+    """Runs ``fn`` over ``jobs``; results in job order; bounded jobs in flight."""
+
+    workers: int
+
+    def map(self, fn: Callable[[Any], Any], jobs: Iterable[Any]) -> Iterator[Any]: ...
+
+    def close(self) -> None: ...
+
+
+def _ordered(submit: Callable[[Any], Any], jobs: Iterable[Any], window: int) -> Iterator[Any]:
+    """Submit jobs keeping at most ``window`` unfinished; yield ``future.result()`` in job order."""
+    pending: deque[Any] = deque()
+    for job in jobs:
+        pending.append(submit(job))
+        if len(pending) >= window:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
+
+
+class InlineExecutor:
+    """This process, one job at a time."""
+
+    workers = 1
+
+    def map(self, fn: Callable[[Any], Any], jobs: Iterable[Any]) -> Iterator[Any]:
+        return (fn(job) for job in jobs)
+
+    def close(self) -> None:
+        pass
+
+
+class ProcessExecutor:
+    """``workers`` spawned processes; ``2 * workers`` jobs in flight."""
+
+    def __init__(self, workers: int):
+        self.workers = workers
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+    def map(self, fn: Callable[[Any], Any], jobs: Iterable[Any]) -> Iterator[Any]:
+        return _ordered(lambda job: self._pool.submit(fn, job), jobs, 2 * self.workers)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskExecutor:
+    """A ``dask.distributed`` client: ``"local"`` starts a LocalCluster of ``workers`` processes
+    (one thread each); any other address is a running scheduler (``tcp://HOST:8786``)."""
+
+    def __init__(self, scheduler: str, workers: int):
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError as exc:
+            raise SchedulerSetupError(
+                f"--scheduler {scheduler!r} needs Dask distributed, which is not installed "
+                f"({exc}); install it with: pip install 'tokspec[dask]'") from None
+        self._cluster = None
+        try:
+            if scheduler == "local":
+                self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                             dashboard_address=None, silence_logs=40)
+                self._client = Client(self._cluster)
+            else:
+                self._client = Client(scheduler, timeout="20s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            if self._cluster is not None:
+                self._cluster.close()
+            raise SchedulerSetupError(f"cannot connect to Dask scheduler {scheduler!r}: "
+                                      f"{type(exc).__name__}: {exc}") from None
+        self.workers = max(1, len(self._client.scheduler_info().get("workers", {})) or workers)
+
+    def map(self, fn: Callable[[Any], Any], jobs: Iterable[Any]) -> Iterator[Any]:
+        # pure=False: two equal batches (repeated inputs) are still two tasks, each yielding its result
+        return _ordered(lambda job: self._client.submit(fn, job, pure=False), jobs, 2 * self.workers)
+
+    def close(self) -> None:
+        self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def make_executor(workers: int, scheduler: str | None = None) -> Executor:
+    """The executor for ``--workers`` / ``--scheduler`` (``None``, ``"local"`` or a scheduler address)."""
+    if scheduler is not None:
+        if scheduler != "local" and "://" not in scheduler:
+            raise SchedulerSetupError(f"--scheduler must be 'local' or an address like tcp://HOST:8786, "
+                                      f"got {scheduler!r}")
+        if scheduler.startswith("ray://"):
+            raise SchedulerSetupError("--scheduler ray:// is not supported yet (Dask only)")
+        return DaskExecutor(scheduler, workers)
+    return InlineExecutor() if workers <= 1 else ProcessExecutor(workers)
