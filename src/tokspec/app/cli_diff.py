@@ -271,7 +271,7 @@ def _run_fuzz(args: argparse.Namespace, results: _Results, out: TextIO, err: Tex
                            f"max_findings={args.max_findings!r}")
     if args.scheduler:
         raise TokspecError("--scheduler works with --inputs; fuzz mode uses --workers on this machine")
-    params = FuzzParams(args.a, args.b, args.time, args.shrink_time, args.report, args.save_corpus, args.window)
+    params = FuzzParams(args.a, args.b, time.time() + args.time, args.shrink_time, args.report, args.save_corpus, args.window)
     found = _Findings(args, results, out)
     progress = _Progress(err, "fuzz")
     if args.workers > 1:

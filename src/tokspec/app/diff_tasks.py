@@ -163,7 +163,7 @@ class FuzzParams:
 
     a: str
     b: str
-    seconds: float
+    until: float  # wall-clock deadline (time.time()): worker start-up counts against --time
     shrink_time: float
     report: str
     save_corpus: str | None
@@ -187,7 +187,7 @@ class Finding:
 
 def fuzz_loop(params: FuzzParams, seed: int, emit: Callable[[Finding], None], stop: Callable[[], bool],
               tick: Callable[[int], None] | None = None) -> tuple[list[str], Counter[str | None]]:
-    """Search with the seeded text sources until ``params.seconds`` pass or ``stop()``.
+    """Search with the seeded text sources until the wall-clock time ``params.until`` or ``stop()``.
 
     Returns (generator names, how many inputs got each classification: None = agreed). Each new
     minimized finding (by :func:`finding_key`, within this loop) is passed to ``emit``.
@@ -213,7 +213,7 @@ def fuzz_loop(params: FuzzParams, seed: int, emit: Callable[[Finding], None], st
                          len(small.text), name, record, corpus, format_comparison(a, b, small, width=params.width)))
         return stop()
 
-    deadline = time.monotonic() + params.seconds
+    deadline = time.monotonic() + (params.until - time.time())
     turn = 0
     while time.monotonic() < deadline and not stop():
         sources[turn % len(sources)].run(min(deadline, time.monotonic() + 1.0), on_text)
