@@ -7,8 +7,9 @@ directory has ``corpora/``, else ``corpora/fuzz`` next to this package's source 
   names, libFuzzer's own convention);
 - ``<corpora>/<target>/findings/<id>.json``: stored findings: *known*, replayed by the test suite,
   never "new" again;
-- ``<cache>/fuzz/``: hypothesis example database (``hypothesis/``) and per-run reports
-  (``runs/<stamp>/<target>/``), where ``<cache>`` is ``$TOKSPEC_CACHE`` or ``.tokspec-cache`` in the
+- ``<cache>/fuzz/``: hypothesis example database (``hypothesis/``), per-run reports
+  (``runs/<stamp>/<target>/``), grown corpora (``corpus/<target>/``) and pending findings
+  (``findings/<target>/``, known like stored ones until promoted into ``<corpora>``), where ``<cache>`` is ``$TOKSPEC_CACHE`` or ``.tokspec-cache`` in the
   current directory.
 
 A finding's ``id`` is the first 16 hex digits of the sha256 of its minimized input (text as UTF-8
@@ -31,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["finding_class", "known_classes", "corpora_root", "cache_root", "finding_id", "write_json_atomic", "known_ids",
-           "findings_dir", "corpus_dir", "load_findings", "hypothesis_db_dir"]
+           "findings_dir", "corpus_dir", "load_findings", "hypothesis_db_dir", "pending_dir", "pending_findings",
+           "hypothesis_database"]
 
 
 def corpora_root() -> Path:
@@ -52,6 +54,32 @@ def cache_root() -> Path:
 
 def hypothesis_db_dir() -> Path:
     return cache_root() / "hypothesis"
+
+
+def hypothesis_database(default: Path | None = None) -> Any:
+    """The hypothesis example database named by ``$TOKSPEC_HYPOTHESIS_DB``, shared by every process
+    and machine that names the same one, so each replays every failure any of them found:
+
+    - a directory (for instance on shared storage: NFS, a CI cache):
+      ``DirectoryBasedExampleDatabase`` (safe for concurrent writers: one file per example);
+    - ``redis://HOST:PORT/DB``: hypothesis' ``RedisExampleDatabase`` (needs the ``redis`` package).
+
+    Unset: ``default`` as a directory, or None (hypothesis' own default, ``.hypothesis/``).
+    """
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    spec = os.environ.get("TOKSPEC_HYPOTHESIS_DB", "")
+    if spec.startswith(("redis://", "rediss://")):
+        try:
+            import redis
+            from hypothesis.extra.redis import RedisExampleDatabase
+        except ImportError as exc:
+            raise RuntimeError(f"TOKSPEC_HYPOTHESIS_DB={spec!r} needs the redis package "
+                               f"(pip install redis): {exc}") from None
+        return RedisExampleDatabase(redis.Redis.from_url(spec))
+    if spec:
+        return DirectoryBasedExampleDatabase(spec)
+    return None if default is None else DirectoryBasedExampleDatabase(str(default))
 
 
 def corpus_dir(target: str) -> Path:
@@ -96,8 +124,20 @@ def load_findings(target: str) -> dict[str, dict[str, Any]]:
     return out
 
 
+def pending_dir(target: str) -> Path:
+    """New findings of fuzz runs not yet promoted into ``corpora/`` (``tokspec.fuzz.run --promote``)."""
+    return cache_root() / "findings" / target
+
+
+def pending_findings(target: str) -> dict[str, dict[str, Any]]:
+    """Pending findings of ``target`` (see :func:`pending_dir`): id -> report."""
+    d = pending_dir(target)
+    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(d.glob("*.json"))} if d.is_dir() else {}
+
+
 def known_ids(target: str) -> set[str]:
-    return set(load_findings(target))
+    """Ids of stored findings and of pending ones: neither is "new" again."""
+    return set(load_findings(target)) | set(pending_findings(target))
 
 
 def finding_class(explanation: str, witness: dict[str, Any] | None) -> str:
@@ -112,4 +152,5 @@ def finding_class(explanation: str, witness: dict[str, Any] | None) -> str:
 def known_classes(target: str) -> set[str]:
     """Classes of the stored findings of ``target`` that are still open."""
     return {finding_class(r.get("explanation", ""), r.get("witness"))
-            for r in load_findings(target).values() if r.get("status") == "open"}
+            for r in [*load_findings(target).values(), *pending_findings(target).values()]
+            if r.get("status") == "open"}

@@ -130,11 +130,9 @@ def _text_one_input(target: Any, check: Callable[[str], Any], rep: _Reporter) ->
 
 def _hyp_one_input(name: str, rep: _Reporter) -> Callable[[bytes], None]:
     from hypothesis import Phase, settings
-    from hypothesis.database import DirectoryBasedExampleDatabase
-
     from tokspec.fuzz import hyp_targets
-    from tokspec.fuzz._findings import finding_id, hypothesis_db_dir
-    db = DirectoryBasedExampleDatabase(str(hypothesis_db_dir()))
+    from tokspec.fuzz._findings import finding_id, hypothesis_database, hypothesis_db_dir
+    db = hypothesis_database(hypothesis_db_dir())
     test = settings(database=db, deadline=None, max_examples=1)(hyp_targets.make_test(name))
     shrink = settings(database=db, deadline=None, phases=[Phase.reuse, Phase.shrink])(
         hyp_targets.make_test(name))
@@ -237,7 +235,10 @@ def main(argv: list[str]) -> int:
     print(f"TOKSPEC-READY {target.name}", file=sys.stderr, flush=True)
     one = (_hyp_one_input(target.properties[0], rep) if target.kind == "hypothesis"
            else _text_one_input(target, check, rep))
-    atheris.Setup([argv[0]] + argv[2:], one)
+    # libFuzzer's -merge/-fork/-jobs re-run argv[0] through the shell: make it a command that works.
+    import shlex
+    self_cmd = shlex.join([sys.executable, "-m", "tokspec.fuzz.harness", argv[1]])
+    atheris.Setup([self_cmd] + argv[2:], one)
     atheris.Fuzz()
     return 0
 

@@ -1,36 +1,44 @@
-"""``python -m tokspec.fuzz.run``: fuzz every available target within a time budget.
+"""``python -m tokspec.fuzz.run``: fuzz every available target on every core within a wall-clock budget.
 
 Usage::
 
     python -m tokspec.fuzz.run [--seconds S] [--jobs N] [--targets NAME ...] [--list]
-                               [--property-seconds S] [--mutants [--no-seeds]] [--no-store]
+                               [--property-seconds S] [--mutants [--no-seeds]] [--promote]
                                [--seed-corpora]
 
-- Budget: ``--seconds`` or ``$TOKSPEC_FUZZ_SECONDS`` (default 540: with engine start-up, replay
-  and the property stage, a ~15-minute CI job on 2 cores) is the total wall time of the fuzzing
-  phase; it is shared equally by the available targets, ``--jobs`` (default 2) at a time.
-- Property stage (``--property-seconds``, default 180, 0 skips it): after fuzzing, the tiny-
-  vocabulary theorems and the stored-finding replay (:data:`DEEP_PROPERTY_TESTS`) run under pytest
-  with ``$TOKSPEC_HYPOTHESIS_PROFILE`` (default ``deep``); a failing test counts like a new finding.
-  Their hypothesis database is hypothesis' default ``.hypothesis/`` in the current directory.
-- Each target runs as ``python -m tokspec.fuzz.harness TARGET -max_total_time=T
-  -print_final_stats=1 -artifact_prefix=DIR/ CORPUS``; statistics are parsed from its stderr.
-- State: corpora and stored findings under ``corpora/fuzz/<target>/``; the hypothesis example
-  database and per-run reports under ``$TOKSPEC_CACHE/fuzz`` (else ``./.tokspec-cache/fuzz``).
-  See ``tokspec.fuzz._findings``.
-- Every new finding is replayed deterministically in a fresh process; a finding that reproduces is
-  copied to ``corpora/fuzz/<target>/findings/<id>.json`` (unless ``--no-store``), where it becomes a
-  known regression (replayed by the tests, never "new" again).
-- Prints a table (target, executions, exec/s, coverage, new findings, time to first finding, and
-  "known": failing inputs of already stored open bug classes, at least this many) and exits 1 if
-  anything new was found, 0 otherwise (2 on usage errors).
+- Budget: ``--seconds`` or ``$TOKSPEC_FUZZ_SECONDS`` (default 540) is a promise for the whole run,
+  within 10%: fuzzing, replay of new findings and the property stage together. The property stage
+  is planned ``min(--property-seconds, a quarter of the budget)`` and gets whatever is left (at most
+  ``--property-seconds``); replay a small reserve; fuzzing the rest.
+- Parallel: ``--jobs`` (default: the usable cores) harness processes at a time; each target's
+  ``-max_total_time`` is its share of the slot-seconds left (``tokspec.fuzz._schedule``), so the
+  per-target budget grows with the number of workers. When the budget cannot give every target
+  start-up plus ``MIN_TARGET_S`` of fuzzing, the least recently fuzzed targets run and the others
+  are deferred to the next run (the rotation is kept in ``<cache>/last-fuzzed.json``).
+- Progress: a line at least every 5 s (elapsed/budget, running targets, executions, findings).
+- Property stage (``--property-seconds``, default 180, 0 skips it): the tiny-vocabulary theorems
+  and the stored-finding replay (:data:`DEEP_PROPERTY_TESTS`) under pytest with
+  ``$TOKSPEC_HYPOTHESIS_PROFILE`` (default ``deep``) and the example database
+  ``$TOKSPEC_HYPOTHESIS_DB`` (default ``<cache>/hypothesis``); stopped at its time, a failing test
+  counts like a new finding.
+- Each target runs as ``python -m tokspec.fuzz.harness TARGET -max_total_time=T -print_final_stats=1
+  -artifact_prefix=DIR/ CACHE_CORPUS REPO_CORPUS``: libFuzzer reads both corpora and writes new
+  inputs only into the first, the cache.
+- The git tree stays clean: grown corpora go to ``<cache>/corpus/<target>/``, new findings (replayed
+  in a fresh process; kept only if they reproduce) to ``<cache>/findings/<target>/``, run reports
+  to ``<cache>/runs/<stamp>/``; ``<cache>`` is ``$TOKSPEC_CACHE/fuzz`` (else ``./.tokspec-cache/fuzz``).
+  Pending findings count as known in later runs. ``--promote`` is the explicit step that copies
+  pending findings into ``corpora/fuzz/<target>/findings/`` and merges the grown corpus into
+  ``corpora/fuzz/<target>/corpus/`` (libFuzzer ``-merge=1``: only inputs that add coverage).
+- Prints a table (its columns explained in one line under it) and exits 1 if anything new was
+  found, 0 otherwise (2 on usage errors).
 - ``--mutants``: the harness self-test: each deliberately broken engine of ``tokspec.fuzz.mutants``
   is fuzzed until first finding (budget per mutant), reading the seed corpus of the real target
   (``--no-seeds``: from an empty corpus, pure coverage-guided search); prints time-to-catch
   (seconds from the start of fuzzing to detection) and executions; exits 1 if one escapes.
 - ``--seed-corpora``: (re)write the seed inputs of every target from ``tokspec.corpus`` and exit.
 
-Out of scope: libFuzzer fork/merge modes, remote corpora.
+Out of scope: libFuzzer fork mode, remote corpora (ClusterFuzzLite does that: ``.clusterfuzzlite/``).
 """
 
 from __future__ import annotations
@@ -38,130 +46,87 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from tokspec.fuzz import _findings
+from tokspec.fuzz._schedule import PROGRESS_S, Scheduler, TargetRun, kill_group, parse_stats, spawn
 from tokspec.fuzz.targets import TARGETS, Target
 
-__all__ = ["main", "TargetRun", "parse_stats", "plan_budget"]
+__all__ = ["main", "TargetRun", "parse_stats", "plan_budget", "plan_phases", "LEGEND"]
 
 _STARTUP_S = 15.0   # engine loading before fuzzing starts (cl100k/o200k references take seconds)
-
-
-@dataclass
-class TargetRun:
-    """One harness subprocess and what it reported."""
-
-    name: str
-    seconds: float
-    argv: list[str]
-    proc: subprocess.Popen[str] | None = None
-    stderr_path: Path | None = None
-    started: float = 0.0
-    returncode: int | None = None
-    stats: dict[str, float] = field(default_factory=dict)
-    findings: list[tuple[str, float, str]] = field(default_factory=list)
-    note: str = ""
-
-
-def parse_stats(stderr: str) -> tuple[dict[str, float], list[tuple[str, float, str]], str]:
-    """libFuzzer final stats, the last ``cov:`` value, finding lines, and an unavailability note."""
-    stats: dict[str, float] = {}
-    for key, value in re.findall(r"^stat::(\w+):\s+(\d+)", stderr, flags=re.M):
-        stats[key] = float(value)
-    cov = re.findall(r"\bcov: (\d+)", stderr)
-    if cov:
-        stats["cov"] = float(cov[-1])
-    found = [(m[0], float(m[1]), m[2]) for m in re.findall(r"^TOKSPEC-FINDING (\S+) (\S+) (.+)$", stderr, re.M)]
-    execs = re.findall(r"^TOKSPEC-EXECS (\d+)$", stderr, re.M)
-    if execs and "number_of_executed_units" not in stats:  # exited at a finding: no final stats
-        stats["number_of_executed_units"] = float(execs[-1])
-    known = re.findall(r"^TOKSPEC-KNOWN (\d+) ", stderr, re.M)
-    if known:
-        stats["known_hits"] = float(known[-1])
-    note = ""
-    m = re.search(r"^TOKSPEC-UNAVAILABLE (.*)$", stderr, re.M)
-    if m:
-        note = "unavailable: " + m.group(1)
-    return stats, found, note
+MIN_TARGET_S = 10.0  # fuzzing seconds a target must get to be worth starting
+LEGEND = ("columns: execs = inputs run; exec/s = their rate; cov = libFuzzer coverage features; "
+          "new = findings new to corpora/ and the cache; first(s) = seconds to the first one; "
+          "known = inputs failing in an already stored bug class")
 
 
 def plan_budget(total_s: float, n_targets: int, jobs: int) -> float:
-    """Fuzzing seconds per target: the total wall budget times the jobs, shared out, minus start-up."""
+    """Fuzzing seconds per target if all start together in waves: total times jobs, shared, minus start-up."""
     if n_targets == 0:
         return 0.0
     return max(5.0, total_s * jobs / n_targets - _STARTUP_S)
 
 
+def plan_phases(total_s: float, property_s: float) -> tuple[float, float, float]:
+    """(fuzzing, replay reserve, property stage) seconds of a ``total_s`` budget (module docstring)."""
+    prop = min(property_s, total_s / 4) if property_s > 0 else 0.0
+    replay = min(30.0, total_s / 20)
+    return total_s - prop - replay, replay, prop
+
+
+def _corpus_cache(target: str) -> Path:
+    return _findings.cache_root() / "corpus" / target
+
+
 def _harness_argv(target: str, seconds: float, run_dir: Path, extra_corpus: str = "") -> list[str]:
-    corpus = (run_dir / "corpora" / target.replace(":", "--") if target.startswith("mutant:")
-              else _findings.corpus_dir(target))
-    corpus.mkdir(parents=True, exist_ok=True)
-    artifacts = run_dir / "artifacts" / target.replace(":", "--")
+    """Harness argv: first corpus = writable cache (or the run's own, for mutants), then read-only seeds."""
+    safe = target.replace(":", "--")
+    if target.startswith("mutant:"):
+        corpora = [run_dir / "corpora" / safe]
+    else:
+        corpora = [_corpus_cache(target), _findings.corpus_dir(target)]
+    corpora[0].mkdir(parents=True, exist_ok=True)
+    artifacts = run_dir / "artifacts" / safe
     artifacts.mkdir(parents=True, exist_ok=True)
     return [sys.executable, "-m", "tokspec.fuzz.harness", target, f"-max_total_time={int(seconds)}",
             "-print_final_stats=1", f"-artifact_prefix={artifacts}/", "-max_len=512", "-timeout=60",
-            "-rss_limit_mb=3072", str(corpus)] + ([extra_corpus] if extra_corpus else [])
+            "-rss_limit_mb=3072", *[str(c) for c in corpora if c.is_dir()]] + ([extra_corpus] if extra_corpus else [])
 
 
-def _start(run: TargetRun, run_dir: Path, extra_env: dict[str, str]) -> None:
-    safe = run.name.replace(":", "--")
-    env = dict(os.environ, TOKSPEC_FUZZ_REPORT_DIR=str(run_dir / "reports" / safe), **extra_env)
-    run.stderr_path = run_dir / f"{safe}.stderr"
-    fh = run.stderr_path.open("w", encoding="utf-8")
-    run.started = time.monotonic()
-    run.proc = subprocess.Popen(run.argv, stdout=subprocess.DEVNULL, stderr=fh, text=True, env=env)
-    fh.close()
+def _replay(path: Path, target: str, timeout: float) -> bool:
+    proc = spawn([sys.executable, "-m", "tokspec.fuzz.harness", "--replay", str(path), target],
+                 stdout=subprocess.PIPE, stderr=None, env=None)
+    try:
+        out, _ = proc.communicate(timeout=max(5.0, timeout))
+    except subprocess.TimeoutExpired:
+        kill_group(proc, first=15)
+        return False
+    lines = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+    return bool(lines and lines[0]["reproduces"])
 
 
-def _run_all(runs: list[TargetRun], jobs: int, run_dir: Path, extra_env: dict[str, str]) -> None:
-    """Run the subprocesses ``jobs`` at a time; kill one that overstays its budget by 120 s."""
-    pending, active = list(runs), []
-    while pending or active:
-        while pending and len(active) < jobs:
-            run = pending.pop(0)
-            _start(run, run_dir, extra_env)
-            active.append(run)
-        time.sleep(0.5)
-        for run in list(active):
-            assert run.proc is not None
-            if run.proc.poll() is None and time.monotonic() - run.started > run.seconds + _STARTUP_S + 120:
-                run.proc.kill()
-                run.note = "killed: overran its budget"
-            if run.proc.poll() is not None:
-                run.returncode = run.proc.returncode
-                text = run.stderr_path.read_text(encoding="utf-8", errors="replace") if run.stderr_path else ""
-                run.stats, run.findings, note = parse_stats(text)
-                run.note = run.note or note or ("" if run.returncode in (0, 77) else f"exit {run.returncode}")
-                active.remove(run)
-
-
-def _store_new(run: TargetRun, run_dir: Path, store: bool) -> list[str]:
-    """Replay each new report in a fresh process; store those that reproduce. Returns ids."""
+def _store_new(run: TargetRun, run_dir: Path, until: float) -> list[str]:
+    """Replay each new report in a fresh process (until the monotonic time ``until``); keep those
+    that reproduce as pending findings in the cache. Returns their ids."""
     safe = run.name.replace(":", "--")
     report_dir = run_dir / "reports" / safe
-    reports = [p for p in sorted(report_dir.glob("*.json"))] if report_dir.is_dir() else []
+    reports = sorted(report_dir.glob("*.json")) if report_dir.is_dir() else []
     confirmed = []
     for path in reports:
-        out = subprocess.run([sys.executable, "-m", "tokspec.fuzz.harness", "--replay", str(path), run.name],
-                             capture_output=True, text=True, timeout=600)
-        lines = [json.loads(x) for x in out.stdout.splitlines() if x.startswith("{")]
-        reproduces = bool(lines and lines[0]["reproduces"])
+        reproduces = _replay(path, run.name, until - time.monotonic())
         report = json.loads(path.read_text(encoding="utf-8"))
         report["replayed"] = reproduces
         _findings.write_json_atomic(path, report)
         if reproduces:
             confirmed.append(path.stem)
-            if store:
-                dest = _findings.findings_dir(safe) / path.name
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, dest)
+            dest = _findings.pending_dir(safe) / path.name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dest)
     return confirmed
 
 
@@ -173,7 +138,7 @@ def _table(runs: list[TargetRun], new: dict[str, list[str]]) -> str:
         lines.append(f"{r.name[:58]:58} {int(r.stats.get('number_of_executed_units', 0)):>9} "
                      f"{int(r.stats.get('average_exec_per_sec', 0)):>7} {int(r.stats.get('cov', 0)):>6} "
                      f"{len(new.get(r.name, [])):>4} {first:>8} {int(r.stats.get('known_hits', 0)):>6}  {r.note}")
-    return "\n".join(lines)
+    return "\n".join(lines + [LEGEND])
 
 
 def _select(names: list[str] | None) -> list[Target]:
@@ -203,27 +168,55 @@ def _cheap_unavailable(t: Target) -> str | None:
     return None
 
 
+def _rotation(targets: list[Target], slot_seconds: float) -> tuple[list[Target], list[Target]]:
+    """(run now, deferred): as many targets as the slot-seconds fit, least recently fuzzed first."""
+    fit = max(1, int(slot_seconds // (_STARTUP_S + MIN_TARGET_S)))
+    if fit >= len(targets):
+        return targets, []
+    path = _findings.cache_root() / "last-fuzzed.json"
+    last = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    order = sorted(targets, key=lambda t: last.get(t.name, 0.0))  # stable: list order among equals
+    return order[:fit], order[fit:]
+
+
+def _remember(runs: list[TargetRun]) -> None:
+    path = _findings.cache_root() / "last-fuzzed.json"
+    last = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    last.update({r.name: time.time() for r in runs if r.proc is not None})
+    _findings.write_json_atomic(path, last)
+
+
 def _fuzz(args: argparse.Namespace) -> int:
+    t0 = time.monotonic()
+    fuzz_s, _replay_s, prop_s = plan_phases(args.seconds, args.property_seconds)
     targets, skipped = [], []
     for t in _select(args.targets):
         reason = _cheap_unavailable(t)
         (skipped if reason else targets).append((t, reason))
     for t, reason in skipped:
         print(f"skip {t.name}: {reason}", flush=True)
-    targets = [t for t, _ in targets]
-    per = plan_budget(args.seconds, len(targets), args.jobs)
+    chosen, deferred = _rotation([t for t, _ in targets], fuzz_s * args.jobs)
     run_dir = _findings.cache_root() / "runs" / time.strftime("%Y%m%dT%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
-    runs = [TargetRun(t.name, per, _harness_argv(t.name, per, run_dir)) for t in targets]
-    print(f"fuzzing {len(runs)} targets, {per:.0f} s each, {args.jobs} at a time; state in {run_dir}",
-          flush=True)
-    _run_all(runs, args.jobs, run_dir, {})
-    new = {r.name: _store_new(r, run_dir, not args.no_store) for r in runs if r.findings}
+    runs = [TargetRun(t.name, 0.0, _harness_argv(t.name, 0.0, run_dir)) for t in chosen]
+    print(f"fuzzing {len(runs)} targets on {args.jobs} cores for {fuzz_s:.0f} s (of a {args.seconds:.0f} s "
+          f"budget; property stage {prop_s:.0f} s); state in {run_dir}", flush=True)
+    if deferred:
+        print(f"deferred to the next run (budget too small for all): {', '.join(t.name for t in deferred)}")
+    left = Scheduler(runs, args.jobs, run_dir, {}, t0 + fuzz_s, start=t0,
+                     say=lambda line: print(line, flush=True)).run(args.seconds)
+    for r in left:
+        r.note = "deferred: out of time"
+    _remember(runs)
+    replay_until = t0 + args.seconds - prop_s
+    new = {r.name: _store_new(r, run_dir, replay_until) for r in runs if r.findings}
     print(_table(runs, new))
     total_new = sum(len(v) for v in new.values())
     print(f"\n{total_new} new finding(s); reports in {run_dir / 'reports'}"
-          + ("" if args.no_store else f"; stored under {_findings.corpora_root()}/<target>/findings"))
-    properties_failed = _property_stage(args) if args.property_seconds > 0 else False
+          + (f"; pending in {_findings.cache_root() / 'findings'} (promote with --promote)" if total_new else ""))
+    remaining = t0 + args.seconds - time.monotonic()
+    properties_failed = _property_stage(args, min(args.property_seconds, remaining - 1)) if prop_s > 0 else False
+    print(f"fuzz run: {time.monotonic() - t0:.0f} s of a {args.seconds:.0f} s budget", flush=True)
     return 1 if total_new or properties_failed else 0
 
 
@@ -233,32 +226,67 @@ def _fuzz(args: argparse.Namespace) -> int:
 DEEP_PROPERTY_TESTS = ("tests/property/test_hyp_spec_tiny.py", "tests/property/test_hyp_regressions.py")
 
 
-def _property_stage(args: argparse.Namespace) -> bool:
-    """Run :data:`DEEP_PROPERTY_TESTS` under the deep profile; True if a test FAILED.
-
-    Skipped (with a message) when the tests are not under the current directory; a stage that runs
-    out of its time is reported and does not count as a failure (nothing was found)."""
+def _property_stage(args: argparse.Namespace, seconds: float) -> bool:
+    """Run :data:`DEEP_PROPERTY_TESTS` under the deep profile for at most ``seconds``; True if a test
+    FAILED. Skipped (with a message) when the tests are not under the current directory or no time
+    is left; a stage stopped at its time is reported and does not count as a failure."""
     files = [f for f in DEEP_PROPERTY_TESTS if Path(f).is_file()]
     if not files:
         print("property stage skipped: run from the repository root to include tests/property")
         return False
+    if seconds < 5:
+        print(f"property stage skipped: {seconds:.0f} s left of the budget")
+        return False
     env = dict(os.environ)
     env.setdefault("TOKSPEC_HYPOTHESIS_PROFILE", "deep")
+    env.setdefault("TOKSPEC_HYPOTHESIS_DB", str(_findings.hypothesis_db_dir()))
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
            "-n", str(args.jobs), "-k", "not merge_claims", *files]
-    print(f"property stage ({env['TOKSPEC_HYPOTHESIS_PROFILE']} profile, up to {args.property_seconds:.0f} s): "
+    print(f"property stage ({env['TOKSPEC_HYPOTHESIS_PROFILE']} profile, up to {seconds:.0f} s): "
           + " ".join(files), flush=True)
     t0 = time.monotonic()
-    try:
-        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.property_seconds)
-    except subprocess.TimeoutExpired:
-        print(f"property stage: out of time after {args.property_seconds:.0f} s (no failure seen)")
+    log = _findings.cache_root() / "property-stage.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    proc = spawn(cmd, stderr=log, env=env, stdout=None)  # stdout None: both go to the log below
+    while proc.poll() is None and time.monotonic() - t0 < seconds:
+        time.sleep(min(PROGRESS_S, max(0.1, seconds - (time.monotonic() - t0))))
+        if proc.poll() is None:
+            print(f"property stage: {time.monotonic() - t0:.0f}/{seconds:.0f} s", flush=True)
+    if proc.poll() is None:
+        kill_group(proc, first=15, wait_s=3)
+        print(f"property stage: out of time after {seconds:.0f} s (no failure seen); log {log}")
         return False
-    print(out.stdout.strip().splitlines()[-1] if out.stdout.strip() else out.stderr[-500:],
-          f"({time.monotonic() - t0:.0f} s)")
-    if out.returncode not in (0, 5):
-        print(out.stdout[-4000:])
-    return out.returncode not in (0, 5)
+    text = log.read_text(encoding="utf-8", errors="replace").strip()
+    print(text.splitlines()[-1] if text else "(no output)", f"({time.monotonic() - t0:.0f} s)")
+    if proc.returncode not in (0, 5):
+        print(text[-4000:])
+    return proc.returncode not in (0, 5)
+
+
+def _promote(args: argparse.Namespace) -> int:
+    """Copy pending findings into corpora/ and merge grown corpora into the repository's (module docstring)."""
+    copied = merged = 0
+    for t in _select(args.targets):
+        safe = t.name.replace(":", "--")
+        pending = _findings.pending_dir(safe)
+        for f in sorted(pending.glob("*.json")) if pending.is_dir() else []:
+            dest = _findings.findings_dir(safe) / f.name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, dest)
+            f.unlink()
+            copied += 1
+        grown, repo = _corpus_cache(t.name), _findings.corpus_dir(t.name)
+        if not grown.is_dir() or not any(grown.iterdir()):
+            continue
+        repo.mkdir(parents=True, exist_ok=True)
+        before = len(list(repo.iterdir()))
+        out = subprocess.run([sys.executable, "-m", "tokspec.fuzz.harness", t.name, "-merge=1", "-max_len=512",
+                              str(repo), str(grown)], capture_output=True, text=True, timeout=1800)
+        added = len(list(repo.iterdir())) - before
+        merged += added
+        print(f"{t.name:60} +{added} corpus inputs" + ("" if out.returncode == 0 else f" (exit {out.returncode})"))
+    print(f"promoted {copied} finding(s) and {merged} corpus input(s) into {_findings.corpora_root()}")
+    return 0
 
 
 def _mutants(args: argparse.Namespace) -> int:
@@ -273,7 +301,9 @@ def _mutants(args: argparse.Namespace) -> int:
     env = {"TOKSPEC_FUZZ_STOP_ON_FIRST": "1", "TOKSPEC_FUZZ_CORPORA": str(run_dir / "corpora")}
     print(f"mutant self-test: {len(runs)} mutants, up to {per:.0f} s each, "
           f"{'empty corpora' if args.no_seeds else 'seed corpora of the real targets'}", flush=True)
-    _run_all(runs, args.jobs, run_dir, env)
+    t0 = time.monotonic()
+    Scheduler(runs, args.jobs, run_dir, env, t0 + args.seconds, start=t0,
+              say=lambda line: print(line, flush=True)).run(args.seconds)
     escaped = 0
     print(f"{'mutant':40} {'caught':>6} {'time-to-catch(s)':>16} {'execs':>9}  note")
     for r in runs:
@@ -285,16 +315,24 @@ def _mutants(args: argparse.Namespace) -> int:
     return 1 if escaped else 0
 
 
+def _cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tokspec.fuzz.run", description=__doc__.split("\n")[0])
     p.add_argument("--seconds", type=float, default=float(os.environ.get("TOKSPEC_FUZZ_SECONDS", "540")))
     p.add_argument("--property-seconds", type=float, default=180.0,
                    help="time for the deep-profile property stage after fuzzing (0: skip it)")
-    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--jobs", type=int, default=_cores(), help="harness processes at a time (default: usable cores)")
     p.add_argument("--targets", nargs="*")
     p.add_argument("--list", action="store_true", help="list targets and whether they can run here")
     p.add_argument("--mutants", action="store_true", help="run the harness self-test instead")
-    p.add_argument("--no-store", action="store_true", help="do not copy new findings into corpora/")
+    p.add_argument("--promote", action="store_true",
+                   help="copy pending findings and merge grown corpora from the cache into corpora/, then exit")
     p.add_argument("--no-seeds", action="store_true", help="--mutants: start from empty corpora")
     p.add_argument("--seed-corpora", action="store_true", help="write seed corpora and exit")
     args = p.parse_args(argv)
@@ -310,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, n in write_seed_corpora(_select(args.targets)).items():
             print(f"{name:60} {n} seed files")
         return 0
+    if args.promote:
+        return _promote(args)
     return _mutants(args) if args.mutants else _fuzz(args)
 
 

@@ -1,6 +1,10 @@
 """Shared pytest setup: hypothesis profiles chosen by environment, and the opt-in `slow` marker.
 
-TOKSPEC_HYPOTHESIS_PROFILE=quick (default, `tox -e py`) | deep (`tox -e fuzz`) | ci.
+TOKSPEC_HYPOTHESIS_PROFILE=quick (default, `tox -e py`) | deep (`tox -e fuzz`) | fuzz (HypoFuzz:
+no example limit, no deadline).
+TOKSPEC_HYPOTHESIS_DB=DIR or redis://HOST:PORT/DB: the example database every profile uses, shared
+by all processes and machines that name it (``tokspec.fuzz._findings.hypothesis_database``); unset:
+hypothesis' default ``.hypothesis/``.
 TOKSPEC_SLOW=1 runs tests marked `slow`.
 """
 
@@ -11,11 +15,16 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tokspec.fuzz._findings import hypothesis_database
+
+_db = {"database": hypothesis_database()} if os.environ.get("TOKSPEC_HYPOTHESIS_DB") else {}
 settings.register_profile(
-    "quick", max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    "quick", max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow], **_db)
 settings.register_profile(
     "deep", max_examples=2000, deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], **_db)
+settings.register_profile(
+    "fuzz", max_examples=10**9, deadline=None, suppress_health_check=list(HealthCheck), **_db)
 settings.load_profile(os.environ.get("TOKSPEC_HYPOTHESIS_PROFILE", "quick"))
 
 

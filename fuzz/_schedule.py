@@ -1,0 +1,212 @@
+"""The fuzz runner's clock: run harness processes on every core and keep a wall-clock promise.
+
+A :class:`Scheduler` runs one harness subprocess per target, ``jobs`` at a time, until the monotonic
+time ``end``. Budget rule: when a slot frees at time ``t`` with ``P`` targets pending, the slot-seconds
+left, ``(end - t) * jobs`` minus what the running targets still have, are shared equally by the ``P``
+pending targets; each gets ``-max_total_time`` = its share minus the engine start-up time (measured:
+the ``TOKSPEC-READY`` line of the harness; 5 s until a first measurement). So the per-target
+budget grows with the number of workers, and the phase ends by ``end`` whatever start-up costs.
+A run still going ``GRACE_S`` after its planned end, or one second after ``end``, is interrupted
+(SIGINT to its process group: libFuzzer prints its final statistics), then killed.
+
+Children run in their own process group (``start_new_session``) with the Linux parent-death signal
+set, so a killed runner leaves no orphan fuzzers; :func:`kill_group` ends a group.
+Progress: one line every ``PROGRESS_S`` seconds at most (elapsed/budget, running targets, done,
+executions so far, findings so far).
+
+Out of scope: libFuzzer's ``-fork``/``-jobs`` modes (one process per target is simpler to account).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["TargetRun", "Scheduler", "spawn", "kill_group", "parse_stats", "live_execs", "GRACE_S", "PROGRESS_S"]
+
+GRACE_S = 10.0
+PROGRESS_S = 4.0
+MIN_FUZZ_S = 3.0
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def spawn(argv: list[str], *, stderr: Path | None = None, env: dict[str, str] | None = None,
+          stdout: int | None = subprocess.DEVNULL) -> subprocess.Popen[str]:
+    """Start ``argv`` in its own process group, dying with this process (Linux parent-death signal)."""
+    fh = stderr.open("w", encoding="utf-8") if stderr is not None else None
+    try:
+        return subprocess.Popen(argv, stdout=stdout, stderr=fh if fh is not None else subprocess.STDOUT,
+                                text=True, env=env, start_new_session=True, preexec_fn=_die_with_parent)
+    finally:
+        if fh is not None:
+            fh.close()
+
+
+def kill_group(proc: subprocess.Popen[str], first: int = signal.SIGINT, wait_s: float = 5.0) -> None:
+    """Send ``first`` to ``proc``'s process group; SIGKILL the group if it is not gone in ``wait_s``."""
+    for sig in (first, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.wait(timeout=wait_s)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    try:  # the leader is gone; its group may not be
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+@dataclass
+class TargetRun:
+    """One harness subprocess and what it reported."""
+
+    name: str
+    seconds: float
+    argv: list[str]
+    proc: subprocess.Popen[str] | None = None
+    stderr_path: Path | None = None
+    started: float = 0.0
+    ready: float | None = None
+    returncode: int | None = None
+    stats: dict[str, float] = field(default_factory=dict)
+    findings: list[tuple[str, float, str]] = field(default_factory=list)
+    note: str = ""
+
+
+def parse_stats(stderr: str) -> tuple[dict[str, float], list[tuple[str, float, str]], str]:
+    """libFuzzer final stats, the last ``cov:`` value, finding lines, and an unavailability note."""
+    stats: dict[str, float] = {}
+    for key, value in re.findall(r"^stat::(\w+):\s+(\d+)", stderr, flags=re.M):
+        stats[key] = float(value)
+    cov = re.findall(r"\bcov: (\d+)", stderr)
+    if cov:
+        stats["cov"] = float(cov[-1])
+    found = [(m[0], float(m[1]), m[2]) for m in re.findall(r"^TOKSPEC-FINDING (\S+) (\S+) (.+)$", stderr, re.M)]
+    if "number_of_executed_units" not in stats:  # exited at a finding or was killed: no final stats
+        execs = re.findall(r"^TOKSPEC-EXECS (\d+)$", stderr, re.M) or re.findall(r"^#(\d+)\s", stderr, re.M)
+        if execs:
+            stats["number_of_executed_units"] = float(max(int(x) for x in execs))
+    known = re.findall(r"^TOKSPEC-KNOWN (\d+) ", stderr, re.M)
+    if known:
+        stats["known_hits"] = float(known[-1])
+    note = ""
+    m = re.search(r"^TOKSPEC-UNAVAILABLE (.*)$", stderr, re.M)
+    if m:
+        note = "unavailable: " + m.group(1)
+    return stats, found, note
+
+
+def _tail(path: Path | None, limit: int = 8192) -> str:
+    if path is None or not path.exists():
+        return ""
+    with path.open("rb") as fh:
+        fh.seek(max(0, path.stat().st_size - limit))
+        return fh.read().decode("utf-8", "replace")
+
+
+def live_execs(run: TargetRun) -> int:
+    """Executions so far: final stats when done, else libFuzzer's latest ``#N`` status line."""
+    if run.returncode is not None:
+        return int(run.stats.get("number_of_executed_units", 0))
+    found = re.findall(r"^#(\d+)\s", _tail(run.stderr_path), re.M)
+    return int(found[-1]) if found else 0
+
+
+class Scheduler:
+    """Runs ``runs`` (their ``argv`` end with ``-max_total_time=`` set at launch) by the module's rule."""
+
+    def __init__(self, runs: list[TargetRun], jobs: int, run_dir: Path, env: dict[str, str], end: float,
+                 *, start: float | None = None, say: Callable[[str], None] = print, startup_s: float = 5.0):
+        self.runs, self.jobs, self.run_dir, self.env, self.end = runs, jobs, run_dir, env, end
+        self.start = time.monotonic() if start is None else start
+        self.say, self.startup = say, startup_s
+        self._startups: list[float] = []
+
+    def _share(self, now: float, pending: int, active: list[TargetRun]) -> float:
+        committed = sum(max(0.0, r.started + self.startup + r.seconds - now) for r in active)
+        share = ((self.end - now) * self.jobs - committed) / max(1, pending)
+        return min(share, self.end - now) - self.startup  # one process cannot use two slots
+
+    def _launch(self, run: TargetRun, seconds: float) -> None:
+        safe = run.name.replace(":", "--")
+        run.seconds = seconds
+        run.argv = [a if not a.startswith("-max_total_time=") else f"-max_total_time={max(1, int(seconds))}"
+                    for a in run.argv]
+        env = dict(os.environ, TOKSPEC_FUZZ_REPORT_DIR=str(self.run_dir / "reports" / safe), **self.env)
+        run.stderr_path = self.run_dir / f"{safe}.stderr"
+        run.started = time.monotonic()
+        run.proc = spawn(run.argv, stderr=run.stderr_path, env=env)
+
+    def _finish(self, run: TargetRun) -> None:
+        assert run.proc is not None
+        run.returncode = run.proc.returncode
+        text = run.stderr_path.read_text(encoding="utf-8", errors="replace") if run.stderr_path else ""
+        run.stats, run.findings, note = parse_stats(text)
+        fuzzing = time.monotonic() - run.started - (run.ready or self.startup)
+        if "average_exec_per_sec" not in run.stats and fuzzing > 0:  # interrupted: no final stats
+            run.stats["average_exec_per_sec"] = run.stats.get("number_of_executed_units", 0) / fuzzing
+        run.note = run.note or note or ("" if run.returncode in (0, 77, -2, 130) or run.note else
+                                        f"exit {run.returncode}")
+
+    def _watch(self, run: TargetRun, now: float) -> None:
+        """Record start-up time; interrupt a run past its planned end (or the phase end) + grace."""
+        assert run.proc is not None
+        if run.ready is None and "TOKSPEC-READY" in _tail(run.stderr_path, 65536):
+            run.ready = now - run.started
+            self._startups.append(run.ready)
+            self.startup = max(2.0, sum(self._startups) / len(self._startups))
+        planned_end = run.started + (run.ready if run.ready is not None else self.startup) + run.seconds
+        if run.proc.poll() is None and now > min(planned_end + GRACE_S, self.end + 1.0):
+            kill_group(run.proc)
+            run.note = "interrupted: over its budget"
+
+    def _progress(self, now: float, active: list[TargetRun], pending: int, total_s: float) -> None:
+        done = [r for r in self.runs if r.returncode is not None]
+        running = ", ".join(f"{r.name} ({now - r.started:.0f}s)" for r in active) or "-"
+        execs = sum(live_execs(r) for r in self.runs if r.proc is not None)
+        new = sum(len(r.findings) for r in done)
+        self.say(f"fuzz {now - self.start:5.0f}/{total_s:.0f} s | running: {running} | done {len(done)}/"
+                 f"{len(self.runs)}, pending {pending} | execs {execs:,} | findings {new}")
+
+    def run(self, total_s: float) -> list[TargetRun]:
+        """Run until every target ran or the time is out; returns the targets left unrun (deferred)."""
+        pending, active = list(self.runs), []
+        next_progress = self.start + PROGRESS_S
+        while pending or active:
+            now = time.monotonic()
+            while pending and len(active) < self.jobs:
+                share = self._share(now, len(pending), active)
+                if share < MIN_FUZZ_S:
+                    break
+                run = pending.pop(0)
+                self._launch(run, share)
+                active.append(run)
+            if not active:
+                break  # time is out for the pending targets
+            for run in list(active):
+                self._watch(run, now)
+                if run.proc is not None and run.proc.poll() is not None:
+                    self._finish(run)
+                    active.remove(run)
+            if now >= next_progress:
+                self._progress(now, active, len(pending), total_s)
+                next_progress = now + PROGRESS_S
+            time.sleep(0.25)
+        return pending
