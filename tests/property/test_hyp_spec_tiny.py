@@ -17,9 +17,16 @@ NAMES = [n for n in H.FACTORIES if n != "merge_claims"]
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_hyp_target(name: str) -> None:
+def test_hyp_target_is_available(name: str) -> None:
     assert H.unavailable_reason(name) is None, name
-    H.make_test(name)()
+
+
+# Each hypothesis target is a module-level ``@given`` test (``test_hyp_target_<name>``), so pytest
+# runs it under the active profile AND HypoFuzz (``hypothesis fuzz -- tests/property``) collects it
+# as a fuzz target, sharing the example database ($TOKSPEC_HYPOTHESIS_DB, tests/conftest.py).
+for _name in NAMES:
+    globals()[f"test_hyp_target_{_name}"] = H.make_test(_name)
+del _name
 
 
 def test_hyp_merge_claims_when_present() -> None:
