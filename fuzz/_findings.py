@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,8 @@ def corpora_root() -> Path:
     env = os.environ.get("TOKSPEC_FUZZ_CORPORA")
     if env:
         return Path(env)
+    if getattr(sys, "frozen", False):  # a PyInstaller-built OSS-Fuzz/ClusterFuzzLite fuzzer: bundled data
+        return Path(getattr(sys, "_MEIPASS", ".")) / "corpora" / "fuzz"
     if (Path.cwd() / "corpora").is_dir():
         return Path.cwd() / "corpora" / "fuzz"
     return Path(__file__).resolve().parents[1] / "corpora" / "fuzz"

@@ -14,7 +14,9 @@ under ``atheris.instrument_imports`` so libFuzzer's coverage counter sees their 
 Fuzzing continues after a finding; after ``TOKSPEC_FUZZ_MAX_REPORTS`` (default 5) new findings in
 one run, further failing inputs are ignored (so minimization cannot eat the budget) while coverage
 exploration goes on. With ``TOKSPEC_FUZZ_STOP_ON_FIRST=1`` (mutant runs) the process exits with
-code 77 after the first report. Every report line on stderr reads ``TOKSPEC-FINDING <id> <seconds> <path>``, the
+code 77 after the first report. With ``TOKSPEC_FUZZ_CRASH=1`` (the OSS-Fuzz/ClusterFuzzLite targets of
+``tokspec.fuzz.clusterfuzzlite``) a new failure raises :class:`FindingCrash` at once, unminimized:
+libFuzzer writes the ``crash-`` artifact and exits non-zero, as those platforms expect. Every report line on stderr reads ``TOKSPEC-FINDING <id> <seconds> <path>``, the
 seconds counted from the start of fuzzing to the *detection* (before minimization).
 A known finding (stored under ``corpora/fuzz/<target>/findings``), or a failure of the same class
 (``_findings.finding_class``) as an open stored one, is not reported again: it is counted on stderr
@@ -41,6 +43,10 @@ __all__ = ["main", "EXIT_FOUND", "EXIT_UNAVAILABLE"]
 
 EXIT_FOUND = 77
 EXIT_UNAVAILABLE = 3
+
+
+class FindingCrash(AssertionError):
+    """A new finding in crash mode (``TOKSPEC_FUZZ_CRASH=1``); never caught by the harness."""
 _NOT_INSTRUMENTED = ("tokspec.vocab", "tokspec.spec", "tokspec.fuzz", "tokspec.minimize", "tokspec.corpus")
 
 
@@ -59,6 +65,15 @@ class _Reporter:
         self.t0 = time.monotonic()
         self.max_reports = int(os.environ.get("TOKSPEC_FUZZ_MAX_REPORTS", "5"))
         self.stop_on_first = os.environ.get("TOKSPEC_FUZZ_STOP_ON_FIRST") == "1"
+        self.crash = os.environ.get("TOKSPEC_FUZZ_CRASH") == "1"
+
+    def crash_now(self, explanation: str) -> None:
+        """Crash mode (OSS-Fuzz/ClusterFuzzLite): a new failure is an uncaught exception, so libFuzzer
+        writes the input as its ``crash-<sha1>`` artifact and exits non-zero; the platform minimizes."""
+        if self.crash:
+            message = f"{self.target.name}: {explanation}"[:2000]
+            print(f"TOKSPEC-CRASH {message}", file=sys.stderr, flush=True)
+            raise FindingCrash(message)
 
     def elapsed(self) -> float:
         return round(time.monotonic() - self.t0, 3)
@@ -105,6 +120,7 @@ def _text_one_input(target: Any, check: Callable[[str], Any], rep: _Reporter) ->
         raw_id = finding_id(text)
         if raw_id in rep.seen or rep.is_known_class(verdict.explanation, verdict.witness):
             return
+        rep.crash_now(verdict.explanation)
         detected = rep.elapsed()
         raw_path = rep.write("raw-" + raw_id, {"text": text, "minimized": False, "detected_after_s": detected,
                                                "explanation": verdict.explanation, "witness": verdict.witness})
@@ -146,6 +162,8 @@ def _hyp_one_input(name: str, rep: _Reporter) -> Callable[[bytes], None]:
         except hyp_targets.PropertyFailed as exc:
             _report_hyp(exc, shrink, rep, finding_id)
         except Exception as exc:  # noqa: BLE001 - an engine crash on a tiny vocabulary is data
+            if rep.crash:
+                raise
             fid = finding_id({"crash": repr(exc)[:300]})
             if fid not in rep.seen:
                 rep.seen.add(fid)
@@ -159,6 +177,7 @@ def _report_hyp(exc: Any, shrink: Any, rep: _Reporter, finding_id: Callable[[Any
     raw = finding_id(exc.example)
     if raw in rep.seen or rep.is_known_class(exc.verdict.explanation, exc.verdict.witness):
         return
+    rep.crash_now(exc.verdict.explanation)
     detected = rep.elapsed()
     raw_path = rep.write("raw-" + raw, {"example": exc.example, "explanation": exc.verdict.explanation,
                                         "detected_after_s": detected,
@@ -205,7 +224,9 @@ def _replay(path: str, target_name: str) -> int:
     return 0
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], *, self_cmd: str | None = None) -> int:
+    """``argv`` = [program, TARGET, libFuzzer flags and corpus dirs...]. ``self_cmd``: the shell
+    command that re-runs this target (libFuzzer's -merge/-fork/-jobs use it; default: this module)."""
     if len(argv) >= 2 and argv[1] == "--replay":
         return _replay(argv[2], argv[3])
     if len(argv) < 2:
@@ -237,7 +258,7 @@ def main(argv: list[str]) -> int:
            else _text_one_input(target, check, rep))
     # libFuzzer's -merge/-fork/-jobs re-run argv[0] through the shell: make it a command that works.
     import shlex
-    self_cmd = shlex.join([sys.executable, "-m", "tokspec.fuzz.harness", argv[1]])
+    self_cmd = self_cmd or shlex.join([sys.executable, "-m", "tokspec.fuzz.harness", argv[1]])
     atheris.Setup([self_cmd] + argv[2:], one)
     atheris.Fuzz()
     return 0
