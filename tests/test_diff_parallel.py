@@ -227,3 +227,21 @@ def test_memory_is_bounded_on_a_ten_times_larger_inputs_file(tmp_path: Path, toy
         assert result["code"] == 0, out.stderr
         peaks.append(result["rss_kb"])
     assert peaks[1] <= 1.2 * peaks[0], peaks
+
+
+def test_merge_check_workers_identical_to_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = build_corpus(seed=2, size="small")
+    texts = [corpus[i % len(corpus)][:80] + (" " + "a" * 130 if i % 9 == 0 else "") for i in range(80)]
+    inputs = tmp_path / "in.jsonl"
+    write_inputs(inputs, texts)
+    seen = []
+    for workers in ("1", "2"):
+        report = tmp_path / f"rep{workers}"
+        code = tokspec_main(["merge-check", "hf:bert-base-uncased", "--strategy", "lopt-paper", "--inputs",
+                             str(inputs), "--chunk-len", "50", "--overlap", "30", "--json", "--report",
+                             str(report), "--minimize-seconds", "1", "--max-reports", "3", "--workers", workers])
+        out = capsys.readouterr().out.replace(str(report), "REPORT")
+        seen.append((code, out, sorted(p.name for p in report.iterdir())))
+    assert seen[0] == seen[1] and seen[0][0] == 1
+    summary = json.loads(seen[0][1])
+    assert summary["disagreed"] == 3 and summary["inputs"] < 80  # stopped at --max-reports, in input order

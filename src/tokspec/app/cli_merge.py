@@ -47,8 +47,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time", type=float, default=10.0, help="fuzzing seconds (default 10)")
     parser.add_argument("--chunk-len", type=int, help="chunk length in characters")
     parser.add_argument("--overlap", type=int, help="overlap in characters (overlap strategies)")
-    parser.add_argument("--workers", type=int, help="parallel workers (default: serial checking)")
-    parser.add_argument("--backend", choices=BACKENDS, help="parallel backend (default auto with --workers)")
+    parser.add_argument("--workers", type=int,
+                        help="processes checking the inputs, each loading the engine once (default: the "
+                             "usable cores; 1 = this process); same output as 1. --fuzz runs in this process")
+    parser.add_argument("--chunk-workers", type=int,
+                        help="workers encoding one text's chunks in parallel (default: serial)")
+    parser.add_argument("--backend", choices=BACKENDS,
+                        help="chunk parallelism backend (default auto with --chunk-workers)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
     parser.add_argument("--report", default="tokspec-merge-reports", help="report folder")
@@ -149,7 +154,7 @@ def _report(engine: Encoder, strategy: str, text: str, chunk_len: int, overlap: 
 
 
 def _check_params(args: argparse.Namespace) -> None:
-    for name in ("chunk_len", "workers", "max_reports"):
+    for name in ("chunk_len", "workers", "chunk_workers", "max_reports"):
         v = getattr(args, name)
         if v is not None and v < 1:
             raise MergeCheckError(f"--{name.replace('_', '-')} must be >= 1, got {v}")
@@ -162,10 +167,12 @@ def _check_params(args: argparse.Namespace) -> None:
 def _cases(engine: Encoder, args: argparse.Namespace, rng: random.Random
            ) -> Iterator[tuple[str, int, int | None]]:
     """Yield (text, chunk_len, overlap): from the inputs file/corpus, or fuzzed until the deadline."""
+    from tokspec.app.inputs import iter_inputs
     from tokspec.corpus import build_corpus
 
     if not args.fuzz:
-        texts = read_inputs(args.inputs) if args.inputs else build_corpus(seed=args.seed, size="small")
+        texts = ((t for _, t in iter_inputs(args.inputs)) if args.inputs
+                 else build_corpus(seed=args.seed, size="small"))
         for t in texts:
             yield t, args.chunk_len or max(1, -(-len(t) // 4)), args.overlap
         return
@@ -179,6 +186,53 @@ def _cases(engine: Encoder, args: argparse.Namespace, rng: random.Random
         yield _gen_text(engine, rng, corpus, chunk_len), chunk_len, overlap
 
 
+_SHARD_ENGINES: dict[str, Encoder] = {}
+
+
+def _check_shard(job: tuple[str, str, str, int, list[tuple[str, int, int | None]]]) -> list[bool]:
+    """Worker side of ``--workers``: does the merge differ from serial, per case (engine loaded once)."""
+    from tokspec.fast.parallel import Runner
+
+    name, strategy, backend, chunk_workers, cases = job
+    if name not in _SHARD_ENGINES:
+        _SHARD_ENGINES[name] = load_engine(name)
+    engine, runner = _SHARD_ENGINES[name], Runner(backend, chunk_workers)
+    return [_merge_differs(engine, strategy, t, c, o, runner)[0] for t, c, o in cases]
+
+
+def _verdicts(engine: Encoder, args: argparse.Namespace, runner: Any, backend: str, rng: random.Random
+              ) -> Iterator[tuple[str, int, int | None, bool]]:
+    """(text, chunk_len, overlap, differs) in input order; inputs files are sharded over ``--workers``
+    processes (streamed in batches of 32 cases), fuzz mode and the corpus are checked here."""
+    from tokspec.app.executors import make_executor, usable_cores
+    from tokspec.app.inputs import iter_inputs
+
+    workers = args.workers or usable_cores()
+    if args.fuzz or not args.inputs or workers == 1 or sum(1 for _ in iter_inputs(args.inputs)) <= 32:
+        for text, chunk_len, overlap in _cases(engine, args, rng):
+            yield text, chunk_len, overlap, _merge_differs(engine, args.strategy, text, chunk_len, overlap, runner)[0]
+        return
+
+    def shards() -> Iterator[list[tuple[str, int, int | None]]]:
+        batch: list[tuple[str, int, int | None]] = []
+        for case in _cases(engine, args, rng):
+            batch.append(case)
+            if len(batch) == 32:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    executor = make_executor(workers)
+    try:
+        jobs = ((args.engine, args.strategy, backend, args.chunk_workers or 1, b) for b in shards())
+        for batch, differs in zip(shards(), executor.map(_check_shard, jobs)):
+            for (text, chunk_len, overlap), d in zip(batch, differs, strict=True):
+                yield text, chunk_len, overlap, d
+    finally:
+        executor.close()
+
+
 def run(args: argparse.Namespace) -> int:
     """Run merge-check; return the exit code (module docstring)."""
     from tokspec.fast.merge_engines import STRATEGIES
@@ -186,14 +240,14 @@ def run(args: argparse.Namespace) -> int:
 
     _check_params(args)
     engine = load_engine(args.engine)
-    backend = args.backend or ("auto" if args.workers else "serial")
-    runner = Runner(backend, args.workers or 1)
+    backend = args.backend or ("auto" if args.chunk_workers else "serial")
+    runner = Runner(backend, args.chunk_workers or 1)
     rng = random.Random(args.seed)
     n = agreed = 0
     found: list[dict[str, Any]] = []
-    for text, chunk_len, overlap in _cases(engine, args, rng):
+    for text, chunk_len, overlap, differs in _verdicts(engine, args, runner, backend, rng):
         n += 1
-        if not _merge_differs(engine, args.strategy, text, chunk_len, overlap, runner)[0]:
+        if not differs:
             agreed += 1
             continue
         found.append(_report(engine, args.strategy, text, chunk_len, overlap, runner, args))
