@@ -21,6 +21,7 @@ SUITES: dict[str, str] = {
     "reference-wp-unigram": "tokspec.app.bench.reference_wp_unigram",
     "fast": "tokspec.app.bench.fast",
     "parallel": "tokspec.app.bench.parallel",
+    "scale": "tokspec.app.bench.scale",
 }
 
 
