@@ -15,7 +15,9 @@
   text targets, the token surfaces the first engine produces on the seed texts (``--no-dict-engines``
   skips loading engines: special characters only).
 
-``list`` prints the fuzzer names. Out of scope: running ClusterFuzzLite itself (docs/scale.md shows
+``--pair A B`` (repeatable) adds a ``diff`` target for any two engine names, your own included
+(``mypkg.tok:engine``, ``cmd:./my-tokenizer --serve``): its fuzzer, tokspec's generated text seeds
+and a dictionary. ``list`` prints the fuzzer names. Out of scope: running ClusterFuzzLite itself (docs/scale.md shows
 how a user wires it into their CI).
 """
 
@@ -116,10 +118,17 @@ def dictionary(t: Target, *, engines: bool = True, limit: int = 400) -> str:
 
 def seed_zip(t: Target, path: Path) -> int:
     """Write ``corpora/fuzz/<t>/corpus`` as a flat zip (OSS-Fuzz ``<fuzzer>_seed_corpus.zip``); file count."""
+    import hashlib
+
+    from tokspec.fuzz.seeds import byte_seeds, text_seeds
+
     files = sorted(p for p in _findings.corpus_dir(t.name).glob("*") if p.is_file())
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for f in files:
             zf.write(f, arcname=f.name)
+        if not files:  # a target without a stored corpus (your own pair): tokspec's generated seeds
+            for data in byte_seeds() if t.kind == "hypothesis" else text_seeds():
+                zf.writestr(hashlib.sha1(data).hexdigest(), data)
     return len(files)
 
 
@@ -129,7 +138,7 @@ def build(out: Path, targets: list[Target], *, engines: bool = True) -> list[str
     names = []
     for t in targets:
         name = fuzzer_name(t.name)
-        (out / f"{name}.py").write_text(fuzzer_source(t.name), encoding="utf-8")
+        (out / f"{name}.py").write_text(fuzzer_source(t.meta.get("harness_name", t.name)), encoding="utf-8")
         seed_zip(t, out / f"{name}_seed_corpus.zip")
         (out / f"{name}.dict").write_text(dictionary(t, engines=engines), encoding="ascii")
         names.append(name)
@@ -142,8 +151,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("out", nargs="?", default="cfl-out", help="build: output folder")
     p.add_argument("--targets", nargs="*", help="target names (substrings); default: all")
     p.add_argument("--no-dict-engines", action="store_true", help="dictionaries without token surfaces")
+    p.add_argument("--pair", nargs=2, action="append", metavar=("A", "B"), default=[],
+                   help="(repeatable) a diff target for your own engine A against B; with --pair, only "
+                        "the pairs are built unless --targets is given too")
     args = p.parse_args(argv)
-    chosen = [t for t in TARGETS if not args.targets or any(n == t.name or n in t.name for n in args.targets)]
+    from tokspec.fuzz.targets import pair_target
+
+    chosen = [t for t in TARGETS if (args.targets or not args.pair)
+              and (not args.targets or any(n == t.name or n in t.name for n in args.targets))]
+    chosen += [pair_target(a, b) for a, b in args.pair]
     if not chosen:
         print(f"no target matches {args.targets!r}", file=sys.stderr)
         return 2

@@ -22,6 +22,8 @@ Out of scope: engines outside the registry (use ``module:attr`` names for your o
 from __future__ import annotations
 
 import functools
+import json
+import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,6 +40,7 @@ __all__ = [
     "diff_verdict",
     "make_checker",
     "target_by_name",
+    "pair_target",
     "available_targets",
 ]
 
@@ -106,8 +109,21 @@ TARGETS: tuple[Target, ...] = (
 )
 
 
+def pair_target(a: str, b: str) -> Target:
+    """A ``diff`` target for any two engine names (yours too: ``module:attr``, ``cmd:...``); its
+    harness name is ``pair:`` + the JSON list ``[a, b]`` (:func:`target_by_name` accepts it)."""
+    return Target("diff--" + re.sub(r"[^A-Za-z0-9_.-]", "_", _safe(a) + "--" + _safe(b)), "diff", (a, b), (),
+                  f"{a} vs {b}", {"harness_name": "pair:" + json.dumps([a, b])})
+
+
 def target_by_name(name: str) -> Target:
-    """The target called ``name``; ValueError listing the names otherwise."""
+    """The target called ``name`` (or ``pair:["A", "B"]``, see :func:`pair_target`); ValueError
+    listing the names otherwise."""
+    if name.startswith("pair:"):
+        pair = json.loads(name[5:])
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
+            raise ValueError(f"pair target name={name!r}: expected pair:[\"ENGINE_A\", \"ENGINE_B\"]")
+        return pair_target(pair[0], pair[1])
     for t in TARGETS:
         if t.name == name:
             return t

@@ -100,3 +100,43 @@ def test_a_finding_is_a_crash_with_its_artifact(tmp_path: Path) -> None:
                            env=dict(os.environ, TOKSPEC_CACHE=str(tmp_path / "cache")), capture_output=True,
                            text=True, timeout=300)
     assert again.returncode != 0 and "TOKSPEC-CRASH" in again.stderr, again.stderr[-3000:]
+
+
+TOY = '''
+from tokspec import Encoder, Encoding, EngineInfo
+
+class Chars(Encoder):
+    def __init__(self, name, odd=False):
+        self.info = EngineInfo(name, "tokenizer", "toy", "0", None)
+        self.odd = odd
+
+    def _encode(self, text):
+        ids = [ord(c) + (self.odd and c == "z") for c in text]
+        return Encoding.of(ids, [(i, i + 1) for i in range(len(text))])
+
+chars = Chars("tokspec_toy_cfl:chars")
+odd = Chars("tokspec_toy_cfl:odd", odd=True)
+'''
+
+
+def test_your_own_engine_pair_as_a_fuzzer(tmp_path: Path) -> None:
+    """docs/scale.md: ``--pair A B`` builds a fuzzer for a user's engine; its bug is a crash."""
+    (tmp_path / "tokspec_toy_cfl.py").write_text(TOY, encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+               TOKSPEC_CACHE=str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    built = subprocess.run([sys.executable, "-m", "tokspec.fuzz.clusterfuzzlite", "build", str(out), "--pair",
+                            "tokspec_toy_cfl:chars", "tokspec_toy_cfl:odd"], env=env, capture_output=True,
+                           text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-2000:]
+    (name,) = built.stdout.split()
+    corpus = tmp_path / "corpus"
+    with zipfile.ZipFile(out / f"{name}_seed_corpus.zip") as zf:
+        assert zf.namelist()  # tokspec's generated seeds: this pair has no stored corpus
+        zf.extractall(corpus)
+    done = subprocess.run([sys.executable, str(out / f"{name}.py"), "-runs=5000", f"-dict={out / name}.dict",
+                           f"-artifact_prefix={tmp_path}/", str(corpus)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "TOKSPEC-CRASH" in done.stderr, done.stderr[-3000:]
+    crash = next(tmp_path.glob("crash-*")).read_bytes()
+    assert b"z" in crash  # the toy's bug: another id for "z"
