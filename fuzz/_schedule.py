@@ -20,6 +20,7 @@ Out of scope: libFuzzer's ``-fork``/``-jobs`` modes (one process per target is s
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import re
 import signal
@@ -28,8 +29,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-__all__ = ["TargetRun", "Scheduler", "spawn", "kill_group", "parse_stats", "live_execs", "GRACE_S", "PROGRESS_S"]
+from tokspec.fuzz import _findings
+
+__all__ = ["TargetRun", "Scheduler", "spawn", "kill_group", "parse_stats", "live_execs", "GRACE_S", "PROGRESS_S",
+           "rotation", "remember"]
 
 GRACE_S = 10.0
 PROGRESS_S = 4.0
@@ -210,3 +215,22 @@ class Scheduler:
                 next_progress = now + PROGRESS_S
             time.sleep(0.25)
         return pending
+
+
+def rotation(targets: list[Any], slot_seconds: float, per_target_s: float) -> tuple[list[Any], list[Any]]:
+    """(run now, deferred): as many targets (``.name``) as ``slot_seconds`` fit at ``per_target_s``
+    each, least recently fuzzed first (``<cache>/fuzz/last-fuzzed.json``, updated by :func:`remember`)."""
+    fit = max(1, int(slot_seconds // per_target_s))
+    if fit >= len(targets):
+        return targets, []
+    path = _findings.cache_root() / "last-fuzzed.json"
+    last = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    order = sorted(targets, key=lambda t: last.get(t.name, 0.0))  # stable: list order among equals
+    return order[:fit], order[fit:]
+
+
+def remember(runs: list[TargetRun]) -> None:
+    path = _findings.cache_root() / "last-fuzzed.json"
+    last = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    last.update({r.name: time.time() for r in runs if r.proc is not None})
+    _findings.write_json_atomic(path, last)

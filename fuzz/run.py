@@ -53,7 +53,8 @@ import time
 from pathlib import Path
 
 from tokspec.fuzz import _findings
-from tokspec.fuzz._schedule import PROGRESS_S, Scheduler, TargetRun, kill_group, parse_stats, spawn
+from tokspec.fuzz._schedule import (PROGRESS_S, Scheduler, TargetRun, kill_group, parse_stats, remember,
+                                    rotation, spawn)
 from tokspec.fuzz.targets import TARGETS, Target
 
 __all__ = ["main", "TargetRun", "parse_stats", "plan_budget", "plan_phases", "LEGEND"]
@@ -168,24 +169,6 @@ def _cheap_unavailable(t: Target) -> str | None:
     return None
 
 
-def _rotation(targets: list[Target], slot_seconds: float) -> tuple[list[Target], list[Target]]:
-    """(run now, deferred): as many targets as the slot-seconds fit, least recently fuzzed first."""
-    fit = max(1, int(slot_seconds // (_STARTUP_S + MIN_TARGET_S)))
-    if fit >= len(targets):
-        return targets, []
-    path = _findings.cache_root() / "last-fuzzed.json"
-    last = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    order = sorted(targets, key=lambda t: last.get(t.name, 0.0))  # stable: list order among equals
-    return order[:fit], order[fit:]
-
-
-def _remember(runs: list[TargetRun]) -> None:
-    path = _findings.cache_root() / "last-fuzzed.json"
-    last = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    last.update({r.name: time.time() for r in runs if r.proc is not None})
-    _findings.write_json_atomic(path, last)
-
-
 def _fuzz(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     fuzz_s, _replay_s, prop_s = plan_phases(args.seconds, args.property_seconds)
@@ -195,7 +178,7 @@ def _fuzz(args: argparse.Namespace) -> int:
         (skipped if reason else targets).append((t, reason))
     for t, reason in skipped:
         print(f"skip {t.name}: {reason}", flush=True)
-    chosen, deferred = _rotation([t for t, _ in targets], fuzz_s * args.jobs)
+    chosen, deferred = rotation([t for t, _ in targets], fuzz_s * args.jobs, _STARTUP_S + MIN_TARGET_S)
     run_dir = _findings.cache_root() / "runs" / time.strftime("%Y%m%dT%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     runs = [TargetRun(t.name, 0.0, _harness_argv(t.name, 0.0, run_dir)) for t in chosen]
@@ -207,7 +190,7 @@ def _fuzz(args: argparse.Namespace) -> int:
                      say=lambda line: print(line, flush=True)).run(args.seconds)
     for r in left:
         r.note = "deferred: out of time"
-    _remember(runs)
+    remember(runs)
     replay_until = t0 + args.seconds - prop_s
     new = {r.name: _store_new(r, run_dir, replay_until) for r in runs if r.findings}
     print(_table(runs, new))
