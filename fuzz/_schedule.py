@@ -6,8 +6,9 @@ left, ``(end - t) * jobs`` minus what the running targets still have, are shared
 pending targets; each gets ``-max_total_time`` = its share minus the engine start-up time (measured:
 the ``TOKSPEC-READY`` line of the harness; 5 s until a first measurement). So the per-target
 budget grows with the number of workers, and the phase ends by ``end`` whatever start-up costs.
-A run still going ``GRACE_S`` after its planned end, or one second after ``end``, is interrupted
-(SIGINT to its process group: libFuzzer prints its final statistics), then killed.
+A run still going ``GRACE_S`` after its planned end (start-up as measured plus its time), or one
+second after ``end``, is interrupted (SIGINT to its process group: libFuzzer prints its final
+statistics), then killed.
 
 Children run in their own process group (``start_new_session``) with the Linux parent-death signal
 set, so a killed runner leaves no orphan fuzzers; :func:`kill_group` ends a group.
@@ -48,13 +49,15 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
         pass
 
 
-def spawn(argv: list[str], *, stderr: Path | None = None, env: dict[str, str] | None = None,
-          stdout: int | None = subprocess.DEVNULL) -> subprocess.Popen[str]:
-    """Start ``argv`` in its own process group, dying with this process (Linux parent-death signal)."""
-    fh = stderr.open("w", encoding="utf-8") if stderr is not None else None
+def spawn(argv: list[str], *, log: Path | None = None, env: dict[str, str] | None = None,
+          pipe_stdout: bool = False) -> subprocess.Popen[str]:
+    """Start ``argv`` in its own process group, dying with this process (Linux parent-death signal).
+    Output goes to the file ``log`` (stdout and stderr; only stderr with ``pipe_stdout``), else nowhere."""
+    fh = log.open("w", encoding="utf-8") if log is not None else None
+    sink = fh if fh is not None else subprocess.DEVNULL
     try:
-        return subprocess.Popen(argv, stdout=stdout, stderr=fh if fh is not None else subprocess.STDOUT,
-                                text=True, env=env, start_new_session=True, preexec_fn=_die_with_parent)
+        return subprocess.Popen(argv, stdout=subprocess.PIPE if pipe_stdout else sink, stderr=sink, text=True,
+                                env=env, start_new_session=True, preexec_fn=_die_with_parent)
     finally:
         if fh is not None:
             fh.close()
@@ -145,7 +148,8 @@ class Scheduler:
         self._startups: list[float] = []
 
     def _share(self, now: float, pending: int, active: list[TargetRun]) -> float:
-        committed = sum(max(0.0, r.started + self.startup + r.seconds - now) for r in active)
+        committed = sum(max(0.0, r.started + (self.startup if r.ready is None else r.ready) + r.seconds - now)
+                        for r in active)
         share = ((self.end - now) * self.jobs - committed) / max(1, pending)
         return min(share, self.end - now) - self.startup  # one process cannot use two slots
 
@@ -157,7 +161,7 @@ class Scheduler:
         env = dict(os.environ, TOKSPEC_FUZZ_REPORT_DIR=str(self.run_dir / "reports" / safe), **self.env)
         run.stderr_path = self.run_dir / f"{safe}.stderr"
         run.started = time.monotonic()
-        run.proc = spawn(run.argv, stderr=run.stderr_path, env=env)
+        run.proc = spawn(run.argv, log=run.stderr_path, env=env)
 
     def _finish(self, run: TargetRun) -> None:
         assert run.proc is not None
@@ -177,7 +181,8 @@ class Scheduler:
             run.ready = now - run.started
             self._startups.append(run.ready)
             self.startup = max(2.0, sum(self._startups) / len(self._startups))
-        planned_end = run.started + (run.ready if run.ready is not None else self.startup) + run.seconds
+        # a slow starter may run past its plan (libFuzzer's clock starts when it is ready); the phase may not
+        planned_end = run.started + run.ready + run.seconds if run.ready is not None else float("inf")
         if run.proc.poll() is None and now > min(planned_end + GRACE_S, self.end + 1.0):
             kill_group(run.proc)
             run.note = "interrupted: over its budget"

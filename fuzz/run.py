@@ -100,8 +100,7 @@ def _harness_argv(target: str, seconds: float, run_dir: Path, extra_corpus: str 
 
 
 def _replay(path: Path, target: str, timeout: float) -> bool:
-    proc = spawn([sys.executable, "-m", "tokspec.fuzz.harness", "--replay", str(path), target],
-                 stdout=subprocess.PIPE, stderr=None, env=None)
+    proc = spawn([sys.executable, "-m", "tokspec.fuzz.harness", "--replay", str(path), target], pipe_stdout=True)
     try:
         out, _ = proc.communicate(timeout=max(5.0, timeout))
     except subprocess.TimeoutExpired:
@@ -230,7 +229,7 @@ def _property_stage(args: argparse.Namespace, seconds: float) -> bool:
     t0 = time.monotonic()
     log = _findings.cache_root() / "property-stage.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    proc = spawn(cmd, stderr=log, env=env, stdout=None)  # stdout None: both go to the log below
+    proc = spawn(cmd, log=log, env=env)
     while proc.poll() is None and time.monotonic() - t0 < seconds:
         time.sleep(min(PROGRESS_S, max(0.1, seconds - (time.monotonic() - t0))))
         if proc.poll() is None:
