@@ -31,6 +31,10 @@ __all__ = ["UNSAFE", "escape", "dumps"]
 #: One unsafe character (module docstring).
 UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ud800-\udfff]")
 
+#: Unsafe characters JSON text can still hold raw: ``json.dumps`` escapes C0 controls itself, and
+#: a raw newline outside strings is ``indent`` layout.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ud800-\udfff]")
+
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -60,6 +64,6 @@ def dumps(value: Any, **kwargs: Any) -> str:
     """JSON text of ``value`` with unsafe characters as ``\\uXXXX`` escapes (module docstring).
 
     ``kwargs`` go to :func:`json.dumps` (``indent``, ``sort_keys``...; not ``ensure_ascii``).
-    Outside strings JSON is ASCII, so every unsafe character found is inside a string. O(size).
+    Outside strings JSON is ASCII, so every such character found is inside a string. O(size).
     """
-    return UNSAFE.sub(_json_escape, json.dumps(value, ensure_ascii=False, **kwargs))
+    return _JSON_UNSAFE.sub(_json_escape, json.dumps(value, ensure_ascii=False, **kwargs))

@@ -12,9 +12,11 @@ import os
 from pathlib import Path
 
 from tokspec._escape import escape
+from tokspec._registry import load_engine
+from tokspec._types import Encoder
 from tokspec.errors import TokspecError
 
-__all__ = ["ArgumentError", "check_output_dir", "positive_seconds", "at_least"]
+__all__ = ["ArgumentError", "check_output_dir", "positive_seconds", "at_least", "load_engine_checked"]
 
 
 class ArgumentError(TokspecError):
@@ -55,3 +57,15 @@ def check_output_dir(path: str | os.PathLike[str], option: str) -> None:
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ArgumentError(f"{option} {escape(str(path))!r}: cannot be created in {escape(str(parent))!r} "
                             "(not writable)")
+
+
+def load_engine_checked(name: str) -> Encoder:
+    """:func:`tokspec.load_engine`, but anything a broken provider raises -- ``sys.exit`` included,
+    Ctrl-C excepted -- becomes one TokspecError line (exit 2)."""
+    try:
+        return load_engine(name)
+    except (TokspecError, KeyboardInterrupt):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a broken provider must still give one line, exit 2
+        raise TokspecError(f"cannot load engine {escape(name)!r}: {escape(type(exc).__name__)}: "
+                           f"{escape(exc)}") from None

@@ -37,12 +37,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tokspec._escape import dumps, escape
-from tokspec._registry import load_engine
 from tokspec._types import Encoder
 from tokspec.diff import Comparison, check_pair, compare, format_comparison, save_counterexample
 from tokspec.errors import TokspecError
 from tokspec.minimize import minimize_text
-from tokspec.app._checks import ArgumentError, at_least, check_output_dir, positive_seconds
+from tokspec.app._checks import (ArgumentError, at_least, check_output_dir, load_engine_checked,
+                                 positive_seconds)
 from tokspec.app.inputs import InputFileError, read_inputs
 from tokspec.app.search import text_sources
 
@@ -279,12 +279,7 @@ def _check_arguments(args: argparse.Namespace) -> None:
 
 
 def _load(name: str) -> Encoder:
-    try:
-        return load_engine(name)
-    except (TokspecError, KeyboardInterrupt):
-        raise
-    except BaseException as exc:  # noqa: BLE001 - a broken provider (even sys.exit) gives one line, exit 2
-        raise TokspecError(f"cannot load engine {name!r}: {type(exc).__name__}: {exc}") from None
+    return load_engine_checked(name)
 
 
 def _print_summary(results: _Results, args: argparse.Namespace, out: TextIO) -> None:
