@@ -98,6 +98,7 @@ os._exit(code if code >= 0 else 128 - code)
 """
 
 _live: dict[int, subprocess.Popen[Any]] = {}
+_owner = os.getpid()  # a forked child inherits _live but must not stop its parent's children
 _lock = threading.Lock()
 _requests: queue.Queue[tuple[Callable[[], Any], queue.Queue[tuple[bool, Any]]]] | None = None
 
@@ -214,6 +215,8 @@ def live() -> list[int]:
 
 @atexit.register
 def _stop_all() -> None:
+    if os.getpid() != _owner:
+        return
     with _lock:
         procs = list(_live.values())
     for proc in procs:
