@@ -97,8 +97,9 @@ code = os.waitstatus_to_exitcode(status)
 os._exit(code if code >= 0 else 128 - code)
 """
 
-_live: dict[int, subprocess.Popen[Any]] = {}
-_owner = os.getpid()  # a forked child inherits _live but must not stop its parent's children
+#: running children: pid -> (Popen, pid of the tokspec process that started it; a forked copy of
+#: tokspec inherits this table but must not stop its parent's children)
+_live: dict[int, tuple[subprocess.Popen[Any], int]] = {}
 _lock = threading.Lock()
 _requests: queue.Queue[tuple[Callable[[], Any], queue.Queue[tuple[bool, Any]]]] | None = None
 
@@ -146,7 +147,7 @@ def spawn(argv: list[str], **popen_kwargs: Any) -> subprocess.Popen[Any]:
     def make() -> subprocess.Popen[Any]:
         proc = subprocess.Popen(full, start_new_session=True, **popen_kwargs)
         with _lock:
-            _live[proc.pid] = proc
+            _live[proc.pid] = (proc, os.getpid())
         return proc
 
     proc: subprocess.Popen[Any] = _in_long_lived_thread(make)
@@ -210,14 +211,12 @@ def run(argv: list[str], *, timeout: float | None = None, input: Any = None,
 def live() -> list[int]:
     """Pids (supervisors) of children started by :func:`spawn` and not yet stopped."""
     with _lock:
-        return [pid for pid, proc in _live.items() if proc.poll() is None]
+        return [pid for pid, (proc, owner) in _live.items() if owner == os.getpid() and proc.poll() is None]
 
 
 @atexit.register
 def _stop_all() -> None:
-    if os.getpid() != _owner:
-        return
     with _lock:
-        procs = list(_live.values())
+        procs = [proc for proc, owner in _live.values() if owner == os.getpid()]
     for proc in procs:
         stop(proc)
