@@ -157,7 +157,9 @@ def _decoded(engine: Encoder, enc: Encoding) -> str | None:
         return None
     try:
         out = decode(list(enc.ids))
-    except Exception:  # noqa: BLE001 - decoding is optional; fall back to coverage
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - decoding is optional (even a sys.exit in it); fall back to coverage
         return None
     return out if isinstance(out, str) else None
 
@@ -197,7 +199,9 @@ def _piece(engine: Encoder, enc: Encoding, i: int) -> str:
         return ""
     try:
         return str(engine.token_piece(enc.ids[i]))
-    except Exception:  # noqa: BLE001 - display only
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - display only
         return "?"
 
 
