@@ -24,7 +24,6 @@ with serial).
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import time
