@@ -83,16 +83,19 @@ def test_corpus_out_refuses_what_is_not_a_regular_file(tmp_path: Path, kind: str
     work.mkdir()
     fifo = work / "fifo"
     os.mkfifo(fifo)
-    out = {"fifo": fifo, "device": Path(os.devnull), "folder": work, "missing-folder": work / "no" / "x.jsonl",
+    # The device is reached through a symlink: an implementation that renames over its target
+    # must replace only the link in tmp_path, never the machine's /dev/null.
+    out = {"fifo": fifo, "device": work / "l3", "folder": work, "missing-folder": work / "no" / "x.jsonl",
            "symlink-to-fifo": work / "l1", "dangling-symlink": work / "l2"}[kind]
     (work / "l1").symlink_to(fifo)
     (work / "l2").symlink_to(work / "nothing-here")
+    (work / "l3").symlink_to(os.devnull)
     before = sorted(os.listdir(work))
     code, _, err = _run(capsys, "corpus", "--out", str(out), "--size", "small")
     _one_line_error(code, err, "--out")
     assert sorted(os.listdir(work)) == before  # nothing created, nothing replaced
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and (work / "l1").is_symlink()
-    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    assert (work / "l3").is_symlink() and stat.S_ISCHR(os.stat(work / "l3").st_mode)
 
 
 # ----------------------------------------------------------------------------- option values
