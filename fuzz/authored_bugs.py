@@ -18,6 +18,7 @@ model *user* code. Out of scope: bugs in special-token handling (tokspec compare
 from __future__ import annotations
 
 import copy
+import functools
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -64,6 +65,19 @@ def _slip(old: str, new: str) -> str:
     return _CL100K.replace(old, new, 1)
 
 
+@functools.lru_cache(maxsize=8)
+def _encoding(pattern: str) -> tiktoken.Encoding:
+    """cl100k_base's ranks with ``pattern`` (shared by engines with equal patterns: it is stateless)."""
+    vocab = load_named_tiktoken("cl100k_base")
+    return tiktoken.Encoding(f"authored-{len(pattern)}", pat_str=pattern, mergeable_ranks=vocab.ranks,
+                             special_tokens={})
+
+
+@functools.lru_cache(maxsize=1)
+def _token_bytes() -> dict[int, bytes]:
+    return {i: t for t, i in load_named_tiktoken("cl100k_base").ranks.items()}
+
+
 class _Cl100k(Encoder):
     """cl100k_base through tiktoken with pattern ``pattern``; subclasses break one step."""
 
@@ -71,8 +85,8 @@ class _Cl100k(Encoder):
         vocab = load_named_tiktoken("cl100k_base")
         self.info = EngineInfo(_ME + name, "tokenizer", "tokspec.fuzz.authored_bugs", "0", vocab.sha256,
                                description)
-        self.enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=vocab.ranks, special_tokens={})
-        self.token_bytes = {i: t for t, i in vocab.ranks.items()}
+        self.enc = _encoding(pattern)
+        self.token_bytes = _token_bytes()
         self.pattern = regex.compile(pattern)
 
     def ids(self, text: str) -> list[int]:

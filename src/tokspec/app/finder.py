@@ -14,7 +14,8 @@ text sources of :mod:`tokspec.app.search`, alternating them in slices, until a b
   upper bound; :attr:`SearchOutcome.cut_by_time` says when it, not the count, ended the search.
 
 :func:`replay_texts` is what the plugin replays before searching: stored findings and tokspec's
-conformance corpus, then one long document made of the corpus (long inputs are their own bug class).
+conformance corpus, then two long documents made of the corpus (its texts joined by line ends, and
+run together in reverse order): long inputs are their own bug class.
 
 Out of scope: parallel engines (one text at a time, in order) and writing records (callers do).
 """
@@ -36,8 +37,8 @@ from tokspec.minimize import minimize_text
 __all__ = ["Finder", "Finding", "SearchOutcome", "finding_key", "minimized", "replay_texts", "run_search",
            "LONG_DOCUMENT_CHARS"]
 
-#: Size of the long replay document: past 4096 tokens and 8 KiB chunks (the small corpus is very
-#: multilingual, about 4-5 characters per token); larger costs seconds per check (compare is O(n)).
+#: Size of each long replay document: past 8 KiB and 16 KiB chunk boundaries and past 4096 tokens
+#: (about 14,600 cl100k tokens: the corpus is multilingual); larger costs seconds per check.
 LONG_DOCUMENT_CHARS = 20_000
 
 
@@ -213,6 +214,11 @@ def _in_domain(text: str) -> bool:
     return True
 
 
+def _document(text: str) -> str:
+    """``text`` repeated or cut to exactly :data:`LONG_DOCUMENT_CHARS` characters."""
+    return (text * (LONG_DOCUMENT_CHARS // max(1, len(text)) + 1))[:LONG_DOCUMENT_CHARS]
+
+
 @functools.lru_cache(maxsize=1)
 def replay_texts() -> tuple[tuple[str, str], ...]:
     """``(source, text)`` pairs the plugin compares first, in order (module docstring). Cached."""
@@ -221,12 +227,11 @@ def replay_texts() -> tuple[tuple[str, str], ...]:
     root = _corpora()
     stored = [] if root is None else _stored_texts(root)
     corpus = build_corpus(seed=0, size="small")
-    document = "\n".join(corpus)
-    document = (document * (LONG_DOCUMENT_CHARS // max(1, len(document)) + 1))[:LONG_DOCUMENT_CHARS]
+    documents = [_document("\n".join(corpus)), _document("".join(reversed(corpus)))]
     seen: set[str] = set()
     out: list[tuple[str, str]] = []
     for source, texts in (("stored findings (corpora/)", stored), ("conformance corpus", corpus),
-                          (f"long document ({LONG_DOCUMENT_CHARS} chars)", [document])):
+                          (f"long documents ({LONG_DOCUMENT_CHARS} chars)", documents)):
         for text in texts:
             if text not in seen and _in_domain(text):
                 seen.add(text)

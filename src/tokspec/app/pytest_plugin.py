@@ -11,7 +11,7 @@ Plain functions (import them; no plugin registration needed)::
         check_against(MyEngine(), "tiktoken:cl100k_base")   # the search of `tokspec diff --fuzz`
 
 :func:`check_against` searches with the machinery of ``tokspec diff --fuzz`` (:mod:`tokspec.app.finder`):
-it replays tokspec's stored findings, its conformance corpus and one long document made of it, then
+it replays tokspec's stored findings, its conformance corpus and two long documents made of it, then
 draws texts from the fuzz sources (corpus generators, adversarial repetitions, vocabulary-aware text
 over the second engine's token surfaces, the Unicode-category strategies of
 :mod:`tokspec.fuzz.strategies`) in counted slices, until ``max_examples`` texts were compared.
@@ -134,7 +134,7 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
 
     ``engine`` is the engine under test (A), ``other`` the one it must agree with (B). ``max_examples``
     texts are searched after the replay (default :data:`DEFAULT_BUDGET`), seeded by ``seed``.
-    Cost: the replay (about 2,000 texts and a 20,000-character document) plus ``max_examples``
+    Cost: the replay (about 2,000 texts and two 20,000-character documents) plus ``max_examples``
     comparisons, and shrinking on failure.
     """
     __tracebackhide__ = True
