@@ -107,9 +107,9 @@ def default_texts(reference: EngineLike | None = None) -> SearchStrategy[str]:
     with ``reference``, vocabulary-aware text over its token surfaces too."""
     from hypothesis import strategies as st
 
-    from tokspec.app.search import _small_corpus, own_text, search_strategy, token_pool
+    from tokspec.app.search import own_text, search_strategy, small_corpus, token_pool
 
-    corpus = list(_small_corpus(DEFAULT_SEED))
+    corpus = list(small_corpus(DEFAULT_SEED))
     pool = [] if reference is None else token_pool(_engine(reference), corpus[:120])
     own = st.randoms(use_true_random=False).map(lambda rng: own_text(rng, corpus, pool))
     return st.one_of(search_strategy(pool), own)

@@ -22,7 +22,7 @@ from typing import Any
 
 from tokspec._types import Encoder
 
-__all__ = ["text_sources", "search_strategy", "own_text", "token_pool"]
+__all__ = ["text_sources", "search_strategy", "own_text", "small_corpus", "token_pool"]
 
 
 _REPEAT_UNITS = ("a", " ", "\n", "  ", "ab", "\r\n", "1", "0 ", "'s", "é", "🙂", "的", "\t", ".", "=")
@@ -156,7 +156,7 @@ def token_pool(engine: Encoder, corpus: list[str], limit: int = 3000) -> list[st
 
 
 @functools.lru_cache(maxsize=4)
-def _small_corpus(seed: int) -> tuple[str, ...]:
+def small_corpus(seed: int) -> tuple[str, ...]:
     """``build_corpus(seed=seed, size="small")``, built once per process (it reads files: seconds)."""
     from tokspec.corpus import build_corpus
 
@@ -165,7 +165,7 @@ def _small_corpus(seed: int) -> tuple[str, ...]:
 
 def text_sources(a: Encoder, seed: int) -> list[Any]:
     """The fuzz text sources, alternated in one-second slices (see module docstring)."""
-    corpus = list(_small_corpus(seed))
+    corpus = list(small_corpus(seed))
     pool = token_pool(a, corpus[:120])
     sources: list[Any] = [_OwnGenerator(seed, corpus, pool)]
     try:
