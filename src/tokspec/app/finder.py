@@ -65,8 +65,10 @@ def finding_key(c: Comparison) -> tuple[Any, ...]:
     return ("fault", strip(c.a.fault), strip(c.b.fault))
 
 
-def minimized(a: Encoder, b: Encoder, c: Comparison, seconds: float) -> Comparison:
-    """The comparison on a minimized text with the same :func:`signature` as ``c``."""
+def minimized(a: Encoder, b: Encoder, c: Comparison, seconds: float, max_tests: int = 5000) -> Comparison:
+    """The comparison on a minimized text with the same :func:`signature` as ``c``, after at most
+    ``max_tests`` comparisons or about ``seconds`` (whichever ends first: only the count is
+    reproducible across machines)."""
     want = signature(c)
     seen = {c.text: c}  # every comparison made, so no text (a hang costs a timeout) runs twice
 
@@ -75,7 +77,7 @@ def minimized(a: Encoder, b: Encoder, c: Comparison, seconds: float) -> Comparis
             seen[text] = compare(a, b, text)
         return signature(seen[text]) == want
 
-    small = minimize_text(c.text, still_fails, seconds=seconds)
+    small = minimize_text(c.text, still_fails, seconds=seconds, max_tests=max_tests)
     return seen[small]
 
 
@@ -97,10 +99,10 @@ class Finder:
     """
 
     def __init__(self, a: Encoder, b: Encoder, *, max_findings: int = 1, shrink_seconds: float = 20.0,
-                 on_compare: Callable[[Comparison], None] | None = None,
+                 shrink_tests: int = 5000, on_compare: Callable[[Comparison], None] | None = None,
                  on_finding: Callable[[Finding], None] | None = None) -> None:
         self.a, self.b = a, b
-        self.max_findings, self.shrink_seconds = max_findings, shrink_seconds
+        self.max_findings, self.shrink_seconds, self.shrink_tests = max_findings, shrink_seconds, shrink_tests
         self.on_compare, self.on_finding = on_compare, on_finding
         self.seen: set[tuple[Any, ...]] = set()
         self.findings: list[Finding] = []
@@ -118,7 +120,7 @@ class Finder:
             self.on_compare(c)
         if c.agree or finding_key(c) in self.seen:  # known faults: skip the costly shrinking
             return self.done()
-        small = minimized(self.a, self.b, c, self.shrink_seconds)
+        small = minimized(self.a, self.b, c, self.shrink_seconds, self.shrink_tests)
         if finding_key(small) not in self.seen:
             self.seen.add(finding_key(small))
             finding = Finding(small, c, self.inputs, self.source)

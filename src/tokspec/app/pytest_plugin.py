@@ -64,7 +64,9 @@ DEFAULT_MAX_SECONDS = 60.0
 DEFAULT_SEED = 0
 #: Texts per source and turn in the search (counted slices, see tokspec.app.finder).
 SLICE = 200
-_SHRINK_SECONDS = 10.0
+#: Shrinking a finding: at most this many comparisons (reproducible), or these seconds (a safety net).
+_SHRINK_TESTS = 400
+_SHRINK_SECONDS = 60.0
 
 _LOADED: dict[str, Encoder] = {}
 _OPTIONS: dict[str, Any] = {}  # set from the pytest command line by pytest_configure
@@ -152,7 +154,7 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
     if budget < 0 or seconds <= 0:
         raise TokspecError(f"max_examples must be >= 0 and max_seconds > 0, got max_examples={budget!r}, "
                            f"max_seconds={seconds!r}")
-    finder = Finder(a, b, max_findings=1, shrink_seconds=_SHRINK_SECONDS)
+    finder = Finder(a, b, max_findings=1, shrink_seconds=_SHRINK_SECONDS, shrink_tests=_SHRINK_TESTS)
     if not finder.replay(replay_texts()) and budget > 0:
         outcome = run_search(finder, text_sources(b, seed), seconds=seconds, max_inputs=budget,
                              slice_inputs=SLICE)
