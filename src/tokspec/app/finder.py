@@ -181,11 +181,13 @@ def run_search(finder: Finder, sources: list[Any], *, seconds: float, max_inputs
 
 
 def _corpora() -> Path | None:
-    """tokspec's own ``corpora/`` folder (a source checkout), or None (an installed wheel has none)."""
-    import tokspec.fuzz
+    """tokspec's ``corpora/`` folder (:func:`tokspec._paths.corpora_dir`: ``$TOKSPEC_CORPORA``, a
+    source checkout, or ``./corpora``), or None when there is none. A ``./corpora`` that is not
+    tokspec's (no ``diff/`` and ``fuzz/`` inside) is left alone: a user project may have its own."""
+    from tokspec._paths import corpora_dir
 
-    root = Path(tokspec.fuzz.__file__).resolve().parents[1] / "corpora"
-    return root if root.is_dir() else None
+    root = corpora_dir()
+    return root if (root / "diff").is_dir() and (root / "fuzz").is_dir() else None
 
 
 def _stored_texts(root: Path) -> list[str]:
