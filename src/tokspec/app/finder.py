@@ -9,8 +9,8 @@ text sources of :mod:`tokspec.app.search`, alternating them in slices, until a b
   until ``seconds``; how many texts each source gives depends on machine speed;
 - *counted slices* (``slice_inputs=N``, the plugin): ``N // source.cost`` texts per source and turn
   (a source ten times as slow per text gets a tenth of the texts, as time slices give it), until
-  ``max_inputs`` texts were compared. Every source is seeded, so the same code and seed compare the
-  same texts in the same order on any machine: the verdict is reproducible. ``seconds`` stays an
+  ``max_inputs`` texts were compared. Every source is seeded, so the same code, seed and machine
+  setup compare the same texts in the same order at any speed: the verdict is reproducible. ``seconds`` stays an
   upper bound; :attr:`SearchOutcome.cut_by_time` says when it, not the count, ended the search.
 
 :func:`replay_texts` is what the plugin replays before searching: stored findings and tokspec's
