@@ -140,6 +140,9 @@ class Finder:
 
 @dataclass(frozen=True)
 class SearchOutcome:
+    """Texts compared by one :func:`run_search`, its wall time, and whether ``seconds`` (not the
+    count or a finding) ended it while a count budget was set."""
+
     inputs: int
     seconds: float
     cut_by_time: bool
