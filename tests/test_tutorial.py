@@ -86,7 +86,8 @@ def _matches(expected: str, actual: str) -> bool:
 def _check(command: str, expected: list[str], cwd: Path, where: str) -> None:
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
                PYTHONIOENCODING="utf-8", COLUMNS="80")
-    env.pop("PYTHONPATH", None)
+    for key in [k for k in env if k.startswith(("PYTEST_", "TOKSPEC_", "HYPOTHESIS")) or k == "PYTHONPATH"]:
+        del env[key]  # a user's shell, not this test run's (xdist workers, profiles)
     run = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, timeout=300)
     actual = [line for line in run.stdout.decode("utf-8").splitlines() if not _PROGRESS.match(line)]
