@@ -1,0 +1,357 @@
+"""Backtracking BPE as one compiled kernel over arrays, with character offsets fused in.
+
+The algorithm is :meth:`tokspec.fast.bpe_backtrack.BacktrackBPE.encode` (seed
+``bpe-backtracking-linear-encoder``), unchanged: append the longest reachable token matching at the
+current position; if the pair it makes with the previous token is not valid, try the next-longest
+prefix token; if none is left, mark the position as no boundary and pop one token. Theorem relied
+on: the seed's Corollaries I, II, IIa and IIIa (a sequence is BPE's output iff every adjacent pair
+is valid, and the backtracking search finds the unique such sequence), stated in ``bpe_backtrack``;
+the spec property checking this engine is "BPE exactness" (``tests/test_fast_bpe_kernel.py`` against
+tiktoken, the Python encoder, and compiled against interpreted).
+
+Arrays (built once per vocabulary from :class:`BacktrackBPE`'s tables, cached on disk under
+``$TOKSPEC_CACHE/bpe`` keyed by the vocabulary's sha256 and this code's sources):
+
+- ``tok_len``, ``next_prefix``, ``split_left``, ``split_right``: per token id, as in ``BacktrackBPE``.
+- the byte trie over reachable tokens: ``root[byte]`` (the first level, dense), and an open-addressing
+  hash table ``(node << 8 | byte) -> child`` for the others; ``term[node]`` is the token ending there.
+- the pair table: ``(a << 20 | b) -> id of bytes(a) + bytes(b)`` for every token that splits into
+  two tokens (what ``BacktrackBPE._pair_valid`` asks ``ranks`` for).
+
+Hashing: ``((key * M) >> 32) & mask``, all in int64, so the index is never negative (a sign bit
+reaching the index silently turns a hash into numba's wrap-around indexing) and the same bits come
+out compiled (wrapping int64) and interpreted (numpy int64). Linear probing, load <= 1/2.
+
+The kernel :func:`_encode` encodes ALL pretokens of a text in one call (the hot loop never returns
+to Python) and converts each token's byte span to characters on the way: the character containing
+its first byte, to one past the character containing its last byte (``tokspec._types``). Cost: the
+backtracking's O(n * P) (see ``bpe_backtrack``), plus O(n) for offsets. No memo of repeated
+pretokens: tiktoken has none, and the kernel encodes a typical pretoken faster than a hash lookup
+of its text would cost in Python.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from tokspec._jit import JIT_ENABLED, kernel
+from tokspec._types import EncodingArrays
+from tokspec.errors import UnsupportedComponentError
+from tokspec.fast._cache import cache_dir
+from tokspec.fast.bpe_backtrack import BacktrackBPE, SelfCheckError
+
+__all__ = ["CompiledBPE", "utf8_of_code_points"]
+
+_M = 0x5851F42D4C957F2D  # odd 63-bit multiplier (< 2**63: an int64 literal in both modes)
+_PAIR_SHIFT = 20          # token ids < 2**20
+_FORMAT = "bpe-kernel-v1"
+
+
+@kernel
+def _slot(key: int, mask: int) -> int:
+    return ((key * _M) >> 32) & mask
+
+
+@kernel
+def _fill_table(keys: np.ndarray, vals: np.ndarray, table_keys: np.ndarray, table_vals: np.ndarray) -> None:
+    """Insert ``keys[i] -> vals[i]`` (distinct keys >= 0) into empty (-1) tables. O(len(keys))."""
+    mask = len(table_keys) - 1
+    for i in range(len(keys)):
+        h = _slot(keys[i], mask)
+        while table_keys[h] >= 0:
+            h = (h + 1) & mask
+        table_keys[h] = keys[i]
+        table_vals[h] = vals[i]
+
+
+@kernel
+def _get(table_keys: np.ndarray, table_vals: np.ndarray, key: int) -> int:
+    """The value stored for ``key``, -1 if none. O(1) expected."""
+    mask = len(table_keys) - 1
+    h = _slot(key, mask)
+    while True:
+        k = table_keys[h]
+        if k == key:
+            return int(table_vals[h])
+        if k < 0:
+            return -1
+        h = (h + 1) & mask
+
+
+@kernel
+def _pair_valid(a: int, b: int, left: np.ndarray, right: np.ndarray, pkeys: np.ndarray,
+                pvals: np.ndarray) -> bool:
+    """``BacktrackBPE._pair_valid(a, b, inf)``: replay the merge history at the boundary."""
+    limit = 1 << 62
+    while True:
+        c = _get(pkeys, pvals, (np.int64(a) << _PAIR_SHIFT) | b)
+        if 0 <= c < limit:
+            return False
+        a_base = left[a] == a
+        b_base = left[b] == b
+        if a_base and b_base:
+            return True
+        if not a_base and (b_base or a > b):  # a was formed last: undo it
+            limit = a
+            a = right[a]
+        else:  # b was formed last (or at the same rank, to the right of a): undo it
+            limit = b + 1
+            b = left[b]
+
+
+@kernel
+def _longest(data: np.ndarray, pos: int, end: int, max_len: int, root: np.ndarray, tkeys: np.ndarray,
+             tvals: np.ndarray, term: np.ndarray) -> int:
+    """Id of the longest reachable token equal to ``data[pos:q]``, ``q <= end`` (a single byte
+    always is one). O(longest match)."""
+    node = root[data[pos]]
+    best = term[node]
+    q = pos + 1
+    stop = min(end, pos + max_len)
+    while q < stop:
+        node = _get(tkeys, tvals, (np.int64(node) << 8) | data[q])
+        if node < 0:
+            break
+        if term[node] >= 0:
+            best = term[node]
+        q += 1
+    return best
+
+
+@kernel
+def _encode(data: np.ndarray, cbs: np.ndarray, starts: np.ndarray, ends: np.ndarray, want_offsets: bool,
+            tok_len: np.ndarray, next_prefix: np.ndarray, left: np.ndarray, right: np.ndarray,
+            root: np.ndarray, tkeys: np.ndarray, tvals: np.ndarray, term: np.ndarray, pkeys: np.ndarray,
+            pvals: np.ndarray, max_len: int, out_ids: np.ndarray, out_starts: np.ndarray,
+            out_ends: np.ndarray) -> int:
+    """Encode pieces ``[cbs[starts[p]], cbs[ends[p]])`` of ``data`` (pieces in order, contiguous
+    when offsets are wanted); ``cbs[c]`` is the first byte of character ``c``. Writes ids (and
+    character offsets) from index 0; returns the token count."""
+    alive = np.ones(len(data) + 1, dtype=np.uint8)  # alive[p] == 0: p proven not a boundary
+    count = 0
+    char = 0  # offsets: the character containing the current token's first byte
+    for p in range(len(starts)):
+        b0 = cbs[starts[p]]
+        b1 = cbs[ends[p]]
+        if b1 <= b0:
+            continue
+        base = count
+        pos = b0
+        cand = _longest(data, pos, b1, max_len, root, tkeys, tvals, term)
+        while True:
+            stop = pos + tok_len[cand]
+            if alive[stop] and (count == base or _pair_valid(out_ids[count - 1], cand, left, right,
+                                                             pkeys, pvals)):
+                out_ids[count] = cand
+                count += 1
+                pos = stop
+                if pos == b1:
+                    break
+                cand = _longest(data, pos, b1, max_len, root, tkeys, tvals, term)
+                continue
+            cand = next_prefix[cand]
+            while cand < 0:  # nothing left at pos: pos is no boundary; back up one token
+                alive[pos] = 0
+                count -= 1
+                last = out_ids[count]
+                pos -= tok_len[last]
+                cand = next_prefix[last]
+        if want_offsets:
+            pos = b0
+            for t in range(base, count):
+                while cbs[char + 1] <= pos:
+                    char += 1
+                out_starts[t] = char
+                pos += tok_len[out_ids[t]]
+                while cbs[char + 1] <= pos - 1:
+                    char += 1
+                out_ends[t] = char + 1
+    return count
+
+
+@kernel
+def _utf8(cps: np.ndarray, data: np.ndarray, cbs: np.ndarray) -> int:
+    """UTF-8 bytes of code points ``cps`` into ``data``; ``cbs[c]`` = first byte of character c
+    (``cbs[n]`` = byte length, returned). O(n)."""
+    b = 0
+    for c in range(len(cps)):
+        cp = cps[c]
+        cbs[c] = b
+        if cp < 0x80:
+            data[b] = cp
+            b += 1
+        elif cp < 0x800:
+            data[b] = 0xC0 | (cp >> 6)
+            data[b + 1] = 0x80 | (cp & 0x3F)
+            b += 2
+        elif cp < 0x10000:
+            data[b] = 0xE0 | (cp >> 12)
+            data[b + 1] = 0x80 | ((cp >> 6) & 0x3F)
+            data[b + 2] = 0x80 | (cp & 0x3F)
+            b += 3
+        else:
+            data[b] = 0xF0 | (cp >> 18)
+            data[b + 1] = 0x80 | ((cp >> 12) & 0x3F)
+            data[b + 2] = 0x80 | ((cp >> 6) & 0x3F)
+            data[b + 3] = 0x80 | (cp & 0x3F)
+            b += 4
+    cbs[len(cps)] = b
+    return b
+
+
+def utf8_of_code_points(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(UTF-8 bytes as uint8, first byte of each character + total) for a code point array."""
+    data = np.empty(4 * len(cps), dtype=np.uint8)
+    cbs = np.empty(len(cps) + 1, dtype=np.int64)
+    size = _utf8(cps, data, cbs)
+    return data[:size], cbs
+
+
+def _hash_table(keys: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    size = 1 << max(4, int(2 * len(keys)).bit_length())
+    table_keys = np.full(size, -1, dtype=np.int64)
+    table_vals = np.full(size, -1, dtype=np.int64)
+    with np.errstate(over="ignore"):
+        _fill_table(keys, vals, table_keys, table_vals)
+    return table_keys, table_vals
+
+
+class CompiledBPE:
+    """The arrays of one vocabulary and the calls into the kernel (see module docstring).
+
+    Build: :meth:`from_ranks` (BacktrackBPE's O(sum of token lengths) build, then arrays; or the
+    disk cache). ``encode_bytes`` / ``encode_pieces`` for raw bytes, :meth:`encode_text` for a
+    text and its pretoken spans.
+    """
+
+    def __init__(self, arrays: Mapping[str, np.ndarray]) -> None:
+        self.arrays = dict(arrays)
+        a = self.arrays
+        self.max_len = int(a["max_len"][0])
+        self.tkeys, self.tvals = _hash_table(a["edge_keys"], a["edge_vals"])
+        self.pkeys, self.pvals = _hash_table(a["pair_keys"], a["pair_vals"])
+        self._tables = (a["tok_len"], a["next_prefix"], a["split_left"], a["split_right"], a["root"],
+                        self.tkeys, self.tvals, a["term"], self.pkeys, self.pvals, self.max_len)
+
+    # -- build -----------------------------------------------------------------------------------
+
+    @classmethod
+    def from_ranks(cls, ranks: Mapping[bytes, int], sha256: str | None = None) -> CompiledBPE:
+        """Build for ``ranks`` (cached on disk when ``sha256``, the vocabulary's hash, is given).
+
+        Raises the errors of :class:`BacktrackBPE` (bad or non-monotone vocabulary) and
+        SelfCheckError if a reachable token does not encode to itself.
+        """
+        path = _cache_path(sha256) if sha256 else None
+        if path is not None and path.is_file():
+            try:
+                with np.load(path) as z:
+                    return cls({k: z[k] for k in z.files})
+            except (OSError, ValueError, KeyError):
+                pass
+        bpe = BacktrackBPE(ranks, self_check=not JIT_ENABLED)
+        built = cls(_arrays_of(bpe))
+        if JIT_ENABLED:
+            built.self_check(bpe)
+        if path is not None:
+            tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
+            np.savez(tmp, **built.arrays)
+            os.replace(tmp, path)
+        return built
+
+    def self_check(self, bpe: BacktrackBPE) -> None:
+        """Every reachable token encodes to itself, all in one kernel call (seed: the dictionary
+        checks itself when built). Raises SelfCheckError naming the first that does not."""
+        tids = [t for t in range(len(bpe.tokens)) if bpe.reachable[t]]
+        lens = np.array([len(bpe.tokens[t]) for t in tids], dtype=np.int64)
+        bounds = np.concatenate([[0], np.cumsum(lens)])
+        got = self.encode_pieces(b"".join(bpe.tokens[t] for t in tids), bounds)
+        want = np.array(tids, dtype=np.int64)
+        if len(got) != len(want) or not np.array_equal(got, want):
+            for t in tids:
+                ids = self.encode_bytes(bpe.tokens[t]).tolist()
+                if ids != [t]:
+                    raise SelfCheckError(f"compiled BPE self-check failed: token id={t} "
+                                         f"bytes={bpe.tokens[t]!r} encodes to {ids}")
+
+    # -- encoding --------------------------------------------------------------------------------
+
+    def encode_pieces(self, data: bytes, bounds: np.ndarray) -> np.ndarray:
+        """Ids of the pieces ``data[bounds[k]:bounds[k+1]]``, concatenated (int64 array)."""
+        buf = np.frombuffer(data, dtype=np.uint8)
+        bounds = np.asarray(bounds, dtype=np.int64)
+        ids = np.empty(len(buf), dtype=np.int64)
+        none = np.empty(0, dtype=np.int64)
+        with np.errstate(over="ignore"):
+            count = _encode(buf, bounds, np.arange(len(bounds) - 1), np.arange(1, len(bounds)), False,
+                            *self._tables, ids, none, none)
+        return ids[:count]
+
+    def encode_bytes(self, data: bytes) -> np.ndarray:
+        """Ids of ``data`` as one piece (no pretokenization)."""
+        return self.encode_pieces(data, np.array([0, len(data)], dtype=np.int64))
+
+    def encode_text(self, cps: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> EncodingArrays:
+        """Ids and character offsets of the text with code points ``cps`` pretokenized as
+        ``[starts[k], ends[k])`` (contiguous spans covering it)."""
+        data, cbs = utf8_of_code_points(cps)
+        ids = np.empty(len(data), dtype=np.int64)
+        out_starts, out_ends = np.empty(len(data), dtype=np.int64), np.empty(len(data), dtype=np.int64)
+        with np.errstate(over="ignore"):
+            count = _encode(data, cbs, starts, ends, True, *self._tables, ids, out_starts, out_ends)
+        return EncodingArrays(ids[:count].copy(), out_starts[:count].copy(), out_ends[:count].copy())
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of token ``token_id``."""
+        offs = self.arrays["tok_offsets"]
+        return self.arrays["tok_bytes"][offs[token_id]:offs[token_id + 1]].tobytes()  # type: ignore[no-any-return]
+
+
+def _arrays_of(bpe: BacktrackBPE) -> dict[str, np.ndarray]:
+    """The kernel's arrays from a built :class:`BacktrackBPE` (see module docstring)."""
+    size = len(bpe.tokens)
+    if size >= 1 << _PAIR_SHIFT:
+        raise UnsupportedComponentError(f"vocabulary of {size} ids: the compiled BPE takes ids < 2**20")
+    i64 = np.int64
+    edges = bpe._edges
+    root = np.full(256, -1, dtype=i64)
+    for key, child in edges.items():
+        if key < 256:
+            root[key] = child
+    pair_keys, pair_vals = [], []
+    ranks = bpe.ranks
+    for tid, tok in enumerate(bpe.tokens):
+        for k in range(1, len(tok)):
+            a, b = ranks.get(tok[:k], -1), ranks.get(tok[k:], -1)
+            if a >= 0 and b >= 0:
+                pair_keys.append(a << _PAIR_SHIFT | b)
+                pair_vals.append(tid)
+    lens = np.array([len(t) for t in bpe.tokens], dtype=i64)
+    return {
+        "max_len": np.array([bpe.max_len], dtype=i64),
+        "tok_len": lens,
+        "next_prefix": np.array(bpe.next_prefix, dtype=i64),
+        "split_left": np.array(bpe.split_left, dtype=i64),
+        "split_right": np.array(bpe.split_right, dtype=i64),
+        "root": root,
+        "edge_keys": np.fromiter(edges.keys(), dtype=i64, count=len(edges)),
+        "edge_vals": np.fromiter(edges.values(), dtype=i64, count=len(edges)),
+        "term": np.array(bpe._term, dtype=i64),
+        "pair_keys": np.array(pair_keys, dtype=i64),
+        "pair_vals": np.array(pair_vals, dtype=i64),
+        "tok_bytes": np.frombuffer(b"".join(bpe.tokens), dtype=np.uint8).copy(),
+        "tok_offsets": np.concatenate([[0], np.cumsum(lens)]).astype(i64),
+    }
+
+
+def _cache_path(sha256: str) -> Path:
+    digest = hashlib.sha256(_FORMAT.encode())
+    here = Path(__file__).resolve().parent
+    for name in ("bpe_kernel.py", "bpe_backtrack.py"):
+        digest.update((here / name).read_bytes())
+    return cache_dir("bpe") / f"{sha256[:32]}-{digest.hexdigest()[:16]}.npz"
