@@ -49,6 +49,7 @@ __all__ = ["CompiledBPE", "utf8_of_code_points"]
 
 _M = 0x5851F42D4C957F2D  # odd 63-bit multiplier (< 2**63: an int64 literal in both modes)
 _PAIR_SHIFT = 20          # token ids < 2**20
+_NODE_BITS = 24           # trie nodes < 2**24
 _FORMAT = "bpe-kernel-v1"
 
 
@@ -58,38 +59,37 @@ def _slot(key: int, mask: int) -> int:
 
 
 @kernel
-def _fill_table(keys: np.ndarray, vals: np.ndarray, table_keys: np.ndarray, table_vals: np.ndarray) -> None:
-    """Insert ``keys[i] -> vals[i]`` (distinct keys >= 0) into empty (-1) tables. O(len(keys))."""
-    mask = len(table_keys) - 1
+def _fill_table(keys: np.ndarray, vals: np.ndarray, vbits: int, table: np.ndarray) -> None:
+    """Insert ``keys[i] -> vals[i]`` (distinct keys >= 0, ``0 <= vals[i] < 2**vbits``) into an
+    empty (-1) packed table: one int64 ``key << vbits | val`` per slot. O(len(keys))."""
+    mask = len(table) - 1
     for i in range(len(keys)):
         h = _slot(keys[i], mask)
-        while table_keys[h] >= 0:
+        while table[h] >= 0:
             h = (h + 1) & mask
-        table_keys[h] = keys[i]
-        table_vals[h] = vals[i]
+        table[h] = (keys[i] << vbits) | vals[i]
 
 
 @kernel
-def _get(table_keys: np.ndarray, table_vals: np.ndarray, key: int) -> int:
-    """The value stored for ``key``, -1 if none. O(1) expected."""
-    mask = len(table_keys) - 1
+def _get(table: np.ndarray, key: int, vbits: int) -> int:
+    """The value stored for ``key`` in a packed table, -1 if none. One memory access expected."""
+    mask = len(table) - 1
     h = _slot(key, mask)
     while True:
-        k = table_keys[h]
-        if k == key:
-            return int(table_vals[h])
-        if k < 0:
+        e = table[h]
+        if e < 0:
             return -1
+        if (e >> vbits) == key:
+            return int(e & ((1 << vbits) - 1))
         h = (h + 1) & mask
 
 
 @kernel
-def _pair_valid(a: int, b: int, left: np.ndarray, right: np.ndarray, pkeys: np.ndarray,
-                pvals: np.ndarray) -> bool:
+def _pair_valid(a: int, b: int, left: np.ndarray, right: np.ndarray, pairs: np.ndarray) -> bool:
     """``BacktrackBPE._pair_valid(a, b, inf)``: replay the merge history at the boundary."""
     limit = 1 << 62
     while True:
-        c = _get(pkeys, pvals, (np.int64(a) << _PAIR_SHIFT) | b)
+        c = _get(pairs, (np.int64(a) << _PAIR_SHIFT) | b, _PAIR_SHIFT)
         if 0 <= c < limit:
             return False
         a_base = left[a] == a
@@ -105,8 +105,22 @@ def _pair_valid(a: int, b: int, left: np.ndarray, right: np.ndarray, pkeys: np.n
 
 
 @kernel
-def _longest(data: np.ndarray, pos: int, end: int, max_len: int, root: np.ndarray, tkeys: np.ndarray,
-             tvals: np.ndarray, term: np.ndarray) -> int:
+def _valid(a: int, b: int, memo: np.ndarray, left: np.ndarray, right: np.ndarray, pairs: np.ndarray) -> bool:
+    """:func:`_pair_valid` through a direct-mapped memo of ``key << 1 | valid`` words (one int64
+    write per entry, so threads sharing the memo can only miss, never read a torn entry)."""
+    key = (np.int64(a) << _PAIR_SHIFT) | b
+    slot = _slot(key, len(memo) - 1)
+    e = memo[slot]
+    if (e >> 1) == key:
+        return (e & 1) == 1
+    ok = _pair_valid(a, b, left, right, pairs)
+    memo[slot] = (key << 1) | (1 if ok else 0)
+    return ok
+
+
+@kernel
+def _longest(data: np.ndarray, pos: int, end: int, max_len: int, root: np.ndarray, trie: np.ndarray,
+             term: np.ndarray) -> int:
     """Id of the longest reachable token equal to ``data[pos:q]``, ``q <= end`` (a single byte
     always is one). O(longest match)."""
     node = root[data[pos]]
@@ -114,7 +128,7 @@ def _longest(data: np.ndarray, pos: int, end: int, max_len: int, root: np.ndarra
     q = pos + 1
     stop = min(end, pos + max_len)
     while q < stop:
-        node = _get(tkeys, tvals, (np.int64(node) << 8) | data[q])
+        node = _get(trie, (np.int64(node) << 8) | data[q], _NODE_BITS)
         if node < 0:
             break
         if term[node] >= 0:
@@ -126,8 +140,8 @@ def _longest(data: np.ndarray, pos: int, end: int, max_len: int, root: np.ndarra
 @kernel
 def _encode(data: np.ndarray, cbs: np.ndarray, starts: np.ndarray, ends: np.ndarray, want_offsets: bool,
             tok_len: np.ndarray, next_prefix: np.ndarray, left: np.ndarray, right: np.ndarray,
-            root: np.ndarray, tkeys: np.ndarray, tvals: np.ndarray, term: np.ndarray, pkeys: np.ndarray,
-            pvals: np.ndarray, max_len: int, out_ids: np.ndarray, out_starts: np.ndarray,
+            root: np.ndarray, trie: np.ndarray, term: np.ndarray, pairs: np.ndarray, memo: np.ndarray,
+            max_len: int, out_ids: np.ndarray, out_starts: np.ndarray,
             out_ends: np.ndarray) -> int:
     """Encode pieces ``[cbs[starts[p]], cbs[ends[p]])`` of ``data`` (pieces in order, contiguous
     when offsets are wanted); ``cbs[c]`` is the first byte of character ``c``. Writes ids (and
@@ -142,17 +156,17 @@ def _encode(data: np.ndarray, cbs: np.ndarray, starts: np.ndarray, ends: np.ndar
             continue
         base = count
         pos = b0
-        cand = _longest(data, pos, b1, max_len, root, tkeys, tvals, term)
+        cand = _longest(data, pos, b1, max_len, root, trie, term)
         while True:
             stop = pos + tok_len[cand]
-            if alive[stop] and (count == base or _pair_valid(out_ids[count - 1], cand, left, right,
-                                                             pkeys, pvals)):
+            if alive[stop] and (count == base or _valid(out_ids[count - 1], cand, memo, left, right,
+                                                        pairs)):
                 out_ids[count] = cand
                 count += 1
                 pos = stop
                 if pos == b1:
                     break
-                cand = _longest(data, pos, b1, max_len, root, tkeys, tvals, term)
+                cand = _longest(data, pos, b1, max_len, root, trie, term)
                 continue
             cand = next_prefix[cand]
             while cand < 0:  # nothing left at pos: pos is no boundary; back up one token
@@ -212,13 +226,11 @@ def utf8_of_code_points(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return data[:size], cbs
 
 
-def _hash_table(keys: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    size = 1 << max(4, int(2 * len(keys)).bit_length())
-    table_keys = np.full(size, -1, dtype=np.int64)
-    table_vals = np.full(size, -1, dtype=np.int64)
+def _hash_table(keys: np.ndarray, vals: np.ndarray, vbits: int) -> np.ndarray:
+    table = np.full(1 << max(4, int(2 * len(keys)).bit_length()), -1, dtype=np.int64)
     with np.errstate(over="ignore"):
-        _fill_table(keys, vals, table_keys, table_vals)
-    return table_keys, table_vals
+        _fill_table(keys, vals, vbits, table)
+    return table
 
 
 class CompiledBPE:
@@ -233,10 +245,11 @@ class CompiledBPE:
         self.arrays = dict(arrays)
         a = self.arrays
         self.max_len = int(a["max_len"][0])
-        self.tkeys, self.tvals = _hash_table(a["edge_keys"], a["edge_vals"])
-        self.pkeys, self.pvals = _hash_table(a["pair_keys"], a["pair_vals"])
+        self.trie = _hash_table(a["edge_keys"], a["edge_vals"], _NODE_BITS)
+        self.pairs = _hash_table(a["pair_keys"], a["pair_vals"], _PAIR_SHIFT)
+        self.memo = np.full(1 << 16, -1, dtype=np.int64)  # pair validity, shared by all calls
         self._tables = (a["tok_len"], a["next_prefix"], a["split_left"], a["split_right"], a["root"],
-                        self.tkeys, self.tvals, a["term"], self.pkeys, self.pvals, self.max_len)
+                        self.trie, a["term"], self.pairs, self.memo, self.max_len)
 
     # -- build -----------------------------------------------------------------------------------
 
@@ -317,6 +330,8 @@ def _arrays_of(bpe: BacktrackBPE) -> dict[str, np.ndarray]:
     size = len(bpe.tokens)
     if size >= 1 << _PAIR_SHIFT:
         raise UnsupportedComponentError(f"vocabulary of {size} ids: the compiled BPE takes ids < 2**20")
+    if len(bpe._term) >= 1 << _NODE_BITS:
+        raise UnsupportedComponentError(f"trie of {len(bpe._term)} nodes: the compiled BPE takes < 2**24")
     i64 = np.int64
     edges = bpe._edges
     root = np.full(256, -1, dtype=i64)
