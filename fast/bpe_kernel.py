@@ -13,8 +13,10 @@ Arrays (built once per vocabulary from :class:`BacktrackBPE`'s tables, cached on
 ``$TOKSPEC_CACHE/bpe`` keyed by the vocabulary's sha256 and this code's sources):
 
 - ``tok_len``, ``next_prefix``, ``split_left``, ``split_right``: per token id, as in ``BacktrackBPE``.
-- the byte trie over reachable tokens: ``root[byte]`` (the first level, dense), and an open-addressing
-  hash table ``(node << 8 | byte) -> child`` for the others; ``term[node]`` is the token ending there.
+- the byte trie over reachable tokens, its nodes numbered so that a node where a token ends has
+  that token's id (the others get ids from ``len(tok_len)`` on): levels 1 and 2 dense in ``root``
+  (256 + 65536 entries), deeper edges in an open-addressing hash table ``(node << 8 | byte) ->
+  child``. Every lookup is one memory access in the common case.
 - the pair table: ``(a << 20 | b) -> id of bytes(a) + bytes(b)`` for every token that splits into
   two tokens (what ``BacktrackBPE._pair_valid`` asks ``ranks`` for).
 
@@ -120,19 +122,28 @@ def _valid(a: int, b: int, memo: np.ndarray, left: np.ndarray, right: np.ndarray
 
 @kernel
 def _longest(data: np.ndarray, pos: int, end: int, max_len: int, root: np.ndarray, trie: np.ndarray,
-             term: np.ndarray) -> int:
+             n_ids: int) -> int:
     """Id of the longest reachable token equal to ``data[pos:q]``, ``q <= end`` (a single byte
-    always is one). O(longest match)."""
-    node = root[data[pos]]
-    best = term[node]
-    q = pos + 1
+    always is one). Trie nodes where a token ends carry that token's id (other nodes: ids >=
+    ``n_ids``); the first two levels are dense (``root``: 256 + 65536 nodes), the rest hashed.
+    O(longest match)."""
+    first = data[pos]
+    best = root[first]
     stop = min(end, pos + max_len)
+    if pos + 1 >= stop:
+        return best
+    node = root[256 + ((np.int64(first) << 8) | data[pos + 1])]
+    if node < 0:
+        return best
+    if node < n_ids:
+        best = node
+    q = pos + 2
     while q < stop:
         node = _get(trie, (np.int64(node) << 8) | data[q], _NODE_BITS)
         if node < 0:
             break
-        if term[node] >= 0:
-            best = term[node]
+        if node < n_ids:
+            best = node
         q += 1
     return best
 
@@ -140,8 +151,8 @@ def _longest(data: np.ndarray, pos: int, end: int, max_len: int, root: np.ndarra
 @kernel
 def _encode(data: np.ndarray, cbs: np.ndarray, starts: np.ndarray, ends: np.ndarray, want_offsets: bool,
             tok_len: np.ndarray, next_prefix: np.ndarray, left: np.ndarray, right: np.ndarray,
-            root: np.ndarray, trie: np.ndarray, term: np.ndarray, pairs: np.ndarray, memo: np.ndarray,
-            max_len: int, out_ids: np.ndarray, out_starts: np.ndarray,
+            root: np.ndarray, trie: np.ndarray, pairs: np.ndarray, memo: np.ndarray, max_len: int,
+            out_ids: np.ndarray, out_starts: np.ndarray,
             out_ends: np.ndarray) -> int:
     """Encode pieces ``[cbs[starts[p]], cbs[ends[p]])`` of ``data`` (pieces in order, contiguous
     when offsets are wanted); ``cbs[c]`` is the first byte of character ``c``. Writes ids (and
@@ -156,7 +167,7 @@ def _encode(data: np.ndarray, cbs: np.ndarray, starts: np.ndarray, ends: np.ndar
             continue
         base = count
         pos = b0
-        cand = _longest(data, pos, b1, max_len, root, trie, term)
+        cand = _longest(data, pos, b1, max_len, root, trie, len(tok_len))
         while True:
             stop = pos + tok_len[cand]
             if alive[stop] and (count == base or _valid(out_ids[count - 1], cand, memo, left, right,
@@ -166,7 +177,7 @@ def _encode(data: np.ndarray, cbs: np.ndarray, starts: np.ndarray, ends: np.ndar
                 pos = stop
                 if pos == b1:
                     break
-                cand = _longest(data, pos, b1, max_len, root, trie, term)
+                cand = _longest(data, pos, b1, max_len, root, trie, len(tok_len))
                 continue
             cand = next_prefix[cand]
             while cand < 0:  # nothing left at pos: pos is no boundary; back up one token
@@ -247,9 +258,9 @@ class CompiledBPE:
         self.max_len = int(a["max_len"][0])
         self.trie = _hash_table(a["edge_keys"], a["edge_vals"], _NODE_BITS)
         self.pairs = _hash_table(a["pair_keys"], a["pair_vals"], _PAIR_SHIFT)
-        self.memo = np.full(1 << 16, -1, dtype=np.int64)  # pair validity, shared by all calls
+        self.memo = np.full(1 << 18, -1, dtype=np.int64)  # pair validity, shared by all calls
         self._tables = (a["tok_len"], a["next_prefix"], a["split_left"], a["split_right"], a["root"],
-                        self.trie, a["term"], self.pairs, self.memo, self.max_len)
+                        self.trie, self.pairs, self.memo, self.max_len)
 
     # -- build -----------------------------------------------------------------------------------
 
@@ -330,14 +341,32 @@ def _arrays_of(bpe: BacktrackBPE) -> dict[str, np.ndarray]:
     size = len(bpe.tokens)
     if size >= 1 << _PAIR_SHIFT:
         raise UnsupportedComponentError(f"vocabulary of {size} ids: the compiled BPE takes ids < 2**20")
-    if len(bpe._term) >= 1 << _NODE_BITS:
-        raise UnsupportedComponentError(f"trie of {len(bpe._term)} nodes: the compiled BPE takes < 2**24")
-    i64 = np.int64
-    edges = bpe._edges
-    root = np.full(256, -1, dtype=i64)
+    if size + len(bpe._term) >= 1 << _NODE_BITS:
+        raise UnsupportedComponentError(f"trie of {len(bpe._term)} nodes: the compiled BPE takes < 2**24 ids")
+    i64, i32 = np.int64, np.int32  # per-id arrays in int32: half the cache footprint
+    edges, term = bpe._edges, bpe._term
+    renum = np.empty(len(term), dtype=i64)  # token-end nodes take their token's id
+    extra = size
+    for node, tid in enumerate(term):
+        if tid >= 0:
+            renum[node] = tid
+        else:
+            renum[node], extra = extra, extra + 1
+    root = np.full(256 + 65536, -1, dtype=i64)  # levels 1 and 2 of the trie, dense
+    level1 = {}
     for key, child in edges.items():
         if key < 256:
-            root[key] = child
+            root[key] = renum[child]
+            level1[child] = key
+    deep_keys, deep_vals = [], []
+    for key, child in edges.items():
+        parent = key >> 8
+        first = level1.get(parent)
+        if first is not None:
+            root[256 + (first << 8 | (key & 0xFF))] = renum[child]
+        elif parent != 0:
+            deep_keys.append(int(renum[parent]) << 8 | (key & 0xFF))
+            deep_vals.append(int(renum[child]))
     pair_keys, pair_vals = [], []
     ranks = bpe.ranks
     for tid, tok in enumerate(bpe.tokens):
@@ -349,14 +378,13 @@ def _arrays_of(bpe: BacktrackBPE) -> dict[str, np.ndarray]:
     lens = np.array([len(t) for t in bpe.tokens], dtype=i64)
     return {
         "max_len": np.array([bpe.max_len], dtype=i64),
-        "tok_len": lens,
-        "next_prefix": np.array(bpe.next_prefix, dtype=i64),
-        "split_left": np.array(bpe.split_left, dtype=i64),
-        "split_right": np.array(bpe.split_right, dtype=i64),
-        "root": root,
-        "edge_keys": np.fromiter(edges.keys(), dtype=i64, count=len(edges)),
-        "edge_vals": np.fromiter(edges.values(), dtype=i64, count=len(edges)),
-        "term": np.array(bpe._term, dtype=i64),
+        "tok_len": lens.astype(i32),
+        "next_prefix": np.array(bpe.next_prefix, dtype=i32),
+        "split_left": np.array(bpe.split_left, dtype=i32),
+        "split_right": np.array(bpe.split_right, dtype=i32),
+        "root": root.astype(i32),
+        "edge_keys": np.array(deep_keys, dtype=i64),
+        "edge_vals": np.array(deep_vals, dtype=i64),
         "pair_keys": np.array(pair_keys, dtype=i64),
         "pair_vals": np.array(pair_vals, dtype=i64),
         "tok_bytes": np.frombuffer(b"".join(bpe.tokens), dtype=np.uint8).copy(),
