@@ -151,15 +151,14 @@ def _longest(data: np.ndarray, pos: int, end: int, max_len: int, root: np.ndarra
 @kernel
 def _encode(data: np.ndarray, cbs: np.ndarray, starts: np.ndarray, ends: np.ndarray, want_offsets: bool,
             tok_len: np.ndarray, next_prefix: np.ndarray, left: np.ndarray, right: np.ndarray,
-            root: np.ndarray, trie: np.ndarray, pairs: np.ndarray, memo: np.ndarray, max_len: int,
-            out_ids: np.ndarray, out_starts: np.ndarray,
-            out_ends: np.ndarray) -> int:
+            root: np.ndarray, trie: np.ndarray, pairs: np.ndarray, memo: np.ndarray,
+            max_len: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Encode pieces ``[cbs[starts[p]], cbs[ends[p]])`` of ``data`` (pieces in order, contiguous
-    when offsets are wanted); ``cbs[c]`` is the first byte of character ``c``. Writes ids (and
-    character offsets) from index 0; returns the token count."""
+    when offsets are wanted); ``cbs[c]`` is the first byte of character ``c``. Returns ids and,
+    if wanted, character offsets (else two empty arrays), int64, exactly as long as the encoding."""
     alive = np.ones(len(data) + 1, dtype=np.uint8)  # alive[p] == 0: p proven not a boundary
+    out_ids = np.empty(len(data), dtype=np.int32)   # at most one token per byte
     count = 0
-    char = 0  # offsets: the character containing the current token's first byte
     for p in range(len(starts)):
         b0 = cbs[starts[p]]
         b1 = cbs[ends[p]]
@@ -186,17 +185,22 @@ def _encode(data: np.ndarray, cbs: np.ndarray, starts: np.ndarray, ends: np.ndar
                 last = out_ids[count]
                 pos -= tok_len[last]
                 cand = next_prefix[last]
-        if want_offsets:
-            pos = b0
-            for t in range(base, count):
-                while cbs[char + 1] <= pos:
-                    char += 1
-                out_starts[t] = char
-                pos += tok_len[out_ids[t]]
-                while cbs[char + 1] <= pos - 1:
-                    char += 1
-                out_ends[t] = char + 1
-    return count
+    ids = out_ids[:count].astype(np.int64)
+    if not want_offsets or count == 0:
+        return ids, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    out_starts = np.empty(count, dtype=np.int64)
+    out_ends = np.empty(count, dtype=np.int64)
+    char = 0  # the character containing the current token's first byte
+    pos = cbs[starts[0]]
+    for t in range(count):
+        while cbs[char + 1] <= pos:
+            char += 1
+        out_starts[t] = char
+        pos += tok_len[ids[t]]
+        while cbs[char + 1] <= pos - 1:
+            char += 1
+        out_ends[t] = char + 1
+    return ids, out_starts, out_ends
 
 
 @kernel
@@ -309,12 +313,10 @@ class CompiledBPE:
         """Ids of the pieces ``data[bounds[k]:bounds[k+1]]``, concatenated (int64 array)."""
         buf = np.frombuffer(data, dtype=np.uint8)
         bounds = np.asarray(bounds, dtype=np.int64)
-        ids = np.empty(len(buf), dtype=np.int64)
-        none = np.empty(0, dtype=np.int64)
         with np.errstate(over="ignore"):
-            count = _encode(buf, bounds, np.arange(len(bounds) - 1), np.arange(1, len(bounds)), False,
-                            *self._tables, ids, none, none)
-        return ids[:count]
+            ids, _, _ = _encode(buf, bounds, np.arange(len(bounds) - 1), np.arange(1, len(bounds)), False,
+                                *self._tables)
+        return ids  # type: ignore[no-any-return]
 
     def encode_bytes(self, data: bytes) -> np.ndarray:
         """Ids of ``data`` as one piece (no pretokenization)."""
@@ -324,11 +326,9 @@ class CompiledBPE:
         """Ids and character offsets of the text with code points ``cps`` pretokenized as
         ``[starts[k], ends[k])`` (contiguous spans covering it)."""
         data, cbs = utf8_of_code_points(cps)
-        ids = np.empty(len(data), dtype=np.int64)
-        out_starts, out_ends = np.empty(len(data), dtype=np.int64), np.empty(len(data), dtype=np.int64)
         with np.errstate(over="ignore"):
-            count = _encode(data, cbs, starts, ends, True, *self._tables, ids, out_starts, out_ends)
-        return EncodingArrays(ids[:count].copy(), out_starts[:count].copy(), out_ends[:count].copy())
+            ids, out_starts, out_ends = _encode(data, cbs, starts, ends, True, *self._tables)
+        return EncodingArrays(ids, out_starts, out_ends)
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of token ``token_id``."""
