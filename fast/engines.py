@@ -5,8 +5,8 @@ name                               engine
 =================================  ===============================================================
 ``fast:cl100k_base``               Peek2 (cl100k) + compiled backtracking BPE
 ``fast:o200k_base``                Peek2 (o200k) + compiled backtracking BPE
-``fast:qwen``                      Peek2 (qwen2) + backtracking BPE, Qwen ranks (no NFC)
-``fast:PATH.tiktoken[.gz]``        Peek2 (cl100k) + backtracking BPE on that rank file (as
+``fast:qwen``                      Peek2 (qwen2) + compiled backtracking BPE, Qwen ranks (no NFC)
+``fast:PATH.tiktoken[.gz]``        Peek2 (cl100k) + compiled backtracking BPE on that rank file (as
                                    ``reference:PATH.tiktoken``)
 ``fast:mon-unigram``               double-array-trie Viterbi on the named Unigram tokenizer.json
 ``fast:PATH.json`` / ``.model``    double-array-trie Viterbi on a Unigram tokenizer.json / spm model
@@ -14,8 +14,11 @@ name                               engine
                                    o200k_base, llama3, qwen2; diff against ``pretok:P``
 =================================  ===============================================================
 
-Engines here use the tokspec core only (never tokspec.reference or tokspec.spec). Special tokens
-are ordinary text. Out of scope: BPE tokenizer.json files (see tokspec.reference.bpe_hf).
+The ``fast:`` BPE and ``peek2:`` engines implement ``_encode_arrays`` on compiled kernels
+(``tokspec.fast.pretok_peek2``, ``tokspec.fast.bpe_kernel``; numba, GIL released, so threads run
+them in parallel); ``tokspec.fast.interpreted`` gives the same engines with the kernels as plain
+Python. Engines here use the tokspec core only (never tokspec.reference or tokspec.spec). Special
+tokens are ordinary text. Out of scope: BPE tokenizer.json files (see tokspec.reference.bpe_hf).
 """
 
 from __future__ import annotations
