@@ -204,17 +204,18 @@ class HfAlign:
         """Does character ``j`` merge with ``text[s:j]`` under the normalizer?"""
         return self._normalize(text[s:j + 1]) != self._normalize(text[s:j]) + self._normalize(text[j])
 
-
     # --- bulk forms ------------------------------------------------------------------------------
 
     def _empty_inserted_arrays(self, text: str, ids: np.ndarray, starts: np.ndarray,
                                ends: np.ndarray) -> None:
         """:meth:`_empty_inserted` in place on arrays: only mark-only tokens are looked at."""
-        for k in np.flatnonzero(self._marks_only[ids]).tolist():
-            s, e = int(starts[k]), int(ends[k])
+        cand = np.flatnonzero(self._marks_only[ids])
+        emptied = []
+        for k, s, e in zip(cand.tolist(), starts[cand].tolist(), ends[cand].tolist()):
             surface = _memo_get(self._memo_surface, text[s:e], self._surface)
             if " " not in surface and METASPACE not in surface:
-                ends[k] = s
+                emptied.append(k)
+        ends[emptied] = starts[emptied]
 
     def _split_byte_runs_arrays(self, text: str, ids: np.ndarray, starts: np.ndarray,
                                 ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
