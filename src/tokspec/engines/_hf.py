@@ -160,10 +160,11 @@ class HfEngine(HfAlign, HfReorder, Encoder):
         raw_ids = enc.ids
         ids = np.fromiter(raw_ids, dtype=np.int64, count=len(raw_ids))
         starts, ends = _span_arrays(enc.offsets)
+        bval, marks = self._token_kinds(ids, lambda: enc.tokens)
         if self._inserted_marks:
-            self._empty_inserted_arrays(text, ids, starts, ends)
+            self._empty_inserted_arrays(text, marks, starts, ends)
         if self._byte_fallback:
-            starts, ends = self._split_byte_runs_arrays(text, ids, starts, ends)
+            starts, ends = self._split_byte_runs_arrays(text, bval, starts, ends)
         if self.library_tokenizer.normalizer is not None:
             self._absorb_composed_arrays(text, starts, ends)
             if self._text_pieces and self._has_nonstarter(text):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -206,10 +207,26 @@ class HfAlign:
 
     # --- bulk forms ------------------------------------------------------------------------------
 
-    def _empty_inserted_arrays(self, text: str, ids: np.ndarray, starts: np.ndarray,
+    def _token_kinds(self, ids: np.ndarray, tokens: Callable[[], list[str]]) -> tuple[np.ndarray, np.ndarray]:
+        """Per token: the byte of a byte-fallback token (-1 for others) and whether it is made only
+        of an inserted-space mark, as the per-token path decides them from HF's token strings. By
+        id, except for unknown tokens, whose string is the text they cover (Unigram): those are
+        read from ``tokens()`` (called only when an unknown token is present). O(tokens)."""
+        bval, marks = self._byte_of_id[ids], self._marks_only[ids]
+        unk = getattr(self, "_unk_id", None)
+        if unk is not None and 0 <= unk and (ids == unk).any():
+            strings = tokens()
+            for k in np.flatnonzero(ids == unk).tolist():
+                m = BYTE_TOKEN.match(strings[k])
+                bval[k] = int(m.group(1), 16) if m else -1
+                tok = strings[k]
+                marks[k] = bool(tok) and len(set(tok)) == 1 and tok[0] in self._inserted_marks
+        return bval, marks
+
+    def _empty_inserted_arrays(self, text: str, marks: np.ndarray, starts: np.ndarray,
                                ends: np.ndarray) -> None:
         """:meth:`_empty_inserted` in place on arrays: only mark-only tokens are looked at."""
-        cand = np.flatnonzero(self._marks_only[ids])
+        cand = np.flatnonzero(marks)
         emptied = []
         for k, s, e in zip(cand.tolist(), starts[cand].tolist(), ends[cand].tolist()):
             surface = _memo_get(self._memo_surface, text[s:e], self._surface)
@@ -217,11 +234,10 @@ class HfAlign:
                 emptied.append(k)
         ends[emptied] = starts[emptied]
 
-    def _split_byte_runs_arrays(self, text: str, ids: np.ndarray, starts: np.ndarray,
+    def _split_byte_runs_arrays(self, text: str, bval: np.ndarray, starts: np.ndarray,
                                 ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`_split_byte_runs` on arrays: runs over characters the normalizer leaves as they
         are are split by the compiled ``split_byte_runs``; the others by ``_byte_owners``."""
-        bval = self._byte_of_id[ids]
         if not (bval >= 0).any():
             return starts, ends
         cps = code_points(text)
