@@ -44,12 +44,12 @@ def corpus() -> list[str]:
 
 
 def english_like(n_bytes: int) -> str:
-    from tokspec.bench.fast import english
+    from tokspec.app.bench.fast import english
     return english(n_bytes)
 
 
 def chinese_like(n_bytes: int) -> str:
-    from tokspec.bench.fast import chinese_like as cl
+    from tokspec.app.bench.fast import chinese_like as cl
     return cl(n_bytes)
 
 

@@ -191,6 +191,9 @@ class Encoder(ABC):
     ``_encode_arrays`` and gets ``encode`` from it; an engine that builds tuples implements
     ``_encode`` and gets ``encode_arrays`` by conversion.
 
+    ``encode_batch_arrays(texts)`` encodes several texts (default: a loop; engines with a batch
+    API, e.g. HF's ``encode_batch``, override ``_encode_batch_arrays``).
+
     ``token_piece(id)`` gives a readable surface for reports (default: the id); engines with a
     vocabulary override it.
     """
