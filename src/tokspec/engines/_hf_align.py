@@ -258,14 +258,18 @@ class HfAlign:
         n = len(text)
         covered, last_by_end = coverage(starts, ends, n)
         cand = np.flatnonzero((last_by_end[:n] >= 0) & ~covered[:n])
+        memo = self._memo_combines
         grown: dict[int, int] = {}
-        for a in cand.tolist():
-            s, j = int(starts[last_by_end[a]]), a
-            while j < n and not covered[j] and _memo_get(self._memo_combines, text[s:j + 1],
-                                                         self._combines_str):
+        for a, s in zip(cand.tolist(), starts[last_by_end[cand]].tolist()):
+            first = memo.get(text[s:a + 1])  # the first step of the loop below, memoized inline
+            if first is None:
+                first = _memo_get(memo, text[s:a + 1], self._combines_str)
+            if not first:
+                continue
+            j = a + 1
+            while j < n and not covered[j] and _memo_get(memo, text[s:j + 1], self._combines_str):
                 j += 1
-            if j > a:
-                grown[a] = j
+            grown[a] = j
         if grown:
             for k in np.flatnonzero(np.isin(ends, list(grown)) & (starts < ends)).tolist():
                 a = int(ends[k])
