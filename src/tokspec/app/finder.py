@@ -9,8 +9,8 @@ text sources of :mod:`tokspec.app.search`, alternating them in slices, until a b
   until ``seconds``; how many texts each source gives depends on machine speed;
 - *counted slices* (``slice_inputs=N``, the plugin): ``N // source.cost`` texts per source and turn
   (a source ten times as slow per text gets a tenth of the texts, as time slices give it), until
-  ``max_inputs`` texts were compared. Every source is seeded, so the same code and seed compare the
-  same texts in the same order on any machine: the verdict is reproducible. ``seconds`` stays an
+  ``max_inputs`` texts were compared. Every source is seeded, so the same code, seed and machine
+  setup compare the same texts in the same order at any speed: the verdict is reproducible. ``seconds`` stays an
   upper bound; :attr:`SearchOutcome.cut_by_time` says when it, not the count, ended the search.
 
 :func:`replay_texts` is what the plugin replays before searching: stored findings and tokspec's
@@ -140,6 +140,9 @@ class Finder:
 
 @dataclass(frozen=True)
 class SearchOutcome:
+    """Texts compared by one :func:`run_search`, its wall time, and whether ``seconds`` (not the
+    count or a finding) ended it while a count budget was set."""
+
     inputs: int
     seconds: float
     cut_by_time: bool
@@ -181,11 +184,13 @@ def run_search(finder: Finder, sources: list[Any], *, seconds: float, max_inputs
 
 
 def _corpora() -> Path | None:
-    """tokspec's own ``corpora/`` folder (a source checkout), or None (an installed wheel has none)."""
-    import tokspec.fuzz
+    """tokspec's ``corpora/`` folder (:func:`tokspec._paths.corpora_dir`: ``$TOKSPEC_CORPORA``, a
+    source checkout, or ``./corpora``), or None when there is none. A ``./corpora`` that is not
+    tokspec's (no ``diff/`` and ``fuzz/`` inside) is left alone: a user project may have its own."""
+    from tokspec._paths import corpora_dir
 
-    root = Path(tokspec.fuzz.__file__).resolve().parents[1] / "corpora"
-    return root if root.is_dir() else None
+    root = corpora_dir()
+    return root if (root / "diff").is_dir() and (root / "fuzz").is_dir() else None
 
 
 def _stored_texts(root: Path) -> list[str]:

@@ -11,13 +11,16 @@ Plain functions (import them; no plugin registration needed)::
         check_against(MyEngine(), "tiktoken:cl100k_base")   # the search of `tokspec diff --fuzz`
 
 :func:`check_against` searches with the machinery of ``tokspec diff --fuzz`` (:mod:`tokspec.app.finder`):
-it replays tokspec's stored findings, its conformance corpus and two long documents made of it, then
+it replays tokspec's stored findings (``corpora/`` of a source checkout, or ``$TOKSPEC_CORPORA``),
+its conformance corpus and two long documents made of it, then
 draws texts from the fuzz sources (corpus generators, adversarial repetitions, vocabulary-aware text
 over the second engine's token surfaces, the Unicode-category strategies of
 :mod:`tokspec.fuzz.strategies`) in counted slices, until ``max_examples`` texts were compared.
-It is deterministic: the same code and seed compare the same texts, so a verdict does not change
-from run to run or machine to machine. ``max_seconds`` is only an upper bound (a search it cuts
-short warns with :class:`SearchCutShort`, since the verdict then depends on machine speed).
+It is deterministic: the same code, seed and machine setup compare the same texts, so a verdict
+does not change from run to run, nor with machine speed (the conformance corpus includes chunks of
+the local Python standard library and /usr/share text files, so another Python or OS image may
+differ). ``max_seconds`` is only an upper bound (a search it cuts short warns with
+:class:`SearchCutShort`, since the verdict then depends on machine speed).
 
 Settings, first found wins: the keyword; the pytest option (``--tokspec-seed``,
 ``--tokspec-budget``, ``--tokspec-max-seconds``, ``--tokspec-reports``); the environment
