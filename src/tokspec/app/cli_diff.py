@@ -3,8 +3,12 @@
 File mode: ``tokspec diff A B --inputs FILE [--json] [--report DIR] [--minimize]``.
 Fuzz mode: ``tokspec diff A B --fuzz --time SECONDS [--seed N] [--save-corpus DIR]``.
 
-Inputs file format: see :mod:`tokspec.app.inputs`. Exit codes: 0 every input agrees; 1 at least one disagreement or engine fault; 2 usage or setup
-error (one line on stderr). Every disagreement is saved as a counterexample record (see
+Inputs file format: see :mod:`tokspec.app.inputs`. Exit codes: 0 every input agrees; 1 at least
+one disagreement or engine fault; 2 usage or setup error (one line on stderr), including "nothing
+compared" (an empty inputs file: zero inputs compared is not agreement). Options are checked
+before any engine loads: ``--time``/``--shrink-time`` finite > 0, ``--show``/``--window`` >= 0,
+``--max-findings``/``--workers`` >= 1, ``--report``/``--save-corpus`` a writable folder or creatable as one.
+Everything printed that an engine supplied is escaped (:mod:`tokspec._escape`). Every disagreement is saved as a counterexample record (see
 :mod:`tokspec.diff`) in ``--report DIR`` (default ``tokspec-reports/``). ``--json`` prints exactly
 one summary object on stdout whose ``"counterexamples"`` is the list of record *paths*.
 Progress (rate, inputs done, findings) goes to stderr once a run has taken more than two seconds.
@@ -32,7 +36,6 @@ Out of scope: Ray (the executor interface of :mod:`tokspec.app.executors` leaves
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import queue
 import sys
@@ -43,6 +46,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from tokspec._escape import dumps, escape
+from tokspec.app._checks import ArgumentError, at_least, check_output_dir, positive_seconds
 from tokspec.app.diff_tasks import (DiffJob, Finding, FuzzParams, close_engines, diff_batch, engines_for,
                                     fuzz_loop, fuzz_process)
 from tokspec.app.executors import make_executor, usable_cores
@@ -161,7 +166,7 @@ def _report(where: str, name: str, record: dict[str, Any], display: str, args: a
         results.counterexamples.append(str(path))
     if not args.json and len(results.counterexamples) <= args.show:
         print(f"--- {where}: {display}", file=out)
-        print(f"  record: {path}", file=out)
+        print(f"  record: {escape(path)}", file=out)
 
 
 # ----------------------------------------------------------------------------- file mode
@@ -265,13 +270,10 @@ def _fuzz_parallel(params: FuzzParams, args: argparse.Namespace, found: _Finding
 
 
 def _run_fuzz(args: argparse.Namespace, results: _Results, out: TextIO, err: TextIO | None) -> None:
-    if args.time <= 0 or args.max_findings < 1 or args.shrink_time <= 0:
-        raise TokspecError(f"--time and --shrink-time must be > 0 and --max-findings >= 1, got "
-                           f"time={args.time!r}, shrink_time={args.shrink_time!r}, "
-                           f"max_findings={args.max_findings!r}")
     if args.scheduler:
         raise TokspecError("--scheduler works with --inputs; fuzz mode uses --workers on this machine")
-    params = FuzzParams(args.a, args.b, time.time() + args.time, args.shrink_time, args.report, args.save_corpus, args.window)
+    params = FuzzParams(args.a, args.b, time.time() + args.time, args.max_findings, args.shrink_time, args.report,
+                        args.save_corpus, args.window)
     found = _Findings(args, results, out)
     progress = _Progress(err, "fuzz")
     if args.workers > 1:
@@ -288,15 +290,28 @@ def _run_fuzz(args: argparse.Namespace, results: _Results, out: TextIO, err: Tex
 # ----------------------------------------------------------------------------- entry points
 
 
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Refuse option values that cannot work (module docstring), before any engine loads."""
+    positive_seconds(args.time, "--time")
+    positive_seconds(args.shrink_time, "--shrink-time")
+    at_least(args.max_findings, 1, "--max-findings")
+    at_least(args.show, 0, "--show")
+    at_least(args.window, 0, "--window")
+    at_least(args.workers, 1, "--workers")
+    check_output_dir(args.report, "--report")
+    if args.save_corpus:
+        check_output_dir(args.save_corpus, "--save-corpus")
+
+
 def _print_summary(results: _Results, args: argparse.Namespace, out: TextIO) -> None:
     if args.json:
-        print(json.dumps(results.summary(), ensure_ascii=False), file=out)
+        print(dumps(results.summary()), file=out)
         return
     hidden = len(results.counterexamples) - args.show
     if hidden > 0:
         print(f"... {hidden} more counterexample records not shown", file=out)
-    names = " vs ".join(e["name"] for e in results.engines)
-    verdict = "all agree" if results.disagreed == 0 else f"records in {args.report}/"
+    names = escape(" vs ".join(e["name"] for e in results.engines))
+    verdict = "all agree" if results.disagreed == 0 else f"records in {escape(args.report)}/"
     print(f"{names}: {results.inputs} inputs, {results.agreed} agreed, {results.disagreed} disagreed "
           f"({results.faults} engine faults) in {results.seconds:.1f}s; {verdict}", file=out)
 
@@ -309,16 +324,20 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | No
         args.workers = usable_cores()
     args.scheduler = getattr(args, "scheduler", None)
     try:
-        if args.workers < 1:
-            raise TokspecError(f"--workers must be >= 1, got {args.workers}")
+        _check_arguments(args)
         a, b = engines_for(args.a, args.b)  # setup errors first, whatever the executor
         results = _Results([asdict(a.info), asdict(b.info)], "fuzz" if args.fuzz else "file")
         start = time.monotonic()
         (_run_fuzz if args.fuzz else _run_file)(args, results, out, None if args.quiet else err)
         results.seconds = time.monotonic() - start
+        if results.inputs == 0:
+            source = "no text was generated within --time" if args.fuzz else \
+                f"the inputs file {args.inputs!r} holds no input"
+            raise ArgumentError(f"nothing compared: {source} (zero inputs compared is not agreement)")
+    except BrokenPipeError:
+        raise  # stdout closed early: tokspec.app.cli.main ends quietly
     except (TokspecError, OSError) as exc:
-        message = str(exc).replace("\n", " ")
-        print(f"tokspec diff: error: {message}", file=err)
+        print(f"tokspec diff: error: {escape(exc)}", file=err)
         return 2
     finally:
         close_engines()

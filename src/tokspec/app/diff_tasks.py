@@ -25,15 +25,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tokspec._registry import load_engine
 from tokspec._types import Encoder
-from tokspec.diff import (Comparison, check_pair, compare, format_comparison, make_record, record_name,
-                          reproduce_command)
+from tokspec.app._checks import load_engine_checked
+from tokspec.app.finder import Finder, finding_key, minimized, run_search
+from tokspec.diff import Comparison, check_pair, compare, format_comparison, make_record, record_name, reproduce_command
 from tokspec.errors import TokspecError
-from tokspec.minimize import minimize_text
 
 __all__ = ["DiffJob", "FuzzParams", "Finding", "engines_for", "close_engines", "diff_batch", "fuzz_loop",
-           "finding_key", "load", "fuzz_process"]
+           "load", "fuzz_process"]
 
 
 class WorkerSetupError(TokspecError):
@@ -41,12 +40,8 @@ class WorkerSetupError(TokspecError):
 
 
 def load(name: str) -> Encoder:
-    try:
-        return load_engine(name)
-    except TokspecError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a broken provider must still give one line, exit 2
-        raise TokspecError(f"cannot load engine {name!r}: {type(exc).__name__}: {exc}") from None
+    """The engine ``name``; any failure to load is one TokspecError line."""
+    return load_engine_checked(name)
 
 
 _local = threading.local()
@@ -77,43 +72,6 @@ def close_engines() -> None:
 
 
 atexit.register(close_engines)
-
-
-def _signature(c: Comparison) -> tuple[Any, ...]:
-    """What must stay the same while shrinking: the classification and which side faulted."""
-    return (c.classification, c.a.fault is None, c.b.fault is None)
-
-
-def finding_key(c: Comparison) -> tuple[Any, ...]:
-    """When two fuzz findings count as one: equal minimized texts, or faults with the same messages.
-
-    Fault messages are compared with the input text (and its repr) cut out, so a program that
-    crashes on every astral character is reported once, not once per character.
-    """
-    if c.classification != "engine fault":
-        return ("text", c.text)
-    cut = [repr(c.text), repr(c.text)[:120], c.text] if c.text else []
-
-    def strip(message: str | None) -> str | None:
-        for piece in cut:
-            message = None if message is None else message.replace(piece, "")
-        return message
-
-    return ("fault", strip(c.a.fault), strip(c.b.fault))
-
-
-def minimized(a: Encoder, b: Encoder, c: Comparison, seconds: float) -> Comparison:
-    """The comparison on a minimized text with the same signature as ``c``."""
-    want = _signature(c)
-    seen = {c.text: c}  # every comparison made, so no text (a hang costs a timeout) runs twice
-
-    def still_fails(text: str) -> bool:
-        if text not in seen:
-            seen[text] = compare(a, b, text)
-        return _signature(seen[text]) == want
-
-    small = minimize_text(c.text, still_fails, seconds=seconds)
-    return seen[small]
 
 
 def _record(a: Encoder, b: Encoder, c: Comparison, directory: str, width: int) -> tuple[str, dict[str, Any]]:
@@ -164,6 +122,7 @@ class FuzzParams:
     a: str
     b: str
     until: float  # wall-clock deadline (time.time()): worker start-up counts against --time
+    max_findings: int
     shrink_time: float
     report: str
     save_corpus: str | None
@@ -185,41 +144,42 @@ class Finding:
     display: str
 
 
+class _StoppableFinder(Finder):
+    """A :class:`Finder` that also stops when ``stop()`` says so (another worker ended the run)."""
+
+    def __init__(self, a: Encoder, b: Encoder, stop: Callable[[], bool], **kwargs: Any) -> None:
+        super().__init__(a, b, **kwargs)
+        self._stop = stop
+
+    def done(self) -> bool:
+        return self._stop() or super().done()
+
+
 def fuzz_loop(params: FuzzParams, seed: int, emit: Callable[[Finding], None], stop: Callable[[], bool],
               tick: Callable[[int], None] | None = None) -> tuple[list[str], Counter[str | None]]:
-    """Search with the seeded text sources until the wall-clock time ``params.until`` or ``stop()``.
+    """Search with the seeded text sources (:func:`tokspec.app.finder.run_search`) until the
+    wall-clock time ``params.until``, ``params.max_findings`` findings, or ``stop()``.
 
     Returns (generator names, how many inputs got each classification: None = agreed). Each new
-    minimized finding (by :func:`finding_key`, within this loop) is passed to ``emit``.
+    minimized finding (by :func:`~tokspec.app.finder.finding_key`, within this loop) goes to ``emit``.
     """
     from tokspec.app.search import text_sources
 
     a, b = engines_for(params.a, params.b)
     sources = text_sources(a, seed)
     classes: Counter[str | None] = Counter()
-    seen: set[tuple[Any, ...]] = set()
 
-    def on_text(text: str) -> bool:
-        c = compare(a, b, text)
-        classes[c.classification] += 1
-        if c.agree or finding_key(c) in seen:  # known faults: skip the costly shrinking
-            return stop()
-        small = minimized(a, b, c, params.shrink_time)
-        if finding_key(small) not in seen:
-            seen.add(finding_key(small))
-            name, record = _record(a, b, small, params.report, params.width)
-            corpus = _record(a, b, small, params.save_corpus, params.width)[1] if params.save_corpus else None
-            emit(Finding(finding_key(small), str(small.classification), classes.total(), len(text),
-                         len(small.text), name, record, corpus, format_comparison(a, b, small, width=params.width)))
-        return stop()
+    def on_finding(f: Any) -> None:
+        small, text = f.comparison, f.original.text
+        name, record = _record(a, b, small, params.report, params.width)
+        corpus = _record(a, b, small, params.save_corpus, params.width)[1] if params.save_corpus else None
+        emit(Finding(finding_key(small), str(small.classification), f.input_number, len(text), len(small.text),
+                     name, record, corpus, format_comparison(a, b, small, width=params.width)))
 
-    deadline = time.monotonic() + (params.until - time.time())
-    turn = 0
-    while time.monotonic() < deadline and not stop():
-        sources[turn % len(sources)].run(min(deadline, time.monotonic() + 1.0), on_text)
-        turn += 1
-        if tick is not None:
-            tick(classes.total())
+    finder = _StoppableFinder(a, b, stop, max_findings=params.max_findings, shrink_seconds=params.shrink_time,
+                              on_compare=lambda c: classes.update([c.classification]), on_finding=on_finding)
+    run_search(finder, sources, seconds=max(0.0, params.until - time.time()),
+               tick=None if tick is None else lambda: tick(classes.total()))
     return [s.name for s in sources], classes
 
 
