@@ -10,8 +10,8 @@ A run still going ``GRACE_S`` after its planned end (start-up as measured plus i
 second after ``end``, is interrupted (SIGINT to its process group: libFuzzer prints its final
 statistics), then killed.
 
-Children run in their own process group (``start_new_session``) with the Linux parent-death signal
-set, so a killed runner leaves no orphan fuzzers; :func:`kill_group` ends a group.
+Children run under :mod:`tokspec._procs` (own process group, parent-death signal), so a killed
+runner leaves no orphan fuzzers; :func:`kill_group` interrupts a harness, then ends its group.
 Progress: one line every ``PROGRESS_S`` seconds at most (elapsed/budget, running targets, done,
 executions so far, findings so far).
 
@@ -20,7 +20,6 @@ Out of scope: libFuzzer's ``-fork``/``-jobs`` modes (one process per target is s
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import re
@@ -32,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tokspec import _procs
 from tokspec.fuzz import _findings
 
 __all__ = ["TargetRun", "Scheduler", "spawn", "kill_group", "parse_stats", "live_execs", "GRACE_S", "PROGRESS_S",
@@ -42,43 +42,39 @@ PROGRESS_S = 4.0
 MIN_FUZZ_S = 3.0
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
 def spawn(argv: list[str], *, log: Path | None = None, env: dict[str, str] | None = None,
           pipe_stdout: bool = False) -> subprocess.Popen[str]:
-    """Start ``argv`` in its own process group, dying with this process (Linux parent-death signal).
+    """Start ``argv`` under :func:`tokspec._procs.spawn` (own process group, dies with tokspec).
     Output goes to the file ``log`` (stdout and stderr; only stderr with ``pipe_stdout``), else nowhere."""
     fh = log.open("w", encoding="utf-8") if log is not None else None
     sink = fh if fh is not None else subprocess.DEVNULL
     try:
-        return subprocess.Popen(argv, stdout=subprocess.PIPE if pipe_stdout else sink, stderr=sink, text=True,
-                                env=env, start_new_session=True, preexec_fn=_die_with_parent)
+        return _procs.spawn(argv, stdout=subprocess.PIPE if pipe_stdout else sink, stderr=sink, text=True, env=env)
     finally:
         if fh is not None:
             fh.close()
 
 
+def _program_pid(proc: subprocess.Popen[str]) -> int | None:
+    """The pid (= process group) of the program under ``proc``'s supervisor, from /proc."""
+    try:
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+    except OSError:
+        return None
+    return int(children[0]) if children else None
+
+
 def kill_group(proc: subprocess.Popen[str], first: int = signal.SIGINT, wait_s: float = 5.0) -> None:
-    """Send ``first`` to ``proc``'s process group; SIGKILL the group if it is not gone in ``wait_s``."""
-    for sig in (first, signal.SIGKILL):
+    """Send ``first`` to the program's process group (SIGINT: libFuzzer prints its final stats and
+    exits); after ``wait_s`` (or at once if the program is not found) stop it for good."""
+    program = _program_pid(proc)
+    if program is not None:
         try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
+            os.killpg(program, first)
             proc.wait(timeout=wait_s)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    try:  # the leader is gone; its group may not be
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        except (ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
+            pass
+    _procs.stop(proc)
 
 
 @dataclass
@@ -213,6 +209,7 @@ class Scheduler:
             for run in list(active):
                 self._watch(run, now)
                 if run.proc is not None and run.proc.poll() is not None:
+                    _procs.stop(run.proc)  # forget it (its group is gone with it)
                     self._finish(run)
                     active.remove(run)
             if now >= next_progress:

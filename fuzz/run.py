@@ -52,6 +52,7 @@ import sys
 import time
 from pathlib import Path
 
+from tokspec import _procs
 from tokspec.fuzz import _findings
 from tokspec.fuzz._schedule import (PROGRESS_S, Scheduler, TargetRun, kill_group, parse_stats, remember,
                                     rotation, spawn)
@@ -106,6 +107,8 @@ def _replay(path: Path, target: str, timeout: float) -> bool:
     except subprocess.TimeoutExpired:
         kill_group(proc, first=15)
         return False
+    finally:
+        _procs.stop(proc)
     lines = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
     return bool(lines and lines[0]["reproduces"])
 
@@ -238,6 +241,7 @@ def _property_stage(args: argparse.Namespace, seconds: float) -> bool:
         kill_group(proc, first=15, wait_s=3)
         print(f"property stage: out of time after {seconds:.0f} s (no failure seen); log {log}")
         return False
+    _procs.stop(proc)
     text = log.read_text(encoding="utf-8", errors="replace").strip()
     print(text.splitlines()[-1] if text else "(no output)", f"({time.monotonic() - t0:.0f} s)")
     if proc.returncode not in (0, 5):
