@@ -80,15 +80,35 @@ def mutant_target(name: str) -> Target:
                   {"seed_from": m.seed_from})
 
 
+def _uncached_kernel(fn: Any) -> Any:
+    """``tokspec._jit.kernel`` without numba's disk cache: a mutant's kernels share their source file
+    with the real ones, so cached machine code (with the mutant's globals baked in) would be
+    loaded by the real engine later, in any process using the same cache."""
+    from tokspec import _jit
+
+    if not _jit.JIT_ENABLED:
+        return fn
+    import numba
+
+    return numba.njit(nogil=True, cache=False)(fn)
+
+
 def _module_copy(module_name: str) -> types.ModuleType:
-    """A private, independent copy of ``module_name`` (same file, fresh globals)."""
+    """A private, independent copy of ``module_name`` (same file, fresh globals; kernels compiled
+    without the disk cache, see :func:`_uncached_kernel`)."""
+    from tokspec import _jit
+
     spec = importlib.util.find_spec(module_name)
     assert spec is not None and spec.origin is not None, module_name
     copy_spec = importlib.util.spec_from_file_location(module_name + "__mutant", spec.origin)
     assert copy_spec is not None and copy_spec.loader is not None
     module = importlib.util.module_from_spec(copy_spec)
     sys.modules[copy_spec.name] = module  # dataclasses look their module up while executing it
-    copy_spec.loader.exec_module(module)
+    real_kernel, _jit.kernel = _jit.kernel, _uncached_kernel  # type: ignore[assignment]
+    try:
+        copy_spec.loader.exec_module(module)
+    finally:
+        _jit.kernel = real_kernel  # type: ignore[assignment]
     return module
 
 

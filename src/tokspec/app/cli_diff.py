@@ -272,7 +272,7 @@ def _fuzz_parallel(params: FuzzParams, args: argparse.Namespace, found: _Finding
 def _run_fuzz(args: argparse.Namespace, results: _Results, out: TextIO, err: TextIO | None) -> None:
     if args.scheduler:
         raise TokspecError("--scheduler works with --inputs; fuzz mode uses --workers on this machine")
-    params = FuzzParams(args.a, args.b, time.time() + args.time, args.max_findings, args.shrink_time, args.report,
+    params = FuzzParams(args.a, args.b, args.time, args.max_findings, args.shrink_time, args.report,
                         args.save_corpus, args.window)
     found = _Findings(args, results, out)
     progress = _Progress(err, "fuzz")

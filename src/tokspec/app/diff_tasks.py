@@ -121,7 +121,7 @@ class FuzzParams:
 
     a: str
     b: str
-    until: float  # wall-clock deadline (time.time()): worker start-up counts against --time
+    seconds: float  # search time once the engines are loaded (as in one process)
     max_findings: int
     shrink_time: float
     report: str
@@ -157,8 +157,8 @@ class _StoppableFinder(Finder):
 
 def fuzz_loop(params: FuzzParams, seed: int, emit: Callable[[Finding], None], stop: Callable[[], bool],
               tick: Callable[[int], None] | None = None) -> tuple[list[str], Counter[str | None]]:
-    """Search with the seeded text sources (:func:`tokspec.app.finder.run_search`) until the
-    wall-clock time ``params.until``, ``params.max_findings`` findings, or ``stop()``.
+    """Search with the seeded text sources (:func:`tokspec.app.finder.run_search`) for
+    ``params.seconds``, until ``params.max_findings`` findings, or until ``stop()``.
 
     Returns (generator names, how many inputs got each classification: None = agreed). Each new
     minimized finding (by :func:`~tokspec.app.finder.finding_key`, within this loop) goes to ``emit``.
@@ -178,7 +178,7 @@ def fuzz_loop(params: FuzzParams, seed: int, emit: Callable[[Finding], None], st
 
     finder = _StoppableFinder(a, b, stop, max_findings=params.max_findings, shrink_seconds=params.shrink_time,
                               on_compare=lambda c: classes.update([c.classification]), on_finding=on_finding)
-    run_search(finder, sources, seconds=max(0.0, params.until - time.time()),
+    run_search(finder, sources, seconds=params.seconds,
                tick=None if tick is None else lambda: tick(classes.total()))
     return [s.name for s in sources], classes
 
