@@ -162,13 +162,13 @@ def _unigram_rows(quick: bool) -> list[BenchRow]:
     from tokspec.models import trained_model
     path = str(trained_model("spm-unigram-bytes"))
     text = english(20_000 if quick else 300_000)
-    rows = [_viterbi_row("unigram spm-small english", datrie_encoder(path), datrie_encoder(path, trie="dict"),
+    rows = [_viterbi_row("unigram spm-small english", datrie_encoder(path), datrie_encoder(path, trie="hash"),
                          text)]
     rows += _engine_rows("unigram spm-small english", f"fast:{path}", [f"reference:{path}", f"spm:{path}"], text)
     if not quick:
         rng = random.Random(2)
         burmese = "".join(chr(rng.randint(0x1000, 0x102A)) + " " * (i % 5 == 0) for i in range(100_000))
-        da, dt = datrie_encoder("mon-unigram"), datrie_encoder("mon-unigram", trie="dict")
+        da, dt = datrie_encoder("mon-unigram"), datrie_encoder("mon-unigram", trie="hash")
         rows.append(_viterbi_row("unigram mon english", da, dt, text))
         rows.append(_viterbi_row("unigram mon burmese-like", da, dt, burmese))
         rows += _engine_rows("unigram mon english", "fast:mon-unigram",

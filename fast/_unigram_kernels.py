@@ -1,0 +1,371 @@
+"""Compiled Unigram kernels: the Viterbi over a double array or a hash trie, token emission, offsets.
+
+One source, two modes (``tokspec._jit``): every function here is a numba ``@kernel`` (nopython,
+nogil) and runs unchanged as plain Python with ``TOKSPEC_JIT=0``. Inputs are numpy arrays only.
+
+Definitions are ``tokspec.unigram_model``'s (the spec ``Unigram exactness``, checked by
+``tests/test_fast_unigram_datrie.py`` against ``tokspec.reference.unigram`` and the libraries):
+positions are UTF-8 byte offsets of one normalized pretoken ``data[lo:hi]``; only character
+starts are relaxed (pieces are whole strings); an edge ``start -> end`` is a matchable piece, or
+the *unknown edge* over one character when no one-character piece covers it. Sums are float64, or
+float32 (each sum rounded, sentencepiece) when ``f32``; ties keep the first predecessor (``last``:
+the latest, for tests); ``reset > 0`` re-bases scores past that magnitude as sentencepiece 0.2.x
+does (``UnigramModel.score_reset``).
+
+Theorem relied on: Viterbi's optimal substructure with the tie rule applied at each relaxation
+(positions relaxed in increasing order, so "first predecessor" is "earliest start"). Re-basing
+subtracts the same offset from every live score, so it changes no comparison except through
+float32 rounding, which the kernels reproduce operation for operation.
+
+Two tries, one Viterbi loop each (the benchmark compares the tries only):
+
+- double array (Aoe; ``tokspec.fast._double_array``): child of ``s`` on byte ``c`` is
+  ``t = base[s] + c`` iff ``check[t] == s``: two loads and a compare per byte.
+- ``HashTrie`` (``tokspec.fast._hash_trie``): open addressing with linear probing over int64 keys
+  ``node * 256 + byte`` in a power-of-two table (load <= 1/2): a multiply, a mask, one or more
+  probes per byte.
+
+Complexity: O(n * L) per pretoken, L = the longest piece in bytes; a re-basing costs O(L) and
+happens at most once per 1e5 of score. Memory: O(max pretoken) scratch plus O(n) output.
+Out of scope: n-best, sampling, user-defined symbols.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tokspec._jit import kernel
+
+__all__ = ["forward_da", "forward_hash", "lookup_da", "lookup_hash", "encode_pretokens", "char_of_byte"]
+
+_NEG = -np.inf
+
+
+@kernel
+def _round(x: float, f32: bool) -> float:
+    """One path-score operation in the model's arithmetic (float32 rounding when ``f32``)."""
+    if f32:
+        return np.float64(np.float32(x))
+    return x
+
+
+@kernel
+def _char_len(lead: int) -> int:
+    if lead < 0x80:
+        return 1
+    if lead < 0xE0:
+        return 2
+    if lead < 0xF0:
+        return 3
+    return 4
+
+
+@kernel
+def _relax(best: np.ndarray, bstart: np.ndarray, bid: np.ndarray, q: int, cand: float, start: int,
+           pid: int, last: bool) -> None:
+    if cand > best[q] or (last and cand == best[q]):
+        best[q] = cand
+        bstart[q] = start
+        bid[q] = pid
+
+
+@kernel
+def _rebase(best: np.ndarray, bstart: np.ndarray, start: int, frontier: int, offset: float,
+            f32: bool) -> None:
+    """sentencepiece's re-basing: subtract ``offset`` from ``start`` and every reached later position."""
+    for i in range(start, frontier + 1):
+        if i == start or bstart[i] >= 0:
+            best[i] = _round(best[i] - offset, f32)
+
+
+@kernel
+def forward_da(data: np.ndarray, lo: int, hi: int, base: np.ndarray, check: np.ndarray,
+               value: np.ndarray, scores: np.ndarray, unk_score: float, f32: bool, last: bool,
+               reset: float, best: np.ndarray, bstart: np.ndarray, bid: np.ndarray) -> None:
+    """Viterbi forward pass over ``data[lo:hi]`` walking the double array.
+
+    Fills ``best[0..n]``, ``bstart`` (predecessor position, -1 unreached) and ``bid`` (piece id,
+    -1 for an unknown edge), positions relative to ``lo``."""
+    n = hi - lo
+    for i in range(n + 1):
+        best[i] = _NEG
+        bstart[i] = -1
+        bid[i] = -1
+    best[0] = 0.0
+    frontier = 0
+    for start in range(n):
+        lead = data[lo + start]
+        if 0x80 <= lead < 0xC0:
+            continue  # not a character start
+        here = best[start]
+        if reset > 0.0 and abs(here) > reset:
+            _rebase(best, bstart, start, frontier, here, f32)
+            here = 0.0
+        single = start + _char_len(lead)
+        has_single = False
+        s = 0
+        q = start
+        while q < n:
+            t = base[s] + data[lo + q]
+            if check[t] != s:  # always in range: the arrays are padded
+                break
+            s = t
+            q += 1
+            v = value[s]
+            if v >= 0:
+                frontier = max(frontier, q)
+                _relax(best, bstart, bid, q, _round(here + scores[v], f32), start, v, last)
+                if q == single:
+                    has_single = True
+        if not has_single:
+            end = min(single, n)
+            frontier = max(frontier, end)
+            _relax(best, bstart, bid, end, _round(here + unk_score, f32), start, -1, last)
+
+
+@kernel
+def _hash_child(keys: np.ndarray, child: np.ndarray, mask: int, node: int, byte: int) -> int:
+    """Child of ``node`` on ``byte`` in the open-addressing table, or -1."""
+    key = node * 256 + byte
+    h = (node * 0x9E3779B1 + byte * 0x85EBCA77) & mask
+    while True:
+        k = keys[h]
+        if k == key:
+            return child[h]
+        if k < 0:
+            return -1
+        h = (h + 1) & mask
+
+
+@kernel
+def forward_hash(data: np.ndarray, lo: int, hi: int, keys: np.ndarray, child: np.ndarray, mask: int,
+                 node_value: np.ndarray, scores: np.ndarray, unk_score: float, f32: bool, last: bool,
+                 reset: float, best: np.ndarray, bstart: np.ndarray, bid: np.ndarray) -> None:
+    """:func:`forward_da` with the trie step done in the hash trie (everything else identical)."""
+    n = hi - lo
+    for i in range(n + 1):
+        best[i] = _NEG
+        bstart[i] = -1
+        bid[i] = -1
+    best[0] = 0.0
+    frontier = 0
+    for start in range(n):
+        lead = data[lo + start]
+        if 0x80 <= lead < 0xC0:
+            continue
+        here = best[start]
+        if reset > 0.0 and abs(here) > reset:
+            _rebase(best, bstart, start, frontier, here, f32)
+            here = 0.0
+        single = start + _char_len(lead)
+        has_single = False
+        s = 0
+        q = start
+        while q < n:
+            t = _hash_child(keys, child, mask, s, data[lo + q])
+            if t < 0:
+                break
+            s = t
+            q += 1
+            v = node_value[s]
+            if v >= 0:
+                frontier = max(frontier, q)
+                _relax(best, bstart, bid, q, _round(here + scores[v], f32), start, v, last)
+                if q == single:
+                    has_single = True
+        if not has_single:
+            end = min(single, n)
+            frontier = max(frontier, end)
+            _relax(best, bstart, bid, end, _round(here + unk_score, f32), start, -1, last)
+
+
+@kernel
+def lookup_da(data: np.ndarray, lo: int, hi: int, base: np.ndarray, check: np.ndarray,
+              value: np.ndarray) -> int:
+    """The id of the piece equal to ``data[lo:hi]``, or -1."""
+    s = 0
+    for q in range(lo, hi):
+        t = base[s] + data[q]
+        if check[t] != s:
+            return -1
+        s = t
+    return value[s]
+
+
+@kernel
+def lookup_hash(data: np.ndarray, lo: int, hi: int, keys: np.ndarray, child: np.ndarray, mask: int,
+                node_value: np.ndarray) -> int:
+    """:func:`lookup_da` in the hash trie."""
+    s = 0
+    for q in range(lo, hi):
+        s = _hash_child(keys, child, mask, s, data[q])
+        if s < 0:
+            return -1
+    return node_value[s]
+
+
+@kernel
+def char_of_byte(data: np.ndarray) -> np.ndarray:
+    """``out[b]`` = index of the character containing byte ``b`` (``out[len] = characters``)."""
+    out = np.empty(len(data) + 1, dtype=np.int64)
+    c = -1
+    for b in range(len(data)):
+        if not 0x80 <= data[b] < 0xC0:
+            c += 1
+        out[b] = c
+    out[len(data)] = c + 1
+    return out
+
+
+@kernel
+def _byte_tokens_ok(data: np.ndarray, lo: int, hi: int, byte_ids: np.ndarray) -> bool:
+    """Byte fallback can cover ``data[lo:hi]`` (every byte has its ``<0xNN>`` piece)."""
+    for q in range(lo, hi):
+        if byte_ids[data[q]] < 0:
+            return False
+    return True
+
+
+@kernel
+def _emit_bytes(data: np.ndarray, lo: int, hi: int, byte_ids: np.ndarray, per_char: bool, hf: bool,
+                ids: np.ndarray, ts: np.ndarray, te: np.ndarray, k: int) -> int:
+    """Byte tokens of ``data[lo:hi]`` from ``k``; returns the new count. Spans: ``per_char`` (the
+    contract) each byte its character; else the library's (HF: the whole run; sentencepiece: empty
+    at the character's start but the last byte, whose span is the character)."""
+    c0 = lo
+    for q in range(lo, hi):
+        if not 0x80 <= data[q] < 0xC0:
+            c0 = q
+        ids[k] = byte_ids[data[q]]
+        if per_char:
+            ts[k] = c0
+            te[k] = c0 + _char_len(data[c0])
+        elif hf:
+            ts[k] = lo
+            te[k] = hi
+        else:
+            ts[k] = lo
+            te[k] = hi if q == hi - 1 else lo
+        k += 1
+    return k
+
+
+@kernel
+def _offsets(ts: np.ndarray, te: np.ndarray, k: int, cob: np.ndarray, o_start: np.ndarray,
+             o_end: np.ndarray, sp_start: np.ndarray, sp_end: np.ndarray, contract: bool) -> None:
+    """Byte spans of the normalized text -> original character offsets, in place.
+
+    Contract: the hull of the non-empty origins of the token's characters (the empty span at the
+    first origin if all are empty); library or empty tokens: first span start, last span end."""
+    for i in range(k):
+        cs = cob[ts[i]]
+        ce = cob[te[i]]
+        if contract and cs < ce:
+            a = -1
+            b = -1
+            for c in range(cs, ce):
+                if o_start[c] < o_end[c]:
+                    a = o_start[c] if a < 0 else min(a, o_start[c])
+                    b = max(b, o_end[c])
+            if a < 0:
+                a = o_start[cs]
+                b = a
+            ts[i] = a
+            te[i] = b
+        elif cs == ce:
+            ts[i] = sp_start[cs]
+            te[i] = sp_start[cs]
+        else:
+            ts[i] = sp_start[cs]
+            te[i] = sp_end[ce - 1]
+
+
+@kernel
+def encode_pretokens(data: np.ndarray, bounds: np.ndarray, use_hash: bool, base: np.ndarray,
+                     check: np.ndarray, value: np.ndarray, hkeys: np.ndarray, hchild: np.ndarray,
+                     hmask: int, hvalue: np.ndarray, scores: np.ndarray, unk_score: float, unk_id: int,
+                     f32: bool, last: bool, reset: float, hf: bool, fuse_unk: bool,
+                     byte_ids: np.ndarray, contract: bool, o_start: np.ndarray, o_end: np.ndarray,
+                     sp_start: np.ndarray, sp_end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ids and original character offsets of every pretoken ``data[bounds[p]:bounds[p+1]]``.
+
+    Viterbi (:func:`forward_da` or :func:`forward_hash`), backtrack, then unknown edges become
+    tokens as the model's library does (``hf``: runs fused when ``fuse_unk``, a run is its piece,
+    else byte pieces, else ``unk_id``; sentencepiece: byte pieces per character, else runs merged
+    into one ``unk_id``; ``byte_ids`` empty: no byte fallback), then :func:`_offsets` with the
+    per-normalized-character arrays (``o_*``: contract origins, ``sp_*``: library spans).
+    O(total bytes * L)."""
+    width = 1
+    for p in range(len(bounds) - 1):
+        width = max(width, bounds[p + 1] - bounds[p] + 1)
+    best = np.empty(width, dtype=np.float64)
+    bstart = np.empty(width, dtype=np.int64)
+    bid = np.empty(width, dtype=np.int64)
+    es = np.empty(width, dtype=np.int64)
+    eid = np.empty(width, dtype=np.int64)
+    ids = np.empty(len(data), dtype=np.int64)
+    ts = np.empty(len(data), dtype=np.int64)
+    te = np.empty(len(data), dtype=np.int64)
+    fallback = len(byte_ids) == 256
+    k = 0
+    for p in range(len(bounds) - 1):
+        lo = bounds[p]
+        hi = bounds[p + 1]
+        if use_hash:
+            forward_hash(data, lo, hi, hkeys, hchild, hmask, hvalue, scores, unk_score, f32, last, reset,
+                         best, bstart, bid)
+        else:
+            forward_da(data, lo, hi, base, check, value, scores, unk_score, f32, last, reset,
+                       best, bstart, bid)
+        m = 0  # backtrack: edges ending at e, collected right to left
+        e = hi - lo
+        while e > 0:
+            es[m] = e
+            eid[m] = bid[e]
+            m += 1
+            e = bstart[e]
+        prev_unk = False
+        j = m - 1
+        s = lo
+        while j >= 0:
+            end = lo + es[j]
+            pid = eid[j]
+            if pid >= 0:  # a piece
+                ids[k] = pid
+                ts[k] = s
+                te[k] = end
+                k += 1
+                prev_unk = False
+            elif hf:
+                while fuse_unk and j > 0 and eid[j - 1] < 0:  # fuse the run of unknowns
+                    j -= 1
+                    end = lo + es[j]
+                run = lookup_hash(data, s, end, hkeys, hchild, hmask, hvalue) if use_hash else \
+                    lookup_da(data, s, end, base, check, value)
+                if run >= 0:
+                    ids[k] = run
+                    ts[k] = s
+                    te[k] = end
+                    k += 1
+                elif fallback and _byte_tokens_ok(data, s, end, byte_ids):
+                    k = _emit_bytes(data, s, end, byte_ids, contract, True, ids, ts, te, k)
+                else:
+                    ids[k] = unk_id
+                    ts[k] = s
+                    te[k] = end
+                    k += 1
+            elif fallback and _byte_tokens_ok(data, s, end, byte_ids):
+                k = _emit_bytes(data, s, end, byte_ids, contract, False, ids, ts, te, k)
+                prev_unk = False
+            elif prev_unk:
+                te[k - 1] = end  # sentencepiece merges a run of unknowns into one unk
+            else:
+                ids[k] = unk_id
+                ts[k] = s
+                te[k] = end
+                k += 1
+                prev_unk = True
+            s = end
+            j -= 1
+    _offsets(ts, te, k, char_of_byte(data), o_start, o_end, sp_start, sp_end, contract)
+    return ids[:k], ts[:k], te[:k]
