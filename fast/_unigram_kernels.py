@@ -114,7 +114,13 @@ def forward_da(data: np.ndarray, lo: int, hi: int, base: np.ndarray, check: np.n
             v = value[s]
             if v >= 0:
                 frontier = max(frontier, q)
-                _relax(best, bstart, bid, q, _round(here + scores[v], f32), start, v, last)
+                cand = here + scores[v]
+                if f32:
+                    cand = np.float64(np.float32(cand))
+                if cand > best[q] or (last and cand == best[q]):  # the tie rule (inlined)
+                    best[q] = cand
+                    bstart[q] = start
+                    bid[q] = v
                 if q == single:
                     has_single = True
         if not has_single:
@@ -170,7 +176,13 @@ def forward_hash(data: np.ndarray, lo: int, hi: int, keys: np.ndarray, child: np
             v = node_value[s]
             if v >= 0:
                 frontier = max(frontier, q)
-                _relax(best, bstart, bid, q, _round(here + scores[v], f32), start, v, last)
+                cand = here + scores[v]
+                if f32:
+                    cand = np.float64(np.float32(cand))
+                if cand > best[q] or (last and cand == best[q]):  # the tie rule (inlined)
+                    best[q] = cand
+                    bstart[q] = start
+                    bid[q] = v
                 if q == single:
                     has_single = True
         if not has_single:

@@ -19,8 +19,11 @@ relied on and the complexity. The property that checks it is spec/ "Unigram exac
 ``trie="hash"`` runs the same kernel over :class:`tokspec.fast._hash_trie.HashTrie` (open
 addressing over ``(node, byte)`` keys) for the benchmark.
 
-What stays in Python: the model's normalizer and pretokenizer (``model.pretokenize``) and turning
-its per-character alignment into arrays, O(n) Python steps per text, which dominate a full encode.
+Normalization: a sentencepiece model's normalizer (precompiled charsmap such as nmt_nfkc, or
+identity) is compiled too (``tokspec.fast._spm_kernels``), so an spm encode runs no Python per
+character. HF pipelines (``tokenizer.json``: NFKC, Metaspace, ...) stay in Python
+(``model.pretokenize``, plus turning its alignment into arrays): O(n) Python steps per text,
+which dominate a full HF encode.
 
 Out of scope: n-best, sampling, user-defined-symbol bonuses, special tokens (ordinary text).
 """
@@ -37,8 +40,10 @@ from tokspec import Encoder, EncodingArrays, EngineInfo
 from tokspec import __version__ as _VERSION
 from tokspec.fast._double_array import DoubleArray
 from tokspec.fast._hash_trie import HashTrie
-from tokspec.fast._unigram_kernels import encode_pretokens, forward_da, forward_hash
+from tokspec.fast._spm_kernels import spm_alignment, spm_normalize
+from tokspec.fast._unigram_kernels import char_of_byte, encode_pretokens, forward_da, forward_hash
 from tokspec.normalize import Aligned
+from tokspec.spm_normalize import SpmNormalizer
 from tokspec.unigram_model import UnigramModel, unigram_model_from_spm, unigram_model_from_tokenizer_json
 from tokspec.vocab import NAMED_FILES, load_tokenizer_json, named_path
 
@@ -84,6 +89,7 @@ class DatrieUnigram(Encoder):
         self.unk_score = float(np.float32(model.unk_score)) if model.float32 else model.unk_score
         self.reset = float(model.score_reset or 0.0)
         self.byte_ids = np.asarray(model.byte_ids, dtype=np.int64) if model.byte_fallback else _NONE
+        self._spm = None if model.spm_normalizer is None else _spm_arrays(model.spm_normalizer)
         self.info = EngineInfo(name=name, kind="tokenizer", library="tokspec.fast",
                                library_version=_VERSION, vocab_sha256=model.sha256,
                                description=f"{trie} trie Unigram Viterbi ({model.flavour} flavour), numba kernel")
@@ -118,19 +124,37 @@ class DatrieUnigram(Encoder):
         edges.reverse()
         return edges
 
-    def _encode_arrays(self, text: str) -> EncodingArrays:
+    def normalized(self, text: str) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
+        """(normalized bytes, pretoken byte bounds, per-character alignment arrays) of ``text``:
+        compiled for a sentencepiece normalizer, else from ``model.pretokenize`` (Python)."""
+        if self._spm is not None:
+            raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+            data, n2o, r0, r1 = spm_normalize(raw, *self._spm)
+            bounds = np.array([0, len(data)], dtype=np.int64)
+            return data, bounds, spm_alignment(n2o, r0, r1, char_of_byte(raw))
         pres = self.model.pretokenize(text)
         encoded = [p.text.encode("utf-8") for p in pres]
         data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
         bounds = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(b) for b in encoded], out=bounds[1:])
-        o_start, o_end, sp_start, sp_end = _alignment_arrays(pres)
+        return data, bounds, _alignment_arrays(pres)
+
+    def _encode_arrays(self, text: str) -> EncodingArrays:
+        data, bounds, (o_start, o_end, sp_start, sp_end) = self.normalized(text)
         ids, starts, ends = encode_pretokens(
             data, bounds, self.trie_kind == "hash", *self._da, *self._ht, self.scores, self.unk_score,
             self.model.unk_id, self.model.float32, self.tie_break == "last", self.reset,
             self.model.flavour == "hf", self.model.fuse_unk, self.byte_ids, self.offsets == "contract",
             o_start, o_end, sp_start, sp_end)
         return EncodingArrays(ids, starts, ends)
+
+
+def _spm_arrays(norm: SpmNormalizer) -> tuple[np.ndarray, np.ndarray, bool, bool, bool]:
+    """The arguments of :func:`spm_normalize` after the text: charsmap units and pool, flags."""
+    cm = norm.charsmap
+    units = np.asarray(cm.units if cm else (), dtype=np.int64)
+    pool = np.frombuffer(cm.pool if cm else b"", dtype=np.uint8)
+    return units, pool, norm.add_dummy_prefix, norm.remove_extra, norm.space != " "
 
 
 def _alignment_arrays(pres: list[Aligned]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

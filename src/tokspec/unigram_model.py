@@ -128,6 +128,9 @@ class UnigramModel:
     # magnitude (strictly), it is subtracted (float32) from the scores of ``p`` and of every
     # position after ``p`` already reached, and ``p`` continues from 0. None: never (HF).
     score_reset: float | None = None
+    # the normalizer as data, when the whole pipeline is sentencepiece's (``pretokenizer`` is then
+    # ``[spm_normalizer.normalize(text)]``): fast engines compile it instead of calling Python
+    spm_normalizer: SpmNormalizer | None = field(default=None, repr=False)
 
     def pretokenize(self, text: str) -> list[Aligned]:
         """Normalized pretokens of ``text`` with alignment to original characters (non-empty)."""
@@ -221,7 +224,7 @@ def unigram_model_from_spm(path: str | Path, *,
         pieces=m.pieces, scores=tuple(_f32(s) for s in m.scores),
         matchable=tuple(t == "normal" for t in m.types), unk_id=m.unk_id,
         unk_score=_f32(min(normal) - UNK_PENALTY), byte_fallback=m.byte_fallback, byte_ids=byte_ids,
-        fuse_unk=False, flavour="spm", float32=True, score_reset=score_reset,
+        fuse_unk=False, flavour="spm", float32=True, score_reset=score_reset, spm_normalizer=normalizer,
         pretokenizer=lambda text: [normalizer.normalize(text)],
         source=m.path, sha256=m.sha256,
         description=f"sentencepiece Unigram {len(m.pieces)} pieces ({m.normalizer_name or 'identity'})",

@@ -1,0 +1,236 @@
+"""sentencepiece's normalizer as compiled kernels (one source, two modes: ``tokspec._jit``).
+
+Computes exactly what ``tokspec.spm_normalize.SpmNormalizer.normalize`` computes (the readable
+version; ``tests/test_fast_unigram_datrie.py`` checks the two agree, and both against
+sentencepiece), over UTF-8 bytes instead of characters:
+
+1. At each input position the LONGEST key of the precompiled charsmap (a darts-clone double
+   array: ``units``; replacement strings in ``pool``) that prefixes the rest is replaced by its
+   string, else one UTF-8 character is copied.
+2. ``remove_extra``: leading spaces skipped, a space after a space dropped, trailing spaces
+   removed; ``dummy``: one space prepended; ``escape``: every space written as U+2581.
+
+Outputs per normalized character: ``n2o`` (the input byte consumed so far, sentencepiece's
+``norm_to_orig``; one extra entry for the end) and the input byte range of the rule application
+that produced it (``r0``, ``r1``; equal for the dummy prefix). :func:`spm_alignment` turns these into
+the library spans and contract origins in input characters (``SpmNormalizer``'s rules).
+
+Complexity: O(n * K) for n input bytes, K the longest charsmap key (a walk stops at the first
+missing transition); output arrays grow by doubling. Out of scope: user-defined symbols,
+``treat_whitespace_as_suffix`` (the model builder rejects them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tokspec._jit import kernel
+
+__all__ = ["spm_normalize", "spm_alignment"]
+
+@kernel
+def _utf8_len(lead: int) -> int:
+    if lead < 0x80:
+        return 1
+    if lead < 0xE0:
+        return 2
+    if lead < 0xF0:
+        return 3
+    return 4
+
+
+@kernel
+def _longest(units: np.ndarray, data: np.ndarray, pos: int) -> tuple[int, int]:
+    """(key length, pool index) of the longest charsmap key prefixing ``data[pos:]``; (0, -1) if none.
+
+    darts-clone's common-prefix search: XOR the node with each byte, check the label, follow the
+    offset; ``has_leaf`` marks a key end whose value sits in the unit reached next."""
+    size = len(units)
+    unit = units[0]
+    node = (unit >> 10) << ((unit & 512) >> 6)
+    length = 0
+    found = -1
+    for i in range(pos, len(data)):
+        node ^= data[i]
+        if node >= size:
+            break
+        unit = units[node]
+        if (unit & 0x800000FF) != data[i]:
+            break
+        node ^= (unit >> 10) << ((unit & 512) >> 6)
+        if (unit >> 8) & 1 and node < size:
+            length = i + 1 - pos
+            found = units[node] & 0x7FFFFFFF
+    return length, found
+
+
+@kernel
+def _grow(a: np.ndarray, need: int) -> np.ndarray:
+    if need <= len(a):
+        return a
+    b = np.empty(max(need, 2 * len(a)), dtype=a.dtype)
+    b[:len(a)] = a
+    return b
+
+
+@kernel
+def _replacement(units: np.ndarray, pool: np.ndarray, data: np.ndarray, pos: int,
+                 rep: np.ndarray) -> tuple[int, int]:
+    """Write the replacement at ``pos`` into ``rep``; return (its length, input bytes consumed)."""
+    if len(units) > 0:
+        length, at = _longest(units, data, pos)
+        if at >= 0:
+            r = 0
+            while at + r < len(pool) and pool[at + r] != 0:
+                rep[r] = pool[at + r]
+                r += 1
+            return r, length
+    n = min(_utf8_len(data[pos]), len(data) - pos)
+    for r in range(n):
+        rep[r] = data[pos + r]
+    return n, n
+
+
+@kernel
+def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, dummy: bool, remove_extra: bool,
+                  escape: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Normalize input bytes: (normalized bytes, ``n2o`` [m + 1], ``r0`` [m], ``r1`` [m]) for m
+    normalized characters (see module docstring)."""
+    n = len(data)
+    rep = np.empty(max(len(pool), 4), dtype=np.uint8)
+    out = np.empty(n + 8, dtype=np.uint8)
+    cstart = np.empty(n + 8, dtype=np.int64)   # first output byte of each character
+    n2o = np.empty(n + 9, dtype=np.int64)
+    r0 = np.empty(n + 8, dtype=np.int64)
+    r1 = np.empty(n + 8, dtype=np.int64)
+    space_len = 3 if escape else 1
+    pos = 0
+    while remove_extra and pos < n:  # leading spaces
+        rl, used = _replacement(units, pool, data, pos, rep)
+        if not (rl == 1 and rep[0] == 32):
+            break
+        pos += used
+    if pos == n:
+        n2o[0] = 0
+        return out[:0], n2o[:1], r0[:0], r1[:0]
+    k = 0  # output bytes
+    m = 0  # output characters
+    if dummy:  # the dummy prefix: a space covering no input
+        cstart[m] = k
+        n2o[m] = pos
+        r0[m] = pos
+        r1[m] = pos
+        m += 1
+        if escape:
+            out[0] = 0xE2
+            out[1] = 0x96
+            out[2] = 0x81
+        else:
+            out[k] = 32
+        k += space_len
+    prev_space = remove_extra
+    size = len(units)
+    root = 0
+    if size > 0:
+        root = (units[0] >> 10) << ((units[0] & 512) >> 6)
+    while pos < n:
+        # the replacement at pos (inlined: no call with array arguments in the hot loop)
+        used = 0
+        at = -1
+        node = root
+        for i in range(pos, n if size > 0 else pos):  # darts-clone walk, see _longest
+            node ^= data[i]
+            if node >= size:
+                break
+            unit = units[node]
+            if (unit & 0x800000FF) != data[i]:
+                break
+            node ^= (unit >> 10) << ((unit & 512) >> 6)
+            if (unit >> 8) & 1 and node < size:
+                used = i + 1 - pos
+                at = units[node] & 0x7FFFFFFF
+        rl = 0
+        if at >= 0:
+            while at + rl < len(pool) and pool[at + rl] != 0:
+                rep[rl] = pool[at + rl]
+                rl += 1
+        else:
+            used = min(_utf8_len(data[pos]), n - pos)
+            for r in range(used):
+                rep[r] = data[pos + r]
+            rl = used
+        a = 0
+        if prev_space:
+            while a < rl and rep[a] == 32:
+                a += 1
+        if a < rl:
+            if m + rl + 2 > len(n2o):
+                cstart = _grow(cstart, m + rl + 2)
+                n2o = _grow(n2o, m + rl + 2)
+                r0 = _grow(r0, m + rl + 2)
+                r1 = _grow(r1, m + rl + 2)
+            if k + 3 * rl + 3 > len(out):
+                out = _grow(out, k + 3 * rl + 3)
+            i = a
+            while i < rl:
+                cl = _utf8_len(rep[i])
+                cstart[m] = k
+                n2o[m] = pos
+                r0[m] = pos
+                r1[m] = pos + used
+                m += 1
+                if rep[i] == 32 and escape:
+                    out[k] = 0xE2
+                    out[k + 1] = 0x96
+                    out[k + 2] = 0x81
+                    k += 3
+                else:
+                    for b in range(cl):
+                        out[k + b] = rep[i + b]
+                    k += cl
+                i += cl
+            prev_space = rep[rl - 1] == 32
+        pos += used
+        if not remove_extra:
+            prev_space = False
+    while remove_extra and m > 0 and _is_space(out, cstart[m - 1], k, escape):
+        m -= 1       # trailing spaces: the end goes back to where they began
+        k = cstart[m]
+        pos = n2o[m]
+    n2o[m] = pos
+    return out[:k], n2o[:m + 1], r0[:m], r1[:m]
+
+
+@kernel
+def _is_space(out: np.ndarray, start: int, end: int, escape: bool) -> bool:
+    """Is ``out[start:end]`` (one character) the space character?"""
+    if escape:
+        return end - start == 3 and out[start] == 0xE2 and out[start + 1] == 0x96 and out[start + 2] == 0x81
+    return end - start == 1 and out[start] == 32
+
+
+@kernel
+def spm_alignment(n2o: np.ndarray, r0: np.ndarray, r1: np.ndarray,
+                  table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per normalized character, in input characters (``table``: input byte -> character index):
+    contract origin (the rule's characters plus input dropped right after the rule's LAST output
+    character; empty at its position for the dummy prefix) and library span ``(n2o[i], n2o[i+1])``."""
+    m = len(r0)
+    o_start = np.empty(m, dtype=np.int64)
+    o_end = np.empty(m, dtype=np.int64)
+    sp_start = np.empty(m, dtype=np.int64)
+    sp_end = np.empty(m, dtype=np.int64)
+    last = m
+    for i in range(m - 1, -1, -1):
+        sp_start[i] = table[n2o[i]]
+        sp_end[i] = table[n2o[i + 1]]
+        if r0[i] == r1[i]:
+            o_start[i] = table[r0[i]]
+            o_end[i] = o_start[i]
+            last = i
+            continue
+        if not (i + 1 < m and r0[i + 1] == r0[i] and r1[i + 1] == r1[i]):
+            last = i  # the last character of its rule application
+        o_start[i] = table[r0[i]]
+        o_end[i] = max(table[r1[i]], table[n2o[last + 1]])
+    return o_start, o_end, sp_start, sp_end
