@@ -40,31 +40,6 @@ def _utf8_len(lead: int) -> int:
 
 
 @kernel
-def _longest(units: np.ndarray, data: np.ndarray, pos: int) -> tuple[int, int]:
-    """(key length, pool index) of the longest charsmap key prefixing ``data[pos:]``; (0, -1) if none.
-
-    darts-clone's common-prefix search: XOR the node with each byte, check the label, follow the
-    offset; ``has_leaf`` marks a key end whose value sits in the unit reached next."""
-    size = len(units)
-    unit = units[0]
-    node = (unit >> 10) << ((unit & 512) >> 6)
-    length = 0
-    found = -1
-    for i in range(pos, len(data)):
-        node ^= data[i]
-        if node >= size:
-            break
-        unit = units[node]
-        if (unit & 0x800000FF) != data[i]:
-            break
-        node ^= (unit >> 10) << ((unit & 512) >> 6)
-        if (unit >> 8) & 1 and node < size:
-            length = i + 1 - pos
-            found = units[node] & 0x7FFFFFFF
-    return length, found
-
-
-@kernel
 def _grow(a: np.ndarray, need: int) -> np.ndarray:
     if need <= len(a):
         return a
@@ -76,19 +51,38 @@ def _grow(a: np.ndarray, need: int) -> np.ndarray:
 @kernel
 def _replacement(units: np.ndarray, pool: np.ndarray, data: np.ndarray, pos: int,
                  rep: np.ndarray) -> tuple[int, int]:
-    """Write the replacement at ``pos`` into ``rep``; return (its length, input bytes consumed)."""
-    if len(units) > 0:
-        length, at = _longest(units, data, pos)
-        if at >= 0:
-            r = 0
-            while at + r < len(pool) and pool[at + r] != 0:
-                rep[r] = pool[at + r]
-                r += 1
-            return r, length
-    n = min(_utf8_len(data[pos]), len(data) - pos)
-    for r in range(n):
+    """Write the replacement at ``pos`` into ``rep``; return (its length, input bytes consumed):
+    the LONGEST charsmap key prefixing ``data[pos:]``, else one UTF-8 character.
+
+    darts-clone's common-prefix search: XOR the node with each byte, check the label, follow the
+    offset; ``has_leaf`` marks a key end whose value (a pool index) sits in the unit reached next.
+    (:func:`spm_normalize` runs this same code inlined in its hot loop.)"""
+    size = len(units)
+    used = 0
+    at = -1
+    if size > 0:
+        node = (units[0] >> 10) << ((units[0] & 512) >> 6)
+        for i in range(pos, len(data)):
+            node ^= data[i]
+            if node >= size:
+                break
+            unit = units[node]
+            if (unit & 0x800000FF) != data[i]:
+                break
+            node ^= (unit >> 10) << ((unit & 512) >> 6)
+            if (unit >> 8) & 1 and node < size:
+                used = i + 1 - pos
+                at = units[node] & 0x7FFFFFFF
+    rl = 0
+    if at >= 0:
+        while at + rl < len(pool) and pool[at + rl] != 0:
+            rep[rl] = pool[at + rl]
+            rl += 1
+        return rl, used
+    used = min(_utf8_len(data[pos]), len(data) - pos)
+    for r in range(used):
         rep[r] = data[pos + r]
-    return n, n
+    return used, used
 
 
 @kernel
@@ -134,11 +128,11 @@ def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, dummy: 
     if size > 0:
         root = (units[0] >> 10) << ((units[0] & 512) >> 6)
     while pos < n:
-        # the replacement at pos (inlined: no call with array arguments in the hot loop)
+        # _replacement inlined (no call with array arguments in the hot loop)
         used = 0
         at = -1
         node = root
-        for i in range(pos, n if size > 0 else pos):  # darts-clone walk, see _longest
+        for i in range(pos, n if size > 0 else pos):  # darts-clone walk, as _replacement
             node ^= data[i]
             if node >= size:
                 break

@@ -132,8 +132,9 @@ def forward_da(data: np.ndarray, lo: int, hi: int, base: np.ndarray, check: np.n
 @kernel
 def _hash_child(keys: np.ndarray, child: np.ndarray, mask: int, node: int, byte: int) -> int:
     """Child of ``node`` on ``byte`` in the open-addressing table, or -1."""
-    key = node * 256 + byte
-    h = (node * 0x9E3779B1 + byte * 0x85EBCA77) & mask
+    b = np.int64(byte)  # a uint8 would overflow (numpy) or wrap: widen first
+    key = node * 256 + b
+    h = (node * 0x9E3779B1 + b * 0x85EBCA77) & mask
     while True:
         k = keys[h]
         if k == key:

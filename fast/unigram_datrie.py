@@ -30,8 +30,11 @@ Out of scope: n-best, sampling, user-defined-symbol bonuses, special tokens (ord
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import itertools
 from pathlib import Path
+from types import ModuleType
 from typing import Literal
 
 import numpy as np
@@ -39,9 +42,9 @@ import numpy as np
 from tokspec import Encoder, EncodingArrays, EngineInfo
 from tokspec import __version__ as _VERSION
 from tokspec.fast._double_array import DoubleArray
+from tokspec import _jit
+from tokspec.fast import _spm_kernels, _unigram_kernels
 from tokspec.fast._hash_trie import HashTrie
-from tokspec.fast._spm_kernels import spm_alignment, spm_normalize
-from tokspec.fast._unigram_kernels import char_of_byte, encode_pretokens, forward_da, forward_hash
 from tokspec.normalize import Aligned
 from tokspec.spm_normalize import SpmNormalizer
 from tokspec.unigram_model import UnigramModel, unigram_model_from_spm, unigram_model_from_tokenizer_json
@@ -64,9 +67,13 @@ class DatrieUnigram(Encoder):
     """
 
     def __init__(self, model: UnigramModel, name: str, *, tie_break: TieBreak | None = None,
-                 trie: TrieKind = "double-array", offsets: OffsetMode = "contract") -> None:
+                 trie: TrieKind = "double-array", offsets: OffsetMode = "contract", jit: bool = True) -> None:
         if trie not in ("double-array", "hash"):
             raise ValueError(f"trie={trie!r}: expected 'double-array' or 'hash'")
+        # jit=False: the same kernel sources run as plain Python, nested calls included (fuzzing
+        # with coverage, and the compiled == interpreted check)
+        self._uk = _unigram_kernels if jit else interpreted_module(_unigram_kernels)
+        self._sk = _spm_kernels if jit else interpreted_module(_spm_kernels)
         self.model = model
         self.offsets: OffsetMode = offsets
         self.tie_break: TieBreak = tie_break or model.flavour
@@ -101,10 +108,10 @@ class DatrieUnigram(Encoder):
         """The Viterbi forward pass alone over one pretoken's bytes (for the benchmark)."""
         f32, last = self.model.float32, self.tie_break == "last"
         if self.trie_kind == "double-array":
-            forward_da(data, 0, len(data), *self._da, self.scores, self.unk_score, f32, last, self.reset,
+            self._uk.forward_da(data, 0, len(data), *self._da, self.scores, self.unk_score, f32, last, self.reset,
                        best, bstart, bid)
         else:
-            forward_hash(data, 0, len(data), *self._ht, self.scores, self.unk_score, f32, last, self.reset,
+            self._uk.forward_hash(data, 0, len(data), *self._ht, self.scores, self.unk_score, f32, last, self.reset,
                          best, bstart, bid)
 
     def viterbi(self, data: bytes) -> list[Edge]:
@@ -129,9 +136,9 @@ class DatrieUnigram(Encoder):
         compiled for a sentencepiece normalizer, else from ``model.pretokenize`` (Python)."""
         if self._spm is not None:
             raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-            data, n2o, r0, r1 = spm_normalize(raw, *self._spm)
+            data, n2o, r0, r1 = self._sk.spm_normalize(raw, *self._spm)
             bounds = np.array([0, len(data)], dtype=np.int64)
-            return data, bounds, spm_alignment(n2o, r0, r1, char_of_byte(raw))
+            return data, bounds, self._sk.spm_alignment(n2o, r0, r1, self._uk.char_of_byte(raw))
         pres = self.model.pretokenize(text)
         encoded = [p.text.encode("utf-8") for p in pres]
         data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
@@ -141,7 +148,7 @@ class DatrieUnigram(Encoder):
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
         data, bounds, (o_start, o_end, sp_start, sp_end) = self.normalized(text)
-        ids, starts, ends = encode_pretokens(
+        ids, starts, ends = self._uk.encode_pretokens(
             data, bounds, self.trie_kind == "hash", *self._da, *self._ht, self.scores, self.unk_score,
             self.model.unk_id, self.model.float32, self.tie_break == "last", self.reset,
             self.model.flavour == "hf", self.model.fuse_unk, self.byte_ids, self.offsets == "contract",
@@ -149,8 +156,25 @@ class DatrieUnigram(Encoder):
         return EncodingArrays(ids, starts, ends)
 
 
+@functools.cache
+def interpreted_module(module: ModuleType) -> ModuleType:
+    """A second copy of a kernel module whose ``@kernel`` functions are all plain Python (calls
+    between kernels included: ``tokspec._jit.interpreted`` gives one plain function whose callees
+    stay compiled). Loaded from the same file, so it is the same source by construction."""
+    spec = importlib.util.spec_from_file_location(f"{module.__name__}_interpreted", module.__file__)
+    assert spec is not None and spec.loader is not None
+    plain = importlib.util.module_from_spec(spec)
+    saved = _jit.kernel
+    _jit.kernel = lambda fn: fn  # type: ignore[assignment]  # what TOKSPEC_JIT=0 does, for this copy only
+    try:
+        spec.loader.exec_module(plain)
+    finally:
+        _jit.kernel = saved  # type: ignore[assignment]
+    return plain
+
+
 def _spm_arrays(norm: SpmNormalizer) -> tuple[np.ndarray, np.ndarray, bool, bool, bool]:
-    """The arguments of :func:`spm_normalize` after the text: charsmap units and pool, flags."""
+    """The arguments of ``spm_normalize`` after the text: charsmap units and pool, flags."""
     cm = norm.charsmap
     units = np.asarray(cm.units if cm else (), dtype=np.int64)
     pool = np.frombuffer(cm.pool if cm else b"", dtype=np.uint8)
@@ -168,7 +192,7 @@ def _alignment_arrays(pres: list[Aligned]) -> tuple[np.ndarray, np.ndarray, np.n
 
 
 def datrie_encoder(arg: str, *, tie_break: TieBreak | None = None, trie: TrieKind = "double-array",
-                   offsets: OffsetMode = "contract") -> DatrieUnigram:
+                   offsets: OffsetMode = "contract", jit: bool = True) -> DatrieUnigram:
     """``fast:ARG``: ``mon-unigram``, a Unigram ``tokenizer.json`` path, or a sentencepiece ``.model``."""
     if arg in NAMED_FILES:
         model = unigram_model_from_tokenizer_json(load_tokenizer_json(named_path(arg), NAMED_FILES[arg].sha256))
@@ -176,4 +200,4 @@ def datrie_encoder(arg: str, *, tie_break: TieBreak | None = None, trie: TrieKin
         model = unigram_model_from_spm(arg)
     else:
         model = unigram_model_from_tokenizer_json(arg)
-    return DatrieUnigram(model, f"fast:{arg}", tie_break=tie_break, trie=trie, offsets=offsets)
+    return DatrieUnigram(model, f"fast:{arg}", tie_break=tie_break, trie=trie, offsets=offsets, jit=jit)
