@@ -1,7 +1,7 @@
 """``tokspec diff``: inputs files, exit codes, --json summary, records, faults, the issue's done criteria.
 
-Runs the subcommand in-process through ``tokspec.cli.main`` (the real entry point) and
-``tokspec.cli_diff.main``; the done criteria use a small corpus file (the large one is measured by hand).
+Runs the subcommand in-process through ``tokspec.app.cli.main`` (the real entry point) and
+``tokspec.app.cli_diff.main``; the done criteria use a small corpus file (the large one is measured by hand).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tokspec import load_engine
-from tokspec.cli import main as tokspec_main
-from tokspec.cli_diff import InputFileError, read_inputs
+from tokspec.app.cli import main as tokspec_main
+from tokspec.app.inputs import InputFileError, read_inputs
 from tokspec.corpus import build_corpus, write_inputs
 from tokspec.diff import compare
 
@@ -207,7 +207,7 @@ def test_minimize_in_file_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_standalone_module_main(tmp_path: Path, toy: str) -> None:
-    from tokspec.cli_diff import main
+    from tokspec.app.cli_diff import main
 
     inputs = tmp_path / "in.txt"
     inputs.write_text("a\n", encoding="utf-8")

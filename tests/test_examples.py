@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tokspec import Encoder, load_engine
-from tokspec.cli import main as tokspec_main
+from tokspec.app.cli import main as tokspec_main
 from tokspec.corpus import write_inputs
 from tokspec.diff import compare
 

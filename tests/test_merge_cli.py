@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tokspec.cli import main
+from tokspec.app.cli import main
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

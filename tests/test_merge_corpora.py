@@ -16,7 +16,7 @@ import pytest
 
 from tokspec import Encoding, load_engine
 from tokspec.fast.merge_engines import merge_text
-from tokspec.merge_report import classify
+from tokspec.app.merge_report import classify
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpora" / "merge"
 

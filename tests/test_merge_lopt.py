@@ -103,7 +103,7 @@ def test_bad_chunk_len_is_a_named_error(bad: object) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["threads", "processes"])
 def test_lopt_equals_serial_on_a_megabyte(engine: Encoder, backend: str) -> None:
-    from tokspec.bench.parallel import generate_text
+    from tokspec.app.bench.parallel import generate_text
 
     text = generate_text(1_000_000, seed=5)
     runner = Runner(backend, 2)

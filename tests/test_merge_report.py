@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tokspec import Encoding, load_engine
 from tokspec.fast.merge_engines import merge_text
-from tokspec.merge_report import build_report, classify, first_divergence, render_html, write_report
+from tokspec.app.merge_report import build_report, classify, first_divergence, render_html, write_report
 
 
 def test_classify() -> None:

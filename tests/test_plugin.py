@@ -12,7 +12,7 @@ import pytest
 from hypothesis import strategies as st
 
 from tokspec import TokspecError
-from tokspec.pytest_plugin import assert_engines_agree, check_against
+from tokspec.app.pytest_plugin import assert_engines_agree, check_against
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -75,7 +75,7 @@ def test_fixture_in_a_user_suite(tmp_path: Path) -> None:
     # Once installed as the pytest11 entry point "tokspec" the plugin loads by itself (and a second
     # registration through -p would be an error); until then, -p loads it.
     registered = any(ep.name == "tokspec" for ep in metadata.entry_points(group="pytest11"))
-    plugin_args = [] if registered else ["-p", "tokspec.pytest_plugin"]
+    plugin_args = [] if registered else ["-p", "tokspec.app.pytest_plugin"]
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", *plugin_args, "-p", "no:cacheprovider",
          "-q", "-W", "ignore::DeprecationWarning", "test_user.py"],

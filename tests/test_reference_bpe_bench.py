@@ -3,7 +3,7 @@ never asserted here), and of its text generators."""
 
 from __future__ import annotations
 
-from tokspec.bench.reference_bpe import SUITE, chinese_like, english_like, run
+from tokspec.app.bench.reference_bpe import SUITE, chinese_like, english_like, run
 
 
 def test_generators_are_deterministic_and_sized() -> None:

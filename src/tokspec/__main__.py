@@ -2,6 +2,6 @@
 
 import sys
 
-from tokspec.cli import main
+from tokspec.app.cli import main
 
 sys.exit(main())

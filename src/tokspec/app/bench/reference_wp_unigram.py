@@ -16,7 +16,7 @@ import random
 import sentencepiece
 from tokenizers import Tokenizer
 
-from tokspec.bench import BenchRow, time_best
+from tokspec.app.bench import BenchRow, time_best
 from tokspec.models import trained_model
 from tokspec.reference.unigram import unigram_encoder_from_spm_model, unigram_encoder_from_tokenizer_json
 from tokspec.reference.wordpiece import wordpiece_encoder_from_tokenizer_json

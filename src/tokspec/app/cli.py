@@ -20,8 +20,8 @@ __all__ = ["main"]
 
 #: subcommand -> (module with add_arguments(parser) and run(args) -> int, help line)
 _SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "diff": ("tokspec.cli_diff", "compare two engines' ids and offsets on inputs or fuzzed text"),
-    "merge-check": ("tokspec.cli_merge", "compare a chunked parallel merge with serial encoding"),
+    "diff": ("tokspec.app.cli_diff", "compare two engines' ids and offsets on inputs or fuzzed text"),
+    "merge-check": ("tokspec.app.cli_merge", "compare a chunked parallel merge with serial encoding"),
 }
 
 
@@ -58,7 +58,7 @@ def _cmd_corpus(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from tokspec.bench import SUITES, format_rows
+    from tokspec.app.bench import SUITES, format_rows
 
     names = args.suite or list(SUITES)
     unknown = [n for n in names if n not in SUITES]

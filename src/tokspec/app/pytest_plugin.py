@@ -2,7 +2,7 @@
 
 Plain functions (import them; no plugin registration needed)::
 
-    from tokspec.pytest_plugin import assert_engines_agree, check_against
+    from tokspec.app.pytest_plugin import assert_engines_agree, check_against
 
     def test_my_engine_on_crlf():
         assert_engines_agree(MyEngine(), "tiktoken:cl100k_base", "a\\r\\n\\r\\nb")
@@ -10,7 +10,7 @@ Plain functions (import them; no plugin registration needed)::
     def test_my_engine_everywhere():
         check_against(MyEngine(), "tiktoken:cl100k_base")   # hypothesis search + shrinking
 
-With the plugin active (``-p tokspec.pytest_plugin``, or automatically once tokspec registers it as
+With the plugin active (``-p tokspec.app.pytest_plugin``, or automatically once tokspec registers it as
 the ``pytest11`` entry point ``tokspec``), the fixture ``tokspec`` offers the same as methods
 (``tokspec.assert_agree``, ``tokspec.check_against``, ``tokspec.engine(name)``) and closes the
 engines it loaded (``cmd:`` subprocesses) at the end of the session.

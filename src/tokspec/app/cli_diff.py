@@ -3,19 +3,7 @@
 File mode: ``tokspec diff A B --inputs FILE [--json] [--report DIR] [--minimize]``.
 Fuzz mode: ``tokspec diff A B --fuzz --time SECONDS [--seed N] [--save-corpus DIR]``.
 
-Inputs file format, decided once per FILE (never per line):
-
-- ``*.json``: one JSON object with a string field ``"text"`` (for instance a counterexample record,
-  which is how a record's ``reproduce`` command works): one input.
-- ``*.jsonl``, or any other name whose first non-empty line parses as a JSON object with a string
-  ``"text"``: JSON Lines, one such object per non-empty line (the form ``tokspec corpus`` writes).
-- anything else: plain UTF-8 text, one input per line; the ``\\n`` ending each line is not part of
-  the input (a ``\\r`` before it is), and a final ``\\n`` does not start an empty input.
-
-Invalid UTF-8, a malformed line or text outside the text domain (a lone surrogate written as a JSON
-escape) is a setup error naming the file, byte offset or line.
-
-Exit codes: 0 every input agrees; 1 at least one disagreement or engine fault; 2 usage or setup
+Inputs file format: see :mod:`tokspec.app.inputs`. Exit codes: 0 every input agrees; 1 at least one disagreement or engine fault; 2 usage or setup
 error (one line on stderr). Every disagreement is saved as a counterexample record (see
 :mod:`tokspec.diff`) in ``--report DIR`` (default ``tokspec-reports/``). ``--json`` prints exactly
 one summary object on stdout whose ``"counterexamples"`` is the list of record *paths*.
@@ -37,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import time
 from collections import Counter
@@ -47,16 +34,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tokspec._registry import load_engine
-from tokspec._types import Encoder, check_text
+from tokspec._types import Encoder
 from tokspec.diff import Comparison, check_pair, compare, format_comparison, save_counterexample
 from tokspec.errors import TokspecError
 from tokspec.minimize import minimize_text
+from tokspec.app.inputs import InputFileError, read_inputs
+from tokspec.app.search import text_sources
 
 __all__ = ["add_arguments", "run", "main", "read_inputs", "InputFileError"]
-
-
-class InputFileError(TokspecError):
-    """An inputs file cannot be read, is not UTF-8, or has a malformed line."""
 
 
 # ----------------------------------------------------------------------------- arguments
@@ -100,68 +85,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window", type=int, default=3, metavar="W",
                         help="tokens of context on each side of the first divergence (default 3)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-
-
-# ----------------------------------------------------------------------------- inputs files
-
-
-def _decode_utf8(path: Path, data: bytes) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InputFileError(f"inputs file {str(path)!r} is not valid UTF-8: byte offset {exc.start} "
-                             f"(line {line}) has {data[exc.start:exc.start + 1]!r}") from None
-
-
-def _text_of(path: Path, where: str, raw: str) -> str:
-    """The ``"text"`` of one JSON object ``raw``, checked against the text domain."""
-    try:
-        obj = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InputFileError(f"{path}:{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
-        raise InputFileError(f"{path}:{where}: expected a JSON object with a string field \"text\"")
-    try:
-        return check_text(obj["text"])
-    except TokspecError as exc:
-        raise InputFileError(f"{path}:{where}: {exc}") from None
-
-
-def _looks_jsonl(first_line: str) -> bool:
-    try:
-        obj = json.loads(first_line)
-    except json.JSONDecodeError:
-        return False
-    return isinstance(obj, dict) and isinstance(obj.get("text"), str)
-
-
-def read_inputs(path: str | Path) -> list[tuple[str, str]]:
-    """The inputs of ``path`` as (location, text) pairs, by the rules of the module docstring.
-
-    Raises InputFileError naming the file (and byte offset or line). O(file size).
-    """
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise InputFileError(f"cannot read inputs file {str(p)!r}: {exc.strerror or exc}") from None
-    content = _decode_utf8(p, data)
-    if p.suffix == ".json":
-        return [("record", _text_of(p, "record", content))]
-    lines = content.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    first = next((ln for ln in lines if ln.strip()), "")
-    if p.suffix == ".jsonl" or _looks_jsonl(first):
-        return [(f"line {i}", _text_of(p, f"line {i}", ln)) for i, ln in enumerate(lines, 1) if ln.strip()]
-    out = []
-    for i, ln in enumerate(lines, 1):
-        try:
-            out.append((f"line {i}", check_text(ln)))
-        except TokspecError as exc:  # pragma: no cover - decoded UTF-8 has no lone surrogates
-            raise InputFileError(f"{p}:line {i}: {exc}") from None
-    return out
 
 
 # ----------------------------------------------------------------------------- progress and results
@@ -290,134 +213,6 @@ def _run_file(a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO, err
 # ----------------------------------------------------------------------------- fuzz mode
 
 
-_REPEAT_UNITS = ("a", " ", "\n", "  ", "ab", "\r\n", "1", "0 ", "'s", "é", "🙂", "的", "\t", ".", "=")
-
-
-def _repetition(rng: random.Random) -> str:
-    """Adversarial repetition: a run or periodic pattern, sometimes with a different character inside."""
-    unit = rng.choice(_REPEAT_UNITS) if rng.random() < 0.7 else "".join(
-        rng.choice("ab \n1'.é") for _ in range(rng.randint(1, 4)))
-    text = unit * rng.randint(2, 300)
-    if text and rng.random() < 0.5:
-        i = rng.randrange(len(text))
-        text = text[:i] + rng.choice(" x\n9🙂") + text[i:]
-    return text
-
-
-def _vocab_text(rng: random.Random, pool: list[str]) -> str:
-    """Vocabulary-aware text: a concatenation of token surfaces seen in earlier encodings."""
-    return "".join(rng.choice(pool) for _ in range(rng.randint(1, 12)))
-
-
-class _OwnGenerator:
-    """Seeded generator over tokspec's own text makers (corpus generators, repetitions, vocab text)."""
-
-    name = "tokspec.corpus generators"
-
-    def __init__(self, seed: int, corpus: list[str], pool: list[str]):
-        from tokspec.corpus import generated_text
-
-        self.rng = random.Random(seed)
-        self._generated = generated_text
-        self.corpus, self.pool = corpus, pool
-
-    def _text(self) -> str:
-        kind = self.rng.randrange(6)
-        if kind <= 1:
-            return self._generated(self.rng)
-        if kind == 2:
-            return _repetition(self.rng)
-        if kind == 3 and self.pool:
-            return _vocab_text(self.rng, self.pool)
-        if kind == 4:  # a corpus text, whole or a slice
-            text = self.rng.choice(self.corpus)
-            i = self.rng.randrange(len(text) + 1)
-            return text[i:i + self.rng.randint(1, 200)] if self.rng.random() < 0.5 else text
-        return "".join(self._generated(self.rng) for _ in range(self.rng.randint(2, 4)))
-
-    def run(self, until: float, on_text: Callable[[str], bool]) -> None:
-        """Feed texts to ``on_text`` until the monotonic time ``until`` or until it returns True."""
-        while time.monotonic() < until:
-            if on_text(self._text()):
-                return
-
-
-class _Stop(Exception):
-    """Raised inside the hypothesis probe to end a slice (never escapes _HypothesisSource.run)."""
-
-
-class _HypothesisSource:
-    """Texts drawn from the public strategies of :mod:`tokspec.fuzz.strategies` (generate phase only).
-
-    Hypothesis is used as a generator, not as a test runner: nothing fails, no shrinking (ddmin
-    does that, the same way for every source), no example database. Deterministic per (seed, slice).
-    """
-
-    name = "tokspec.fuzz.strategies"
-
-    def __init__(self, seed: int, pool: list[str]):
-        from hypothesis import strategies as st
-
-        from tokspec.fuzz import strategies as ts
-
-        parts = [ts.mixed_text(max_size=80), ts.shaped_text(), ts.repetitions(max_repeat=200)]
-        if pool:
-            parts.append(ts.vocab_text(pool))
-        self.strategy = st.one_of(*parts)
-        self.seed, self.slices = seed, 0
-
-    def run(self, until: float, on_text: Callable[[str], bool]) -> None:
-        from hypothesis import HealthCheck, Phase, Verbosity, given, settings
-        from hypothesis import seed as hypothesis_seed
-
-        self.slices += 1
-        stopped = False  # hypothesis replays the "failing" (stopping) example: don't count it twice
-
-        @hypothesis_seed(self.seed * 100_003 + self.slices)
-        @settings(max_examples=1_000_000, deadline=None, database=None, phases=[Phase.generate],
-                  suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
-        @given(self.strategy)
-        def probe(text: str) -> None:
-            nonlocal stopped
-            if stopped or time.monotonic() >= until or on_text(text):
-                stopped = True
-                raise _Stop
-
-        try:
-            probe()
-        except _Stop:
-            pass
-
-
-def _token_pool(engine: Encoder, corpus: list[str], limit: int = 3000) -> list[str]:
-    """Distinct token surfaces ``engine`` produces on ``corpus`` (for vocabulary-aware text)."""
-    pool: dict[str, None] = {}
-    for text in corpus:
-        try:
-            enc = engine.encode(text)
-        except Exception:  # noqa: BLE001 - a faulting engine just gives a smaller pool
-            continue
-        pool.update((text[s:e], None) for s, e in enc.offsets if e > s)
-        if len(pool) >= limit:
-            break
-    return list(pool)[:limit]
-
-
-def _sources(a: Encoder, seed: int) -> list[Any]:
-    """The fuzz text sources, alternated in one-second slices (see module docstring)."""
-    from tokspec.corpus import build_corpus
-
-    corpus = build_corpus(seed=seed, size="small")
-    pool = _token_pool(a, corpus[:120])
-    sources: list[Any] = [_OwnGenerator(seed, corpus, pool)]
-    try:
-        sources.append(_HypothesisSource(seed, pool))
-    except ImportError as exc:  # the fuzz layer is optional at run time; the summary says so
-        print(f"tokspec diff: tokspec.fuzz.strategies unavailable ({exc}); own generators only",
-              file=sys.stderr)
-    return sources
-
-
 class _Fuzzer:
     """The fuzz loop's state: findings so far and what to do with each generated text."""
 
@@ -453,7 +248,7 @@ def _run_fuzz(a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO, err
         raise TokspecError(f"--time and --shrink-time must be > 0 and --max-findings >= 1, got "
                            f"time={args.time!r}, shrink_time={args.shrink_time!r}, "
                            f"max_findings={args.max_findings!r}")
-    sources = _sources(a, args.seed)
+    sources = text_sources(a, args.seed)
     fuzzer = _Fuzzer(a, b, args, out)
     fuzzer.results.generators = [s.name for s in sources]
     progress = _Progress(err, "fuzz")
@@ -517,7 +312,7 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | No
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m tokspec.cli_diff A B ...``: the subcommand on its own (same exit codes)."""
+    """``python -m tokspec.app.cli_diff A B ...``: the subcommand on its own (same exit codes)."""
     parser = argparse.ArgumentParser(prog="tokspec diff", description=__doc__.split("\n\n")[0])
     add_arguments(parser)
     return run(parser.parse_args(argv))

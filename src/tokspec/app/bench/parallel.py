@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 
 from tokspec import Encoder, Encoding, load_engine
-from tokspec.bench import BenchRow, time_best
+from tokspec.app.bench import BenchRow, time_best
 from tokspec.fast.merge_engines import merge_text
 from tokspec.fast.parallel import Runner, default_chunk_len
 

@@ -28,7 +28,7 @@ import textwrap
 from collections.abc import Callable
 
 from tokspec import load_engine
-from tokspec.bench import BenchRow, time_best
+from tokspec.app.bench import BenchRow, time_best
 from tokspec.corpus import build_corpus
 
 __all__ = ["run"]

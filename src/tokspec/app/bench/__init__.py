@@ -1,6 +1,6 @@
 """``tokspec bench``: engines measured side by side in one run, reported as ratios.
 
-A suite is a module ``tokspec.bench.<suite>`` with ``run(*, quick: bool) -> list[BenchRow]``. Every
+A suite is a module ``tokspec.app.bench.<suite>`` with ``run(*, quick: bool) -> list[BenchRow]``. Every
 row pairs a *subject* with a *baseline* timed in the same process on the same input, so the ratio
 (baseline seconds / subject seconds; above 1 means the subject is faster) is meaningful even on a
 noisy machine where absolute seconds are not. ``quick=True`` is a smoke run of a few seconds.
@@ -17,10 +17,10 @@ __all__ = ["BenchRow", "SUITES", "time_best", "format_rows"]
 
 #: suite name -> module. Each is owned by the layer it measures.
 SUITES: dict[str, str] = {
-    "reference-bpe": "tokspec.bench.reference_bpe",
-    "reference-wp-unigram": "tokspec.bench.reference_wp_unigram",
-    "fast": "tokspec.bench.fast",
-    "parallel": "tokspec.bench.parallel",
+    "reference-bpe": "tokspec.app.bench.reference_bpe",
+    "reference-wp-unigram": "tokspec.app.bench.reference_wp_unigram",
+    "fast": "tokspec.app.bench.fast",
+    "parallel": "tokspec.app.bench.parallel",
 }
 
 

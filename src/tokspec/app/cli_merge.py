@@ -5,7 +5,7 @@ merge report JSON), from ``--fuzz`` (generated for ``--time`` seconds: adversari
 texts with interesting characters placed at chunk edges, multilingual corpus texts, texts built
 from the engine's own vocabulary; chunk length and overlap drawn at random unless given), or by
 default from ``tokspec.corpus`` (small). Each difference is minimized (ddmin, ``tokspec.minimize``)
-and written as a JSON + HTML report (``tokspec.merge_report``) under ``--report DIR``.
+and written as a JSON + HTML report (``tokspec.app.merge_report``) under ``--report DIR``.
 
 Exit codes: 0 no difference found, 1 differences found (reports written), 2 usage error.
 Out of scope: comparing two strategies with each other (compare each with serial).
@@ -58,8 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def read_inputs(path: str) -> list[str]:
     """Texts from ``path`` by ``tokspec diff``'s rules (a record ``.json``, JSON Lines with "text",
-    or plain UTF-8 lines; see :func:`tokspec.cli_diff.read_inputs`)."""
-    from tokspec.cli_diff import read_inputs as read_located_inputs
+    or plain UTF-8 lines; see :func:`tokspec.app.cli_diff.read_inputs`)."""
+    from tokspec.app.inputs import read_inputs as read_located_inputs
 
     return [text for _, text in read_located_inputs(path)]
 
@@ -116,7 +116,7 @@ def _merge_differs(engine: Encoder, strategy: str, text: str, chunk_len: int, ov
 def _write(engine: Encoder, strategy: str, text: str, chunk_len: int, overlap: int | None,
            runner: Any, args: argparse.Namespace, original_chars: int) -> dict[str, Any]:
     """Write the report of ``text`` (JSON then HTML, atomically); return its summary entry."""
-    from tokspec.merge_report import build_report, report_name, write_report
+    from tokspec.app.merge_report import build_report, report_name, write_report
 
     _, result, serial = _merge_differs(engine, strategy, text, chunk_len, overlap, runner)
     params = {"chunk_len": chunk_len, "overlap": overlap}

@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 
 import tokspec
-from tokspec.bench import BenchRow, time_best
+from tokspec.app.bench import BenchRow, time_best
 from tokspec.reference.pretok_regex import PATTERNS
 from tokspec.vocab import load_named_tiktoken
 

@@ -1,0 +1,151 @@
+"""The text sources of fuzz mode (``tokspec diff --fuzz``), seeded and alternated in slices.
+
+Fuzz mode alternates, in one-second slices, two seeded text sources: tokspec's own generators (the
+corpus generators of :mod:`tokspec.corpus`, adversarial repetitions, corpus slices) and the public
+hypothesis strategies of :mod:`tokspec.fuzz.strategies` (Unicode-category text, shaped text,
+repetitions), both with vocabulary-aware text made of the token surfaces engine A produces on the
+small corpus. Hypothesis serves as a generator only there.
+
+Each source has a ``name`` and ``run(until, on_text)``: it feeds texts to ``on_text`` until the
+monotonic time ``until`` or until ``on_text`` returns True.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tokspec._types import Encoder
+
+__all__ = ["text_sources"]
+
+
+_REPEAT_UNITS = ("a", " ", "\n", "  ", "ab", "\r\n", "1", "0 ", "'s", "é", "🙂", "的", "\t", ".", "=")
+
+
+def _repetition(rng: random.Random) -> str:
+    """Adversarial repetition: a run or periodic pattern, sometimes with a different character inside."""
+    unit = rng.choice(_REPEAT_UNITS) if rng.random() < 0.7 else "".join(
+        rng.choice("ab \n1'.é") for _ in range(rng.randint(1, 4)))
+    text = unit * rng.randint(2, 300)
+    if text and rng.random() < 0.5:
+        i = rng.randrange(len(text))
+        text = text[:i] + rng.choice(" x\n9🙂") + text[i:]
+    return text
+
+
+def _vocab_text(rng: random.Random, pool: list[str]) -> str:
+    """Vocabulary-aware text: a concatenation of token surfaces seen in earlier encodings."""
+    return "".join(rng.choice(pool) for _ in range(rng.randint(1, 12)))
+
+
+class _OwnGenerator:
+    """Seeded generator over tokspec's own text makers (corpus generators, repetitions, vocab text)."""
+
+    name = "tokspec.corpus generators"
+
+    def __init__(self, seed: int, corpus: list[str], pool: list[str]):
+        from tokspec.corpus import generated_text
+
+        self.rng = random.Random(seed)
+        self._generated = generated_text
+        self.corpus, self.pool = corpus, pool
+
+    def _text(self) -> str:
+        kind = self.rng.randrange(6)
+        if kind <= 1:
+            return self._generated(self.rng)
+        if kind == 2:
+            return _repetition(self.rng)
+        if kind == 3 and self.pool:
+            return _vocab_text(self.rng, self.pool)
+        if kind == 4:  # a corpus text, whole or a slice
+            text = self.rng.choice(self.corpus)
+            i = self.rng.randrange(len(text) + 1)
+            return text[i:i + self.rng.randint(1, 200)] if self.rng.random() < 0.5 else text
+        return "".join(self._generated(self.rng) for _ in range(self.rng.randint(2, 4)))
+
+    def run(self, until: float, on_text: Callable[[str], bool]) -> None:
+        """Feed texts to ``on_text`` until the monotonic time ``until`` or until it returns True."""
+        while time.monotonic() < until:
+            if on_text(self._text()):
+                return
+
+
+class _Stop(Exception):
+    """Raised inside the hypothesis probe to end a slice (never escapes _HypothesisSource.run)."""
+
+
+class _HypothesisSource:
+    """Texts drawn from the public strategies of :mod:`tokspec.fuzz.strategies` (generate phase only).
+
+    Hypothesis is used as a generator, not as a test runner: nothing fails, no shrinking (ddmin
+    does that, the same way for every source), no example database. Deterministic per (seed, slice).
+    """
+
+    name = "tokspec.fuzz.strategies"
+
+    def __init__(self, seed: int, pool: list[str]):
+        from hypothesis import strategies as st
+
+        from tokspec.fuzz import strategies as ts
+
+        parts = [ts.mixed_text(max_size=80), ts.shaped_text(), ts.repetitions(max_repeat=200)]
+        if pool:
+            parts.append(ts.vocab_text(pool))
+        self.strategy = st.one_of(*parts)
+        self.seed, self.slices = seed, 0
+
+    def run(self, until: float, on_text: Callable[[str], bool]) -> None:
+        from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+        from hypothesis import seed as hypothesis_seed
+
+        self.slices += 1
+        stopped = False  # hypothesis replays the "failing" (stopping) example: don't count it twice
+
+        @hypothesis_seed(self.seed * 100_003 + self.slices)
+        @settings(max_examples=1_000_000, deadline=None, database=None, phases=[Phase.generate],
+                  suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
+        @given(self.strategy)
+        def probe(text: str) -> None:
+            nonlocal stopped
+            if stopped or time.monotonic() >= until or on_text(text):
+                stopped = True
+                raise _Stop
+
+        try:
+            probe()
+        except _Stop:
+            pass
+
+
+def _token_pool(engine: Encoder, corpus: list[str], limit: int = 3000) -> list[str]:
+    """Distinct token surfaces ``engine`` produces on ``corpus`` (for vocabulary-aware text)."""
+    pool: dict[str, None] = {}
+    for text in corpus:
+        try:
+            enc = engine.encode(text)
+        except Exception:  # noqa: BLE001 - a faulting engine just gives a smaller pool
+            continue
+        pool.update((text[s:e], None) for s, e in enc.offsets if e > s)
+        if len(pool) >= limit:
+            break
+    return list(pool)[:limit]
+
+
+def text_sources(a: Encoder, seed: int) -> list[Any]:
+    """The fuzz text sources, alternated in one-second slices (see module docstring)."""
+    from tokspec.corpus import build_corpus
+
+    corpus = build_corpus(seed=seed, size="small")
+    pool = _token_pool(a, corpus[:120])
+    sources: list[Any] = [_OwnGenerator(seed, corpus, pool)]
+    try:
+        sources.append(_HypothesisSource(seed, pool))
+    except ImportError as exc:  # the fuzz layer is optional at run time; the summary says so
+        print(f"tokspec diff: tokspec.fuzz.strategies unavailable ({exc}); own generators only",
+              file=sys.stderr)
+    return sources
