@@ -11,8 +11,8 @@ sentencepiece), over UTF-8 bytes instead of characters:
    removed; ``dummy``: one space prepended; ``escape``: every space written as U+2581.
 
 Outputs per normalized character: ``n2o`` (the input byte consumed so far, sentencepiece's
-``norm_to_orig``; one extra entry for the end) and the input byte range of the rule application
-that produced it (``r0``, ``r1``; equal for the dummy prefix). :func:`spm_alignment` turns these into
+``norm_to_orig``; one extra entry for the end), which is also where the rule application that
+produced it starts, and ``r1``, where that rule ends (equal to ``n2o`` for the dummy prefix). :func:`spm_alignment` turns these into
 the library spans and contract origins in input characters (``SpmNormalizer``'s rules).
 
 Complexity: O(n * K) for n input bytes, K the longest charsmap key (a walk stops at the first
@@ -26,7 +26,7 @@ import numpy as np
 
 from tokspec._jit import kernel
 
-__all__ = ["spm_normalize", "spm_alignment"]
+__all__ = ["starters", "spm_normalize", "spm_alignment"]
 
 @kernel
 def _utf8_len(lead: int) -> int:
@@ -86,16 +86,30 @@ def _replacement(units: np.ndarray, pool: np.ndarray, data: np.ndarray, pos: int
 
 
 @kernel
-def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, dummy: bool, remove_extra: bool,
-                  escape: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Normalize input bytes: (normalized bytes, ``n2o`` [m + 1], ``r0`` [m], ``r1`` [m]) for m
-    normalized characters (see module docstring)."""
+def starters(units: np.ndarray) -> np.ndarray:
+    """``out[b]``: may a charsmap key start with byte ``b``? (one darts-clone step from the root)"""
+    out = np.zeros(256, dtype=np.bool_)
+    if len(units) == 0:
+        return out
+    root = (units[0] >> 10) << ((units[0] & 512) >> 6)
+    for b in range(256):
+        node = root ^ b
+        out[b] = node < len(units) and (units[node] & 0x800000FF) == b
+    return out
+
+
+@kernel
+def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, starts: np.ndarray, dummy: bool,
+                  remove_extra: bool, escape: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Normalize input bytes: (normalized bytes, ``n2o`` [m + 1], ``r1`` [m]) for m normalized
+    characters (see module docstring; the rule producing character i starts at ``n2o[i]`` and ends
+    at ``r1[i]``, ``n2o[i] == r1[i]`` only for the dummy prefix). ``starts``: :func:`starters`.
+
+    Fast path: an ASCII byte no key starts with is copied (or dropped, or escaped) directly."""
     n = len(data)
     rep = np.empty(max(len(pool), 4), dtype=np.uint8)
-    out = np.empty(n + 8, dtype=np.uint8)
-    cstart = np.empty(n + 8, dtype=np.int64)   # first output byte of each character
+    out = np.empty(n + n // 2 + 8, dtype=np.uint8)
     n2o = np.empty(n + 9, dtype=np.int64)
-    r0 = np.empty(n + 8, dtype=np.int64)
     r1 = np.empty(n + 8, dtype=np.int64)
     space_len = 3 if escape else 1
     pos = 0
@@ -106,28 +120,50 @@ def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, dummy: 
         pos += used
     if pos == n:
         n2o[0] = 0
-        return out[:0], n2o[:1], r0[:0], r1[:0]
+        return out[:0], n2o[:1], r1[:0]
     k = 0  # output bytes
     m = 0  # output characters
     if dummy:  # the dummy prefix: a space covering no input
-        cstart[m] = k
-        n2o[m] = pos
-        r0[m] = pos
-        r1[m] = pos
-        m += 1
+        n2o[0] = pos
+        r1[0] = pos
+        m = 1
         if escape:
             out[0] = 0xE2
             out[1] = 0x96
             out[2] = 0x81
         else:
-            out[k] = 32
-        k += space_len
+            out[0] = 32
+        k = space_len
     prev_space = remove_extra
     size = len(units)
     root = 0
     if size > 0:
         root = (units[0] >> 10) << ((units[0] & 512) >> 6)
     while pos < n:
+        c = data[pos]
+        if c < 0x80 and not starts[c]:  # fast path: one ASCII character, no rule
+            if c == 32 and prev_space:
+                pos += 1
+                continue
+            if k + 3 > len(out):
+                out = _grow(out, k + 3)
+            if m + 2 > len(r1):
+                n2o = _grow(n2o, m + 3)
+                r1 = _grow(r1, m + 2)
+            n2o[m] = pos
+            r1[m] = pos + 1
+            m += 1
+            if c == 32 and escape:
+                out[k] = 0xE2
+                out[k + 1] = 0x96
+                out[k + 2] = 0x81
+                k += 3
+            else:
+                out[k] = c
+                k += 1
+            prev_space = remove_extra and c == 32
+            pos += 1
+            continue
         # _replacement inlined (no call with array arguments in the hot loop)
         used = 0
         at = -1
@@ -158,19 +194,15 @@ def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, dummy: 
             while a < rl and rep[a] == 32:
                 a += 1
         if a < rl:
-            if m + rl + 2 > len(n2o):
-                cstart = _grow(cstart, m + rl + 2)
-                n2o = _grow(n2o, m + rl + 2)
-                r0 = _grow(r0, m + rl + 2)
+            if m + rl + 2 > len(r1):
+                n2o = _grow(n2o, m + rl + 3)
                 r1 = _grow(r1, m + rl + 2)
             if k + 3 * rl + 3 > len(out):
                 out = _grow(out, k + 3 * rl + 3)
             i = a
             while i < rl:
                 cl = _utf8_len(rep[i])
-                cstart[m] = k
                 n2o[m] = pos
-                r0[m] = pos
                 r1[m] = pos + used
                 m += 1
                 if rep[i] == 32 and escape:
@@ -187,29 +219,32 @@ def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, dummy: 
         pos += used
         if not remove_extra:
             prev_space = False
-    while remove_extra and m > 0 and _is_space(out, cstart[m - 1], k, escape):
+    while remove_extra and m > 0 and _is_space(out, k - space_len, k, escape):
         m -= 1       # trailing spaces: the end goes back to where they began
-        k = cstart[m]
+        k -= space_len
         pos = n2o[m]
     n2o[m] = pos
-    return out[:k], n2o[:m + 1], r0[:m], r1[:m]
+    return out[:k], n2o[:m + 1], r1[:m]
 
 
 @kernel
 def _is_space(out: np.ndarray, start: int, end: int, escape: bool) -> bool:
-    """Is ``out[start:end]`` (one character) the space character?"""
+    """Do the last output bytes ``out[start:end]`` spell the space character? (A UTF-8 text ending
+    in E2 96 81 ends with the character U+2581.)"""
+    if start < 0:
+        return False
     if escape:
         return end - start == 3 and out[start] == 0xE2 and out[start + 1] == 0x96 and out[start + 2] == 0x81
     return end - start == 1 and out[start] == 32
 
 
 @kernel
-def spm_alignment(n2o: np.ndarray, r0: np.ndarray, r1: np.ndarray,
-                  table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def spm_alignment(n2o: np.ndarray, r1: np.ndarray, table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per normalized character, in input characters (``table``: input byte -> character index):
     contract origin (the rule's characters plus input dropped right after the rule's LAST output
     character; empty at its position for the dummy prefix) and library span ``(n2o[i], n2o[i+1])``."""
-    m = len(r0)
+    m = len(r1)
+    r0 = n2o
     o_start = np.empty(m, dtype=np.int64)
     o_end = np.empty(m, dtype=np.int64)
     sp_start = np.empty(m, dtype=np.int64)

@@ -96,7 +96,7 @@ class DatrieUnigram(Encoder):
         self.unk_score = float(np.float32(model.unk_score)) if model.float32 else model.unk_score
         self.reset = float(model.score_reset or 0.0)
         self.byte_ids = np.asarray(model.byte_ids, dtype=np.int64) if model.byte_fallback else _NONE
-        self._spm = None if model.spm_normalizer is None else _spm_arrays(model.spm_normalizer)
+        self._spm = None if model.spm_normalizer is None else _spm_arrays(model.spm_normalizer, self._sk)
         self.info = EngineInfo(name=name, kind="tokenizer", library="tokspec.fast",
                                library_version=_VERSION, vocab_sha256=model.sha256,
                                description=f"{trie} trie Unigram Viterbi ({model.flavour} flavour), numba kernel")
@@ -113,6 +113,12 @@ class DatrieUnigram(Encoder):
         else:
             self._uk.forward_hash(data, 0, len(data), *self._ht, self.scores, self.unk_score, f32, last, self.reset,
                          best, bstart, bid)
+
+    def forward_all(self, data: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The forward pass alone over every pretoken of :meth:`normalized` output (benchmark)."""
+        return self._uk.forward_pretokens(data, bounds, self.trie_kind == "hash", *self._da, *self._ht,
+                                          self.scores, self.unk_score, self.model.float32,
+                                          self.tie_break == "last", self.reset)
 
     def viterbi(self, data: bytes) -> list[Edge]:
         """Best segmentation of the UTF-8 bytes of one pretoken: edges in byte offsets."""
@@ -136,9 +142,9 @@ class DatrieUnigram(Encoder):
         compiled for a sentencepiece normalizer, else from ``model.pretokenize`` (Python)."""
         if self._spm is not None:
             raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-            data, n2o, r0, r1 = self._sk.spm_normalize(raw, *self._spm)
+            data, n2o, r1 = self._sk.spm_normalize(raw, *self._spm)
             bounds = np.array([0, len(data)], dtype=np.int64)
-            return data, bounds, self._sk.spm_alignment(n2o, r0, r1, self._uk.char_of_byte(raw))
+            return data, bounds, self._sk.spm_alignment(n2o, r1, self._uk.char_of_byte(raw))
         pres = self.model.pretokenize(text)
         encoded = [p.text.encode("utf-8") for p in pres]
         data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
@@ -173,12 +179,12 @@ def interpreted_module(module: ModuleType) -> ModuleType:
     return plain
 
 
-def _spm_arrays(norm: SpmNormalizer) -> tuple[np.ndarray, np.ndarray, bool, bool, bool]:
-    """The arguments of ``spm_normalize`` after the text: charsmap units and pool, flags."""
+def _spm_arrays(norm: SpmNormalizer, kernels: ModuleType) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool, bool]:
+    """The arguments of ``spm_normalize`` after the text: charsmap units, pool, first bytes, flags."""
     cm = norm.charsmap
     units = np.asarray(cm.units if cm else (), dtype=np.int64)
     pool = np.frombuffer(cm.pool if cm else b"", dtype=np.uint8)
-    return units, pool, norm.add_dummy_prefix, norm.remove_extra, norm.space != " "
+    return units, pool, kernels.starters(units), norm.add_dummy_prefix, norm.remove_extra, norm.space != " "
 
 
 def _alignment_arrays(pres: list[Aligned]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokspec import load_engine
-from tokspec.bench.fast import english
+from tokspec.app.bench.fast import english
 from tokspec.corpus import build_corpus
 from tokspec.fast.unigram_datrie import DatrieUnigram, _alignment_arrays, datrie_encoder
 from tokspec.models import trained_model
