@@ -1,7 +1,7 @@
 """sentencepiece's normalizer as compiled kernels (one source, two modes: ``tokspec._jit``).
 
 Computes exactly what ``tokspec.spm_normalize.SpmNormalizer.normalize`` computes (the readable
-version; ``tests/test_fast_unigram_datrie.py`` checks the two agree, and both against
+version; ``tests/test_fast_unigram_kernels.py`` checks the two agree, and both against
 sentencepiece), over UTF-8 bytes instead of characters:
 
 1. At each input position the LONGEST key of the precompiled charsmap (a darts-clone double
@@ -100,17 +100,19 @@ def starters(units: np.ndarray) -> np.ndarray:
 
 @kernel
 def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, starts: np.ndarray, dummy: bool,
-                  remove_extra: bool, escape: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Normalize input bytes: (normalized bytes, ``n2o`` [m + 1], ``r1`` [m]) for m normalized
-    characters (see module docstring; the rule producing character i starts at ``n2o[i]`` and ends
-    at ``r1[i]``, ``n2o[i] == r1[i]`` only for the dummy prefix). ``starts``: :func:`starters`.
+                  remove_extra: bool, escape: bool, rep: np.ndarray, out: np.ndarray, n2o: np.ndarray,
+                  r1: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """Normalize input bytes into (normalized bytes ``out[:k]``, ``n2o[:m + 1]``, ``r1[:m]``) for m
+    normalized characters (see module docstring; the rule producing character i starts at
+    ``n2o[i]`` and ends at ``r1[i]``, ``n2o[i] == r1[i]`` only for the dummy prefix); returns
+    ``(out, n2o, r1, k, m)``, the arrays regrown if they were too small. ``starts``:
+    :func:`starters`; ``rep``: scratch of at least ``max(len(pool), 4)`` bytes. The caller passes
+    (and keeps) the buffers, reused across calls.
 
     Fast path: an ASCII byte no key starts with is copied (or dropped, or escaped) directly."""
     n = len(data)
-    rep = np.empty(max(len(pool), 4), dtype=np.uint8)
-    out = np.empty(n + n // 2 + 8, dtype=np.uint8)
-    n2o = np.empty(n + 9, dtype=np.int64)
-    r1 = np.empty(n + 8, dtype=np.int64)
+    out = _grow(out, 8)
+    n2o = _grow(n2o, 2)
     space_len = 3 if escape else 1
     pos = 0
     while remove_extra and pos < n:  # leading spaces
@@ -120,10 +122,11 @@ def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, starts:
         pos += used
     if pos == n:
         n2o[0] = 0
-        return out[:0], n2o[:1], r1[:0]
+        return out, n2o, r1, 0, 0
     k = 0  # output bytes
     m = 0  # output characters
     if dummy:  # the dummy prefix: a space covering no input
+        r1 = _grow(r1, 1)
         n2o[0] = pos
         r1[0] = pos
         m = 1
@@ -224,7 +227,7 @@ def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, starts:
         k -= space_len
         pos = n2o[m]
     n2o[m] = pos
-    return out[:k], n2o[:m + 1], r1[:m]
+    return out, n2o, r1, k, m
 
 
 @kernel
@@ -239,16 +242,12 @@ def _is_space(out: np.ndarray, start: int, end: int, escape: bool) -> bool:
 
 
 @kernel
-def spm_alignment(n2o: np.ndarray, r1: np.ndarray, table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def spm_alignment(n2o: np.ndarray, r1: np.ndarray, m: int, table: np.ndarray, o_start: np.ndarray,
+                  o_end: np.ndarray, sp_start: np.ndarray, sp_end: np.ndarray) -> None:
     """Per normalized character, in input characters (``table``: input byte -> character index):
     contract origin (the rule's characters plus input dropped right after the rule's LAST output
     character; empty at its position for the dummy prefix) and library span ``(n2o[i], n2o[i+1])``."""
-    m = len(r1)
     r0 = n2o
-    o_start = np.empty(m, dtype=np.int64)
-    o_end = np.empty(m, dtype=np.int64)
-    sp_start = np.empty(m, dtype=np.int64)
-    sp_end = np.empty(m, dtype=np.int64)
     last = m
     for i in range(m - 1, -1, -1):
         sp_start[i] = table[n2o[i]]
@@ -262,4 +261,3 @@ def spm_alignment(n2o: np.ndarray, r1: np.ndarray, table: np.ndarray) -> tuple[n
             last = i  # the last character of its rule application
         o_start[i] = table[r0[i]]
         o_end[i] = max(table[r1[i]], table[n2o[last + 1]])
-    return o_start, o_end, sp_start, sp_end

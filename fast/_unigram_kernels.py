@@ -36,7 +36,8 @@ import numpy as np
 
 from tokspec._jit import kernel
 
-__all__ = ["forward_da", "forward_hash", "lookup_da", "lookup_hash", "encode_pretokens", "char_of_byte"]
+__all__ = ["forward_da", "forward_hash", "forward_pretokens", "lookup_da", "lookup_hash", "encode_pretokens",
+           "char_of_byte", "char_of_byte_into"]
 
 _NEG = -np.inf
 
@@ -221,13 +222,19 @@ def lookup_hash(data: np.ndarray, lo: int, hi: int, keys: np.ndarray, child: np.
 def char_of_byte(data: np.ndarray) -> np.ndarray:
     """``out[b]`` = index of the character containing byte ``b`` (``out[len] = characters``)."""
     out = np.empty(len(data) + 1, dtype=np.int64)
+    char_of_byte_into(data, out)
+    return out
+
+
+@kernel
+def char_of_byte_into(data: np.ndarray, out: np.ndarray) -> None:
+    """:func:`char_of_byte` into ``out`` (at least ``len(data) + 1`` entries)."""
     c = -1
     for b in range(len(data)):
         if not 0x80 <= data[b] < 0xC0:
             c += 1
         out[b] = c
     out[len(data)] = c + 1
-    return out
 
 
 @kernel
@@ -299,7 +306,9 @@ def encode_pretokens(data: np.ndarray, bounds: np.ndarray, use_hash: bool, base:
                      hmask: int, hvalue: np.ndarray, scores: np.ndarray, unk_score: float, unk_id: int,
                      f32: bool, last: bool, reset: float, hf: bool, fuse_unk: bool,
                      byte_ids: np.ndarray, contract: bool, o_start: np.ndarray, o_end: np.ndarray,
-                     sp_start: np.ndarray, sp_end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                     sp_start: np.ndarray, sp_end: np.ndarray, best: np.ndarray, bstart: np.ndarray,
+                     bid: np.ndarray, es: np.ndarray, eid: np.ndarray, ids: np.ndarray, ts: np.ndarray,
+                     te: np.ndarray, cob: np.ndarray) -> int:
     """Ids and original character offsets of every pretoken ``data[bounds[p]:bounds[p+1]]``.
 
     Viterbi (:func:`forward_da` or :func:`forward_hash`), backtrack, then unknown edges become
@@ -307,18 +316,10 @@ def encode_pretokens(data: np.ndarray, bounds: np.ndarray, use_hash: bool, base:
     else byte pieces, else ``unk_id``; sentencepiece: byte pieces per character, else runs merged
     into one ``unk_id``; ``byte_ids`` empty: no byte fallback), then :func:`_offsets` with the
     per-normalized-character arrays (``o_*``: contract origins, ``sp_*``: library spans).
-    O(total bytes * L)."""
-    width = 1
-    for p in range(len(bounds) - 1):
-        width = max(width, bounds[p + 1] - bounds[p] + 1)
-    best = np.empty(width, dtype=np.float64)
-    bstart = np.empty(width, dtype=np.int64)
-    bid = np.empty(width, dtype=np.int64)
-    es = np.empty(width, dtype=np.int64)
-    eid = np.empty(width, dtype=np.int64)
-    ids = np.empty(len(data), dtype=np.int64)
-    ts = np.empty(len(data), dtype=np.int64)
-    te = np.empty(len(data), dtype=np.int64)
+    Returns the token count k: token i is ``ids[i]`` over ``ts[i]:te[i]``. Work arrays are the
+    caller's (reused across calls: fresh pages cost more than the whole Viterbi): ``best`` ..
+    ``eid`` of at least the longest pretoken + 1 entries, ``ids``/``ts``/``te`` of ``len(data)``
+    (at most one token per byte), ``cob`` of ``len(data) + 1``. O(total bytes * L)."""
     fallback = len(byte_ids) == 256
     k = 0
     for p in range(len(bounds) - 1):
@@ -380,8 +381,9 @@ def encode_pretokens(data: np.ndarray, bounds: np.ndarray, use_hash: bool, base:
                 prev_unk = True
             s = end
             j -= 1
-    _offsets(ts, te, k, char_of_byte(data), o_start, o_end, sp_start, sp_end, contract)
-    return ids[:k], ts[:k], te[:k]
+    char_of_byte_into(data, cob)
+    _offsets(ts, te, k, cob, o_start, o_end, sp_start, sp_end, contract)
+    return k
 
 
 @kernel

@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import itertools
+import threading
 from pathlib import Path
 from types import ModuleType
 from typing import Literal
@@ -97,6 +98,7 @@ class DatrieUnigram(Encoder):
         self.reset = float(model.score_reset or 0.0)
         self.byte_ids = np.asarray(model.byte_ids, dtype=np.int64) if model.byte_fallback else _NONE
         self._spm = None if model.spm_normalizer is None else _spm_arrays(model.spm_normalizer, self._sk)
+        self._work = _Workspace()
         self.info = EngineInfo(name=name, kind="tokenizer", library="tokspec.fast",
                                library_version=_VERSION, vocab_sha256=model.sha256,
                                description=f"{trie} trie Unigram Viterbi ({model.flavour} flavour), numba kernel")
@@ -141,10 +143,19 @@ class DatrieUnigram(Encoder):
         """(normalized bytes, pretoken byte bounds, per-character alignment arrays) of ``text``:
         compiled for a sentencepiece normalizer, else from ``model.pretokenize`` (Python)."""
         if self._spm is not None:
+            ws = self._work
             raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-            data, n2o, r1 = self._sk.spm_normalize(raw, *self._spm)
-            bounds = np.array([0, len(data)], dtype=np.int64)
-            return data, bounds, self._sk.spm_alignment(n2o, r1, self._uk.char_of_byte(raw))
+            n = len(raw)
+            out, n2o, r1, k, m = self._sk.spm_normalize(
+                raw, *self._spm, ws.get("rep", self._spm[1].size + 4, np.uint8),
+                ws.get("out", n + n // 2 + 8, np.uint8), ws.get("n2o", n + 10, np.int64),
+                ws.get("r1", n + 9, np.int64))
+            ws.keep(out=out, n2o=n2o, r1=r1)
+            table = ws.get("table", n + 1, np.int64)
+            self._uk.char_of_byte_into(raw, table)
+            aligned = tuple(ws.get(name, m, np.int64)[:m] for name in ("o_start", "o_end", "sp_start", "sp_end"))
+            self._sk.spm_alignment(n2o, r1, m, table, *aligned)
+            return out[:k], np.array([0, k], dtype=np.int64), aligned
         pres = self.model.pretokenize(text)
         encoded = [p.text.encode("utf-8") for p in pres]
         data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
@@ -154,12 +165,39 @@ class DatrieUnigram(Encoder):
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
         data, bounds, (o_start, o_end, sp_start, sp_end) = self.normalized(text)
-        ids, starts, ends = self._uk.encode_pretokens(
+        ws, n = self._work, len(data)
+        width = int(np.diff(bounds).max(initial=0)) + 1
+        scratch = [ws.get(name, width, np.int64) for name in ("bstart", "bid", "es", "eid")]
+        outs = [ws.get(name, max(n, 1), np.int64) for name in ("ids", "ts", "te")]
+        k = self._uk.encode_pretokens(
             data, bounds, self.trie_kind == "hash", *self._da, *self._ht, self.scores, self.unk_score,
             self.model.unk_id, self.model.float32, self.tie_break == "last", self.reset,
             self.model.flavour == "hf", self.model.fuse_unk, self.byte_ids, self.offsets == "contract",
-            o_start, o_end, sp_start, sp_end)
+            o_start, o_end, sp_start, sp_end, ws.get("best", width, np.float64), *scratch, *outs,
+            ws.get("cob", n + 1, np.int64))
+        ids, starts, ends = (a[:k].copy() for a in outs)  # the buffers are reused by the next call
         return EncodingArrays(ids, starts, ends)
+
+
+class _Workspace(threading.local):
+    """Per-thread buffers reused across encodes: allocating fresh arrays for every text costs page
+    faults that, measured on this machine, took longer than the kernels themselves. One per
+    engine and thread (``lopt:`` threads never share a buffer)."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def get(self, name: str, size: int, dtype: type) -> np.ndarray:
+        """A buffer of at least ``size`` entries (contents undefined)."""
+        have = self.arrays.get(name)
+        if have is None or len(have) < size:
+            have = np.empty(max(size, 2 * len(have) if have is not None else size), dtype=dtype)
+            self.arrays[name] = have
+        return have
+
+    def keep(self, **grown: np.ndarray) -> None:
+        """Keep buffers a kernel regrew."""
+        self.arrays.update(grown)
 
 
 @functools.cache
