@@ -26,7 +26,7 @@ import numpy as np
 
 from tokspec._jit import kernel
 
-__all__ = ["starters", "spm_normalize", "spm_alignment"]
+__all__ = ["spm_alignment", "spm_normalize", "starters"]
 
 @kernel
 def _utf8_len(lead: int) -> int:

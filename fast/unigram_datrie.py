@@ -33,25 +33,29 @@ from __future__ import annotations
 import functools
 import importlib.util
 import itertools
+import sys
 import threading
 from pathlib import Path
 from types import ModuleType
 from typing import Literal
 
 import numpy as np
-
-from tokspec import Encoder, EncodingArrays, EngineInfo
-from tokspec import __version__ as _VERSION
+from tokspec.fast import _spm_kernels, _unigram_emit, _unigram_kernels
 from tokspec.fast._double_array import DoubleArray
-from tokspec import _jit
-from tokspec.fast import _spm_kernels, _unigram_kernels
 from tokspec.fast._hash_trie import HashTrie
+
+from tokspec import Encoder, EncodingArrays, EngineInfo, _jit
+from tokspec import __version__ as _VERSION
 from tokspec.normalize import Aligned
 from tokspec.spm_normalize import SpmNormalizer
-from tokspec.unigram_model import UnigramModel, unigram_model_from_spm, unigram_model_from_tokenizer_json
+from tokspec.unigram_model import (
+    UnigramModel,
+    unigram_model_from_spm,
+    unigram_model_from_tokenizer_json,
+)
 from tokspec.vocab import NAMED_FILES, load_tokenizer_json, named_path
 
-__all__ = ["DatrieUnigram", "datrie_encoder", "OffsetMode", "TieBreak", "TrieKind"]
+__all__ = ["DatrieUnigram", "OffsetMode", "TieBreak", "TrieKind", "datrie_encoder"]
 
 TieBreak = Literal["hf", "spm", "last"]
 OffsetMode = Literal["contract", "library"]
@@ -75,6 +79,7 @@ class DatrieUnigram(Encoder):
         # with coverage, and the compiled == interpreted check)
         self._uk = _unigram_kernels if jit else interpreted_module(_unigram_kernels)
         self._sk = _spm_kernels if jit else interpreted_module(_spm_kernels)
+        self._ek = _unigram_emit if jit else interpreted_module(_unigram_emit)
         self.model = model
         self.offsets: OffsetMode = offsets
         self.tie_break: TieBreak = tie_break or model.flavour
@@ -169,7 +174,7 @@ class DatrieUnigram(Encoder):
         width = int(np.diff(bounds).max(initial=0)) + 1
         scratch = [ws.get(name, width, np.int64) for name in ("bstart", "bid", "es", "eid")]
         outs = [ws.get(name, max(n, 1), np.int64) for name in ("ids", "ts", "te")]
-        k = self._uk.encode_pretokens(
+        k = self._ek.encode_pretokens(
             data, bounds, self.trie_kind == "hash", *self._da, *self._ht, self.scores, self.unk_score,
             self.model.unk_id, self.model.float32, self.tie_break == "last", self.reset,
             self.model.flavour == "hf", self.model.fuse_unk, self.byte_ids, self.offsets == "contract",
@@ -214,6 +219,10 @@ def interpreted_module(module: ModuleType) -> ModuleType:
         spec.loader.exec_module(plain)
     finally:
         _jit.kernel = saved  # type: ignore[assignment]
+    for name, value in list(vars(plain).items()):  # kernels imported from another kernel module
+        fn = getattr(value, "py_func", None)
+        if fn is not None and fn.__module__.startswith("tokspec.fast."):
+            setattr(plain, name, getattr(interpreted_module(sys.modules[fn.__module__]), fn.__name__))
     return plain
 
 

@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tokspec.fast.unigram_datrie import DatrieUnigram, _alignment_arrays, datrie_encoder
 
 from tokspec import load_engine
 from tokspec.app.bench.fast import english
 from tokspec.corpus import build_corpus
-from tokspec.fast.unigram_datrie import DatrieUnigram, _alignment_arrays, datrie_encoder
 from tokspec.models import trained_model
 from tokspec.unigram_model import unigram_model_from_spm
 
@@ -32,7 +32,7 @@ KINDS = ["hf-unigram", "spm-unigram", "spm-unigram-bytes", "spm-unigram-identity
 MB = 1_050_000  # characters of ASCII text: > 1 MB
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def long_text(n: int) -> str:
     return english(n, seed=11)
 
@@ -73,7 +73,7 @@ def test_fast_mon_unigram_long_input_matches_hf(n: int) -> None:
     assert load_engine("fast:mon-unigram").encode_arrays(text).same_as(load_engine("hf:mon-unigram").encode_arrays(text))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def twins(kind: str, trie: str) -> tuple[DatrieUnigram, DatrieUnigram]:
     path = str(trained_model(kind))
     return datrie_encoder(path, trie=trie), datrie_encoder(path, trie=trie, jit=False)  # type: ignore[arg-type]

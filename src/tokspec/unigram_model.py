@@ -38,18 +38,23 @@ from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.hf_pipeline import NORMALIZERS, PRETOKENIZERS, hf_pipeline
 from tokspec.normalize import Aligned
 from tokspec.spm_normalize import SpmNormalizer
-from tokspec.vocab import TokenizerJson, load_spm_model, load_tokenizer_json, read_verified
+from tokspec.vocab import (
+    TokenizerJson,
+    load_spm_model,
+    load_tokenizer_json,
+    read_verified,
+)
 
 __all__ = [
-    "UnigramModel",
-    "UNK_PENALTY",
-    "SPM_SCORE_RESET",
     "NORMALIZERS",
     "PRETOKENIZERS",
-    "unigram_model_from_tokenizer_json",
-    "unigram_model_from_spm",
+    "SPM_SCORE_RESET",
+    "UNK_PENALTY",
+    "UnigramModel",
     "byte_piece",
     "serde_json_f64",
+    "unigram_model_from_spm",
+    "unigram_model_from_tokenizer_json",
 ]
 
 #: Both libraries score an unknown character ``min_score - UNK_PENALTY`` (kUnkPenalty / K_UNK_PENALTY).
