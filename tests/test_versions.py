@@ -77,8 +77,10 @@ def test_check_finding_asserts_with_the_recorded_version(monkeypatch: pytest.Mon
 
 def test_check_finding_reports_with_another_version(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(versions, "installed", lambda lib: "0.0.1")
-    assert check_finding("f", "tokenizers", True).status == "holds"
-    changed = check_finding("g", "tokenizers", False, "fixed upstream")
+    with pytest.warns(versions.FindingNews, match="'f' still holds with tokenizers 0.0.1"):
+        assert check_finding("f", "tokenizers", True).status == "holds"
+    with pytest.warns(versions.FindingNews, match="'g' CHANGED with tokenizers 0.0.1"):
+        changed = check_finding("g", "tokenizers", False, "fixed upstream")
     assert (changed.status, changed.installed, changed.recorded) == ("changed", "0.0.1", RECORDED["tokenizers"])
     assert versions.STATUSES[-1] == changed
 

@@ -9,8 +9,9 @@ anywhere in the ranges of ``pyproject.toml``. Replay tests therefore go through
 - with the recorded version installed, the recorded behaviour must reproduce (an assertion);
 - with another version, the finding is re-checked and its status reported: ``"holds"`` or
   ``"changed"`` (a library that fixed or changed the behaviour is news, not a test failure). The
-  statuses of a test session are collected in :data:`STATUSES` and printed by the test suite's
-  summary (``tests/conftest.py``); ``tokspec engines --versions`` shows both version columns.
+  statuses are collected in :data:`STATUSES` and each is also issued as a :class:`FindingNews`
+  warning, so pytest's warnings summary lists them (across xdist workers too);
+  ``tokspec engines --versions`` shows both version columns.
 
 The same holds for Unicode facts: the references pin Unicode 16 (what the recorded tiktoken and HF
 use) whatever the ``regex`` module's own tables are; ``-u17`` engines unpin it.
@@ -20,12 +21,13 @@ Out of scope: findings about tokspec's own adapters (they are facts about this s
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from importlib import metadata
 
 from tokspec.errors import TokspecError
 
-__all__ = ["RECORDED", "FindingStatus", "STATUSES", "FindingReproductionError", "installed",
+__all__ = ["RECORDED", "FindingStatus", "STATUSES", "FindingNews", "FindingReproductionError", "installed",
            "is_recorded", "check_finding", "versions_table"]
 
 #: distribution name -> the version the stored findings were recorded with (= constraints/ci.txt;
@@ -40,6 +42,10 @@ RECORDED: dict[str, str] = {
 
 class FindingReproductionError(TokspecError, AssertionError):
     """A finding did not reproduce with the very library version it was recorded with."""
+
+
+class FindingNews(UserWarning):
+    """A finding re-checked with a library version other than the recorded one (see module doc)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +94,11 @@ def check_finding(finding: str, library: str, holds: bool, detail: str = "") -> 
     status = FindingStatus(finding, library, RECORDED[library], installed(library),
                            "reproduced" if recorded else ("holds" if holds else "changed"), detail)
     STATUSES.append(status)
+    if not recorded:
+        warnings.warn(FindingNews(
+            f"finding {finding!r} {'still holds' if holds else 'CHANGED'} with {library} "
+            f"{status.installed} (recorded with {status.recorded}){': ' + detail if detail else ''}"),
+            stacklevel=2)
     return status
 
 
