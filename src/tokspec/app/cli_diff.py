@@ -3,8 +3,12 @@
 File mode: ``tokspec diff A B --inputs FILE [--json] [--report DIR] [--minimize]``.
 Fuzz mode: ``tokspec diff A B --fuzz --time SECONDS [--seed N] [--save-corpus DIR]``.
 
-Inputs file format: see :mod:`tokspec.app.inputs`. Exit codes: 0 every input agrees; 1 at least one disagreement or engine fault; 2 usage or setup
-error (one line on stderr). Every disagreement is saved as a counterexample record (see
+Inputs file format: see :mod:`tokspec.app.inputs`. Exit codes: 0 every input agrees; 1 at least
+one disagreement or engine fault; 2 usage or setup error (one line on stderr), including "nothing
+compared" (an empty inputs file: zero inputs compared is not agreement). Options are checked
+before any engine loads: ``--time``/``--shrink-time`` finite > 0, ``--show``/``--window`` >= 0,
+``--max-findings`` >= 1, ``--report``/``--save-corpus`` a writable folder or creatable as one.
+Everything printed that an engine supplied is escaped (:mod:`tokspec._escape`). Every disagreement is saved as a counterexample record (see
 :mod:`tokspec.diff`) in ``--report DIR`` (default ``tokspec-reports/``). ``--json`` prints exactly
 one summary object on stdout whose ``"counterexamples"`` is the list of record *paths*.
 Progress (rate, inputs done, findings) goes to stderr once a run has taken more than two seconds.
@@ -24,7 +28,6 @@ Out of scope: running engines in parallel (engines are called one input at a tim
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections import Counter
@@ -33,11 +36,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from tokspec._registry import load_engine
+from tokspec._escape import dumps, escape
 from tokspec._types import Encoder
 from tokspec.diff import Comparison, check_pair, compare, format_comparison, save_counterexample
 from tokspec.errors import TokspecError
-from tokspec.minimize import minimize_text
+from tokspec.app._checks import (ArgumentError, at_least, check_output_dir, load_engine_checked,
+                                 positive_seconds)
+from tokspec.app.finder import Finder, Finding, minimized, run_search
 from tokspec.app.inputs import InputFileError, read_inputs
 from tokspec.app.search import text_sources
 
@@ -138,43 +143,6 @@ class _Results:
         return out
 
 
-def _signature(c: Comparison) -> tuple[Any, ...]:
-    """What must stay the same while shrinking: the classification and which side faulted."""
-    return (c.classification, c.a.fault is None, c.b.fault is None)
-
-
-def _finding_key(c: Comparison) -> tuple[Any, ...]:
-    """When two fuzz findings count as one: equal minimized texts, or faults with the same messages.
-
-    Fault messages are compared with the input text (and its repr) cut out, so a program that
-    crashes on every astral character is reported once, not once per character.
-    """
-    if c.classification != "engine fault":
-        return ("text", c.text)
-    cut = [repr(c.text), repr(c.text)[:120], c.text] if c.text else []
-
-    def strip(message: str | None) -> str | None:
-        for piece in cut:
-            message = None if message is None else message.replace(piece, "")
-        return message
-
-    return ("fault", strip(c.a.fault), strip(c.b.fault))
-
-
-def _minimized(a: Encoder, b: Encoder, c: Comparison, seconds: float) -> Comparison:
-    """The comparison on a minimized text with the same signature as ``c``."""
-    want = _signature(c)
-    seen = {c.text: c}  # every comparison made, so no text (a hang costs a timeout) runs twice
-
-    def still_fails(text: str) -> bool:
-        if text not in seen:
-            seen[text] = compare(a, b, text)
-        return _signature(seen[text]) == want
-
-    small = minimize_text(c.text, still_fails, seconds=seconds)
-    return seen[small]
-
-
 def _report(a: Encoder, b: Encoder, c: Comparison, where: str, args: argparse.Namespace,
             results: _Results, out: TextIO) -> Path:
     """Save the record of ``c``, print it (unless --json or past --show), and count it."""
@@ -184,7 +152,7 @@ def _report(a: Encoder, b: Encoder, c: Comparison, where: str, args: argparse.Na
     shown = len(results.counterexamples)
     if not args.json and shown <= args.show:
         print(f"--- {where}: {format_comparison(a, b, c, width=args.window)}", file=out)
-        print(f"  record: {path}", file=out)
+        print(f"  record: {escape(path)}", file=out)
     return path
 
 
@@ -202,7 +170,7 @@ def _run_file(a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO, err
         results.add(c)
         if not c.agree:
             if args.minimize:
-                c = _minimized(a, b, c, args.shrink_time)
+                c = minimized(a, b, c, args.shrink_time)
                 where += f" (minimized from {len(text)} to {len(c.text)} chars)"
             _report(a, b, c, where, args, results, out)
         progress.tick(lambda s: f"{results.inputs}/{total} inputs ({results.inputs / s:.0f}/s), "
@@ -214,75 +182,64 @@ def _run_file(a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO, err
 
 
 class _Fuzzer:
-    """The fuzz loop's state: findings so far and what to do with each generated text."""
+    """Fuzz mode's bookkeeping around the shared :class:`~tokspec.app.finder.Finder`."""
 
     def __init__(self, a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO):
         self.a, self.b, self.args, self.out = a, b, args, out
         self.results = _Results([asdict(a.info), asdict(b.info)], "fuzz")
-        self.seen: set[tuple[Any, ...]] = set()
+        self.finder = Finder(a, b, max_findings=args.max_findings, shrink_seconds=args.shrink_time,
+                             on_compare=self.results.add, on_finding=self.on_finding)
 
-    def done(self) -> bool:
-        return len(self.seen) >= self.args.max_findings
-
-    def on_text(self, text: str) -> bool:
-        """Compare on ``text``; shrink and report a new finding. True when the run should stop."""
-        a, b, results = self.a, self.b, self.results
-        c = compare(a, b, text)
-        results.add(c)
-        if c.agree or _finding_key(c) in self.seen:  # known faults: skip the costly shrinking
-            return self.done()
-        small = _minimized(a, b, c, self.args.shrink_time)
-        if _finding_key(small) not in self.seen:
-            self.seen.add(_finding_key(small))
-            where = (f"finding {len(self.seen)} (input #{results.inputs}, "
-                     f"{len(text)} -> {len(small.text)} chars)")
-            _report(a, b, small, where, self.args, results, self.out)
-            if self.args.save_corpus:
-                save_counterexample(a, b, small, self.args.save_corpus, width=self.args.window)
-        return self.done()
+    def on_finding(self, finding: Finding) -> None:
+        small, text = finding.comparison, finding.original.text
+        where = (f"finding {len(self.finder.findings)} (input #{finding.input_number}, "
+                 f"{len(text)} -> {len(small.text)} chars)")
+        _report(self.a, self.b, small, where, self.args, self.results, self.out)
+        if self.args.save_corpus:
+            save_counterexample(self.a, self.b, small, self.args.save_corpus, width=self.args.window)
 
 
 def _run_fuzz(a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO, err: TextIO | None
               ) -> _Results:
-    if args.time <= 0 or args.max_findings < 1 or args.shrink_time <= 0:
-        raise TokspecError(f"--time and --shrink-time must be > 0 and --max-findings >= 1, got "
-                           f"time={args.time!r}, shrink_time={args.shrink_time!r}, "
-                           f"max_findings={args.max_findings!r}")
     sources = text_sources(a, args.seed)
     fuzzer = _Fuzzer(a, b, args, out)
     fuzzer.results.generators = [s.name for s in sources]
     progress = _Progress(err, "fuzz")
-    deadline = time.monotonic() + args.time
-    turn = 0
-    while time.monotonic() < deadline and not fuzzer.done():
-        sources[turn % len(sources)].run(min(deadline, time.monotonic() + 1.0), fuzzer.on_text)
-        turn += 1
-        progress.tick(lambda s: f"{fuzzer.results.inputs} inputs tried "
-                                f"({fuzzer.results.inputs / s:.0f}/s), {len(fuzzer.seen)} findings")
+    run_search(fuzzer.finder, sources, seconds=args.time,
+               tick=lambda: progress.tick(lambda s: f"{fuzzer.results.inputs} inputs tried "
+                                                    f"({fuzzer.results.inputs / s:.0f}/s), "
+                                                    f"{len(fuzzer.finder.findings)} findings"))
     return fuzzer.results
 
 
 # ----------------------------------------------------------------------------- entry points
 
 
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Refuse option values that cannot work (module docstring), before any engine loads."""
+    positive_seconds(args.time, "--time")
+    positive_seconds(args.shrink_time, "--shrink-time")
+    at_least(args.max_findings, 1, "--max-findings")
+    at_least(args.show, 0, "--show")
+    at_least(args.window, 0, "--window")
+    check_output_dir(args.report, "--report")
+    if args.save_corpus:
+        check_output_dir(args.save_corpus, "--save-corpus")
+
+
 def _load(name: str) -> Encoder:
-    try:
-        return load_engine(name)
-    except TokspecError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a broken provider must still give one line, exit 2
-        raise TokspecError(f"cannot load engine {name!r}: {type(exc).__name__}: {exc}") from None
+    return load_engine_checked(name)
 
 
 def _print_summary(results: _Results, args: argparse.Namespace, out: TextIO) -> None:
     if args.json:
-        print(json.dumps(results.summary(), ensure_ascii=False), file=out)
+        print(dumps(results.summary()), file=out)
         return
     hidden = len(results.counterexamples) - args.show
     if hidden > 0:
         print(f"... {hidden} more counterexample records not shown", file=out)
-    names = " vs ".join(e["name"] for e in results.engines)
-    verdict = "all agree" if results.disagreed == 0 else f"records in {args.report}/"
+    names = escape(" vs ".join(e["name"] for e in results.engines))
+    verdict = "all agree" if results.disagreed == 0 else f"records in {escape(args.report)}/"
     print(f"{names}: {results.inputs} inputs, {results.agreed} agreed, {results.disagreed} disagreed "
           f"({results.faults} engine faults) in {results.seconds:.1f}s; {verdict}", file=out)
 
@@ -293,6 +250,7 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | No
     err = sys.stderr if err is None else err
     engines: list[Encoder] = []
     try:
+        _check_arguments(args)
         engines = [_load(args.a), _load(args.b)]
         a, b = engines
         check_pair(a, b)
@@ -300,9 +258,14 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | No
         mode = _run_fuzz if args.fuzz else _run_file
         results = mode(a, b, args, out, None if args.quiet else err)
         results.seconds = time.monotonic() - start
+        if results.inputs == 0:
+            source = "no text was generated within --time" if args.fuzz else \
+                f"the inputs file {args.inputs!r} holds no input"
+            raise ArgumentError(f"nothing compared: {source} (zero inputs compared is not agreement)")
+    except BrokenPipeError:
+        raise  # stdout closed early: tokspec.app.cli.main ends quietly
     except (TokspecError, OSError) as exc:
-        message = str(exc).replace("\n", " ")
-        print(f"tokspec diff: error: {message}", file=err)
+        print(f"tokspec diff: error: {escape(exc)}", file=err)
         return 2
     finally:
         for engine in engines:
