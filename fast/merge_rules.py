@@ -249,7 +249,11 @@ def _sentencepiece(s: dict[str, Any]) -> Decision:
     family = (f"sentencepiece {mtype} ({s.get('normalizer_name', 'declared')}, "
               f"dummy_prefix={dummy}, remove_extra_whitespaces={extra}, "
               f"byte_fallback={bool(s.get('byte_fallback'))})")
-    if mtype not in ("unigram", "bpe"):
+    if mtype == "unigram":
+        return _serial(family, "sentencepiece's Unigram adds path scores in float32 over the whole "
+                       "text, so a word's segmentation depends on the score before it (M6: "
+                       "witnessed past ~370K characters); no cut is sound")
+    if mtype != "bpe":
         return _serial(family, f"model_type={mtype!r} outside M5")
     for key, want in (("split_by_whitespace", True), ("escape_whitespaces", True),
                       ("treat_whitespace_as_suffix", False), ("allow_whitespace_only_pieces", False)):
