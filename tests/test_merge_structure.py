@@ -147,3 +147,26 @@ def test_stitch_is_numpy_and_widens() -> None:
     assert out.ids.tolist() == [1, 2, 3] and out.starts.tolist() == [0, 1, 3]
     assert out.ends.tolist() == [1, 3, 5]
     assert json.dumps(merge_lopt.stitch([a, b], [0, 3], widen=False).starts.tolist()) == "[0, 1, 4]"
+
+
+@pytest.mark.slow
+def test_finding_m6_spm_unigram_float32_replays() -> None:
+    """corpora/merge/spm_unigram_float32.json: the window encodes differently from the text's start
+    (replayed when this machine's trained model is the recorded one: training text is machine-local)."""
+    import hashlib
+    from pathlib import Path
+
+    import sentencepiece
+
+    from tokspec.app.bench.parallel import generate_text
+
+    rec = json.loads((Path(__file__).parents[1] / "corpora/merge/spm_unigram_float32.json").read_text())
+    path = models.trained_model("spm-unigram")
+    if hashlib.sha256(path.read_bytes()).hexdigest() != rec["model_sha256"]:
+        pytest.skip("this machine trained a different spm-unigram model; the witness is model-specific")
+    w0, w1 = rec["window"]
+    text = generate_text(2_000_000, seed=1)
+    proc = sentencepiece.SentencePieceProcessor(model_file=str(path))
+    alone = proc.encode(text[w0:w1])
+    assert alone == rec["ids_window_alone"] == proc.encode(text[250005:w1])[-len(alone):]
+    assert proc.encode(text[:w1])[-len(alone):] != alone
