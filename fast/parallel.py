@@ -12,7 +12,8 @@ backend        how, and when ``auto`` picks it
 ``processes``  a process pool (spawned workers, each loads the engine by its registry name once);
                only when asked for explicitly (spawned workers re-import ``__main__``, so the
                caller needs an ``if __name__ == "__main__":`` guard)
-``serial``     this thread, one text after another
+``serial``     this thread, one text after another; picked for engines with ``thread_safe = False``
+               (a ``cmd:`` program serves one request at a time)
 =============  ==============================================================================
 
 Where an engine holds the GIL for most of its work (pure-Python engines, Python-level offset
@@ -57,6 +58,8 @@ def default_workers() -> int:
 
 def auto_backend(engine: Encoder) -> str:
     """The backend ``auto`` resolves to for ``engine`` (see the module table)."""
+    if getattr(engine, "thread_safe", True) is False:
+        return "serial"
     if callable(getattr(engine, "encode_batch_arrays", None)) or callable(
             getattr(engine, "encode_batch", None)):
         return "batch"

@@ -170,3 +170,42 @@ def test_finding_m6_spm_unigram_float32_replays() -> None:
     alone = proc.encode(text[w0:w1])
     assert alone == rec["ids_window_alone"] == proc.encode(text[250005:w1])[-len(alone):]
     assert proc.encode(text[:w1])[-len(alone):] != alone
+
+
+_WORDS_PROGRAM = '''
+import json, re, sys
+config = json.load(open(sys.argv[1]))
+hello = {"tokspec": 1, "name": "words", "version": "1", "structure": config["structure"]}
+print(json.dumps(hello), flush=True)
+for line in sys.stdin:
+    r = json.loads(line); t = r["text"]
+    spans = [m.span() for m in re.finditer(config["tokens"], t)]
+    print(json.dumps({"id": r["id"], "ids": [len(t[s:e]) for s, e in spans], "offsets": spans}),
+          flush=True)
+'''
+
+
+@pytest.mark.parametrize(("token_pattern", "exit_code"), [(r"\S+", 0), (r"\S+ ?", 1)])
+def test_merge_check_tests_a_cmd_declaration(tmp_path: object, capsys: pytest.CaptureFixture[str],
+                                             token_pattern: str, exit_code: int) -> None:
+    """A cmd: program declares a whitespace-split structure; merge-check encodes with the declared
+    rule and finds the lie when its tokens really hold the following space."""
+    import shlex
+    from pathlib import Path
+
+    from tokspec.app.cli import main
+
+    prog = Path(str(tmp_path)) / "words.py"
+    prog.write_text(_WORDS_PROGRAM)
+    declared = json.dumps({"format": "tokenizer.json", "normalizer": None,
+                           "pre_tokenizer": {"type": "WhitespaceSplit"}, "model": {"type": "WordLevel"}})
+    config = Path(str(tmp_path)) / "c.json"
+    config.write_text(json.dumps({"structure": json.loads(declared), "tokens": token_pattern}))
+    name = f"cmd:{shlex.quote(sys.executable)} {prog} {config}"
+    inputs = Path(str(tmp_path)) / "in.txt"
+    inputs.write_text("one two three\nfour  five six seven\n")
+    code = main(["merge-check", name, "--strategy", "lopt", "--inputs", str(inputs), "--chunk-len", "3",
+                 "--report", str(Path(str(tmp_path)) / "rep"), "--minimize-seconds", "1"])
+    out = capsys.readouterr().out
+    assert code == exit_code, out
+    assert "declared by the engine" in out and "rule space (M3w)" in out

@@ -204,11 +204,20 @@ def run(args: argparse.Namespace) -> int:
                "workers": runner.workers, "chunk_len": args.chunk_len, "overlap": args.overlap,
                "fuzz": args.fuzz, "inputs": n, "agreed": agreed, "disagreed": n - agreed,
                "counterexamples": found}
+    if args.strategy == "lopt":  # the rule decided from the engine's structure (or serial, and why)
+        from tokspec.fast.merge_structure import decision_for
+
+        decision, source = decision_for(engine)
+        summary["lopt_rule"] = {"family": decision.family, "structure": source,
+                                "rule": None if decision.rule is None else decision.rule.name,
+                                "theorem_or_reason": decision.why}
     if args.json:
         print(json.dumps(summary, ensure_ascii=False))
     else:
         print(f"merge-check {engine.info.name} --strategy {args.strategy}: {n} inputs, {agreed} agreed, "
               f"{n - agreed} disagreed")
+        if "lopt_rule" in summary:
+            print(f"  lopt rule ({summary['lopt_rule']['structure']}): {decision.describe()}")
         for f in found:
             print(f"  {f['classification']}: {f['chars']} chars -> {f['json']}", file=sys.stdout)
     return 1 if found else 0
