@@ -65,8 +65,9 @@ def find_cuts(text: str, rule: CutRule, chunk_len: int) -> list[int]:
     target = chunk_len
     while target < len(text):
         lo = max(target, cuts[-1] + 1 if cuts else 1)
-        m = rule.pattern.search(text, lo, min(len(text), target + chunk_len))
-        if m is not None:
+        hi = target + chunk_len
+        m = rule.pattern.search(text, lo, min(len(text), hi + 1))  # +1: room for a look-ahead
+        if m is not None and m.start() < hi:
             cuts.append(m.start())
         target += chunk_len
     return cuts
