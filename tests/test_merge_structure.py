@@ -209,3 +209,18 @@ def test_merge_check_tests_a_cmd_declaration(tmp_path: object, capsys: pytest.Ca
     out = capsys.readouterr().out
     assert code == exit_code, out
     assert "declared by the engine" in out and "rule space (M3w)" in out
+
+
+@pytest.mark.parametrize("name", ["fast:cl100k_base", "fast:mon-unigram", "bpe-openai:cl100k_base"])
+def test_lopt_over_fast_engines_equals_serial(name: str) -> None:
+    import random
+
+    engine = load_engine(name)
+    rng = random.Random(3)
+    cuts = 0
+    for _ in range(200):
+        text = "".join(rng.choice(mm.TEXT_ALPHABET) for _ in range(rng.randint(0, 30)))
+        result = merge_text(engine, text, strategy="lopt", chunk_len=3)
+        assert result.encoding == engine.encode(text), repr(text)
+        cuts += len(result.trace.anchors)
+    assert cuts > 50
