@@ -232,9 +232,9 @@ def _tokenizer_json(s: dict[str, Any]) -> Decision:
     if rule is None:
         return _serial(family, what)
     family = f"{mtype} ({(norm or {}).get('type', 'no normalizer')}, {what})"
-    if rule == "space-after-letter" and "ByteLevel" in what:
+    if rule == "space-after-letter" and ("ByteLevel" in what or "Split" in what):
         if norm is not None:
-            return _serial(family, "byte-level BPE behind a normalizer is outside M2's scope")
+            return _serial(family, "a regex pre-tokenizer behind a normalizer is outside M2's scope")
         return Decision(family, RULES[rule], "M2")
     return Decision(family, RULES[rule], "M3w" if rule == "space" else "M3u")
 
