@@ -6,12 +6,14 @@ hypothesis strategies of :mod:`tokspec.fuzz.strategies` (Unicode-category text, 
 repetitions), both with vocabulary-aware text made of the token surfaces engine A produces on the
 small corpus. Hypothesis serves as a generator only there.
 
-Each source has a ``name`` and ``run(until, on_text)``: it feeds texts to ``on_text`` until the
-monotonic time ``until`` or until ``on_text`` returns True.
+Each source has a ``name``, a relative ``cost`` per text, and ``run(until, on_text)``: it feeds texts
+to ``on_text`` until the monotonic time ``until`` or until ``on_text`` returns True. The search loop
+itself is :func:`tokspec.app.finder.run_search`.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 import sys
 import time
@@ -20,7 +22,7 @@ from typing import Any
 
 from tokspec._types import Encoder
 
-__all__ = ["text_sources"]
+__all__ = ["text_sources", "search_strategy", "own_text", "small_corpus", "token_pool"]
 
 
 _REPEAT_UNITS = ("a", " ", "\n", "  ", "ab", "\r\n", "1", "0 ", "'s", "é", "🙂", "的", "\t", ".", "=")
@@ -42,37 +44,57 @@ def _vocab_text(rng: random.Random, pool: list[str]) -> str:
     return "".join(rng.choice(pool) for _ in range(rng.randint(1, 12)))
 
 
+def own_text(rng: random.Random, corpus: list[str], pool: list[str]) -> str:
+    """One text of tokspec's own makers, drawn with ``rng``: corpus generators, adversarial
+    repetitions, vocabulary-aware text over ``pool``, a corpus text or slice, or a concatenation."""
+    from tokspec.corpus import generated_text
+
+    kind = rng.randrange(6)
+    if kind <= 1:
+        return generated_text(rng)
+    if kind == 2:
+        return _repetition(rng)
+    if kind == 3 and pool:
+        return _vocab_text(rng, pool)
+    if kind == 4:  # a corpus text, whole or a slice
+        text = rng.choice(corpus)
+        i = rng.randrange(len(text) + 1)
+        return text[i:i + rng.randint(1, 200)] if rng.random() < 0.5 else text
+    return "".join(generated_text(rng) for _ in range(rng.randint(2, 4)))
+
+
 class _OwnGenerator:
     """Seeded generator over tokspec's own text makers (corpus generators, repetitions, vocab text)."""
 
     name = "tokspec.corpus generators"
+    cost = 1
 
     def __init__(self, seed: int, corpus: list[str], pool: list[str]):
-        from tokspec.corpus import generated_text
-
         self.rng = random.Random(seed)
-        self._generated = generated_text
         self.corpus, self.pool = corpus, pool
 
     def _text(self) -> str:
-        kind = self.rng.randrange(6)
-        if kind <= 1:
-            return self._generated(self.rng)
-        if kind == 2:
-            return _repetition(self.rng)
-        if kind == 3 and self.pool:
-            return _vocab_text(self.rng, self.pool)
-        if kind == 4:  # a corpus text, whole or a slice
-            text = self.rng.choice(self.corpus)
-            i = self.rng.randrange(len(text) + 1)
-            return text[i:i + self.rng.randint(1, 200)] if self.rng.random() < 0.5 else text
-        return "".join(self._generated(self.rng) for _ in range(self.rng.randint(2, 4)))
+        return own_text(self.rng, self.corpus, self.pool)
 
     def run(self, until: float, on_text: Callable[[str], bool]) -> None:
         """Feed texts to ``on_text`` until the monotonic time ``until`` or until it returns True."""
         while time.monotonic() < until:
             if on_text(self._text()):
                 return
+
+
+def search_strategy(pool: list[str]) -> Any:
+    """The hypothesis strategy fuzz mode draws from: the public strategies of
+    :mod:`tokspec.fuzz.strategies` (Unicode-category, shaped, repetitions), plus vocabulary-aware
+    text over ``pool`` (token surfaces) when it is not empty."""
+    from hypothesis import strategies as st
+
+    from tokspec.fuzz import strategies as ts
+
+    parts = [ts.mixed_text(max_size=80), ts.shaped_text(), ts.repetitions(max_repeat=200)]
+    if pool:
+        parts.append(ts.vocab_text(pool))
+    return st.one_of(*parts)
 
 
 class _Stop(Exception):
@@ -87,16 +109,13 @@ class _HypothesisSource:
     """
 
     name = "tokspec.fuzz.strategies"
+    #: Relative cost of one text: drawing through hypothesis takes about ten times as long per text
+    #: as the own generators, so a counted slice gives this source a tenth of the texts (as fuzz
+    #: mode's one-second slices do in effect).
+    cost = 10
 
     def __init__(self, seed: int, pool: list[str]):
-        from hypothesis import strategies as st
-
-        from tokspec.fuzz import strategies as ts
-
-        parts = [ts.mixed_text(max_size=80), ts.shaped_text(), ts.repetitions(max_repeat=200)]
-        if pool:
-            parts.append(ts.vocab_text(pool))
-        self.strategy = st.one_of(*parts)
+        self.strategy = search_strategy(pool)
         self.seed, self.slices = seed, 0
 
     def run(self, until: float, on_text: Callable[[str], bool]) -> None:
@@ -122,7 +141,7 @@ class _HypothesisSource:
             pass
 
 
-def _token_pool(engine: Encoder, corpus: list[str], limit: int = 3000) -> list[str]:
+def token_pool(engine: Encoder, corpus: list[str], limit: int = 3000) -> list[str]:
     """Distinct token surfaces ``engine`` produces on ``corpus`` (for vocabulary-aware text)."""
     pool: dict[str, None] = {}
     for text in corpus:
@@ -136,12 +155,18 @@ def _token_pool(engine: Encoder, corpus: list[str], limit: int = 3000) -> list[s
     return list(pool)[:limit]
 
 
-def text_sources(a: Encoder, seed: int) -> list[Any]:
-    """The fuzz text sources, alternated in one-second slices (see module docstring)."""
+@functools.lru_cache(maxsize=4)
+def small_corpus(seed: int) -> tuple[str, ...]:
+    """``build_corpus(seed=seed, size="small")``, built once per process (it reads files: seconds)."""
     from tokspec.corpus import build_corpus
 
-    corpus = build_corpus(seed=seed, size="small")
-    pool = _token_pool(a, corpus[:120])
+    return tuple(build_corpus(seed=seed, size="small"))
+
+
+def text_sources(a: Encoder, seed: int) -> list[Any]:
+    """The fuzz text sources, alternated in one-second slices (see module docstring)."""
+    corpus = list(small_corpus(seed))
+    pool = token_pool(a, corpus[:120])
     sources: list[Any] = [_OwnGenerator(seed, corpus, pool)]
     try:
         sources.append(_HypothesisSource(seed, pool))
