@@ -36,7 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tokspec._types import Encoder, Encoding, check_text
+import numpy as np
+
+from tokspec._types import Encoder, Encoding, EncodingArrays, check_text
 from tokspec.errors import TokspecError
 
 __all__ = [
@@ -62,12 +64,42 @@ CLASSES = ("engine fault", "decoded text differs", "same ids, different offsets"
            "same segmentation, different ids", "different segmentation")
 
 
-@dataclass(frozen=True)
 class Outcome:
-    """What one engine did with one text: an Encoding, or a fault message (never both)."""
+    """What one engine did with one text: an encoding, or a fault message (never both).
 
-    encoding: Encoding | None
-    fault: str | None = None
+    The encoding is held as :class:`EncodingArrays` (``arrays``), which is all the comparison
+    needs; ``encoding`` gives the tuple form, built on first use (for reports, on disagreements)
+    unless the engine gave one. Two outcomes are equal iff their faults and encodings are.
+    """
+
+    __slots__ = ("arrays", "fault", "_encoding")
+
+    def __init__(self, encoding: Encoding | EncodingArrays | None, fault: str | None = None) -> None:
+        self.fault = fault
+        self._encoding = encoding if isinstance(encoding, Encoding) else None
+        if isinstance(encoding, Encoding):
+            self.arrays: EncodingArrays | None = EncodingArrays.from_encoding(encoding)
+        else:
+            self.arrays = encoding
+
+    @property
+    def encoding(self) -> Encoding | None:
+        """The tuple form (with the engine's pieces when it gave an Encoding)."""
+        if self._encoding is None and self.arrays is not None:
+            self._encoding = self.arrays.to_encoding()
+        return self._encoding
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Outcome):
+            return NotImplemented
+        if self.fault != other.fault or (self.arrays is None) != (other.arrays is None):
+            return False
+        return self.arrays is None or other.arrays is None or self.arrays.same_as(other.arrays)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Outcome(encoding={self.encoding!r}, fault={self.fault!r})"
 
 
 @dataclass(frozen=True)
@@ -93,65 +125,71 @@ def check_pair(a: Encoder, b: Encoder) -> None:
             "compare tokenizers with tokenizers and pretokenizers with pretokenizers")
 
 
+def _natively_arrays(engine: Encoder) -> bool:
+    """Does the engine produce arrays itself (so asking for tuples would only add a conversion)?"""
+    return type(engine)._encode_arrays is not Encoder._encode_arrays
+
+
 def run_engine(engine: Encoder, text: str) -> Outcome:
-    """Encode ``text``; any exception or invalid Encoding becomes a fault message. O(encode)."""
+    """Encode ``text``; any exception or invalid encoding becomes a fault message. O(encode).
+
+    Engines that produce arrays natively are asked for arrays (no Python object per token); the
+    others for their Encoding (which keeps their pieces for reports)."""
     try:
-        encoding = engine.encode(text)
-        if not isinstance(encoding, Encoding):
-            return Outcome(None, f"returned {type(encoding).__name__}, not an Encoding")
-        if (encoding.ids is None) != (engine.info.kind == "pretokenizer"):
-            got = "no ids" if encoding.ids is None else "ids"
+        if _natively_arrays(engine):
+            arrays = engine.encode_arrays(text)
+            if not isinstance(arrays, EncodingArrays):
+                return Outcome(None, f"returned {type(arrays).__name__}, not an EncodingArrays")
+            has_ids = arrays.ids is not None
+        else:
+            encoding = engine.encode(text)
+            if not isinstance(encoding, Encoding):
+                return Outcome(None, f"returned {type(encoding).__name__}, not an Encoding")
+            encoding.validate(text, engine.info.name)
+            arrays = EncodingArrays.from_encoding(encoding)
+            has_ids = encoding.ids is not None
+        if has_ids != (engine.info.kind == "tokenizer"):
+            got = "ids" if has_ids else "no ids"
             return Outcome(None, f"EngineFault: {engine.info.name} is a {engine.info.kind} but returned {got}")
-        encoding.validate(text, engine.info.name)
+        arrays.validate(text, engine.info.name)
     except Exception as exc:  # noqa: BLE001 - an engine under test may raise anything
         message = str(exc).replace("\n", " ")
         return Outcome(None, f"{type(exc).__name__}: {message}")
-    return Outcome(encoding)
+    return Outcome(arrays) if _natively_arrays(engine) else Outcome(encoding)
 
 
-def _tokens(enc: Encoding) -> list[tuple[Any, ...]]:
-    """The compared units: (id, start, end) per token, or (start, end) for pretokenizers."""
-    if enc.ids is None:
-        return [tuple(span) for span in enc.offsets]
-    return [(i, s, e) for i, (s, e) in zip(enc.ids, enc.offsets, strict=True)]
+def _covered(arrays: EncodingArrays, n: int) -> np.ndarray:
+    """Which of the ``n`` characters some token covers (boolean array). O(n + tokens) in numpy."""
+    depth = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(depth, arrays.starts, 1)
+    np.add.at(depth, arrays.ends, -1)
+    return np.cumsum(depth[:n]) > 0
 
 
-def _first_divergence(ea: Encoding, eb: Encoding) -> int | None:
-    """Index of the first differing token, or min(len) if one is a prefix; None if equal. O(n)."""
-    ta, tb = _tokens(ea), _tokens(eb)
-    for i, (x, y) in enumerate(zip(ta, tb)):
-        if x != y:
-            return i
-    return None if len(ta) == len(tb) else min(len(ta), len(tb))
-
-
-def _covered(enc: Encoding) -> set[int]:
-    return {i for s, e in enc.offsets for i in range(s, e)}
-
-
-def _decoded(engine: Encoder, enc: Encoding) -> str | None:
+def _decoded(engine: Encoder, arrays: EncodingArrays) -> str | None:
     decode = getattr(engine, "decode", None)
-    if decode is None or enc.ids is None:
+    if decode is None or arrays.ids is None:
         return None
     try:
-        out = decode(list(enc.ids))
+        out = decode(arrays.ids.tolist())
     except Exception:  # noqa: BLE001 - decoding is optional; fall back to coverage
         return None
     return out if isinstance(out, str) else None
 
 
-def _classify(a: Encoder, b: Encoder, ea: Encoding, eb: Encoding) -> str:
-    """Rules 2-5 of the module docstring (both engines produced an Encoding)."""
+def _classify(a: Encoder, b: Encoder, ea: EncodingArrays, eb: EncodingArrays, n: int) -> str:
+    """Rules 2-5 of the module docstring (both engines produced an encoding of a text of ``n``
+    characters). O(n + tokens) in numpy."""
     da, db = _decoded(a, ea), _decoded(b, eb)
     if da is not None and db is not None:
         text_differs = da != db
     else:
-        text_differs = _covered(ea) != _covered(eb)
+        text_differs = not np.array_equal(_covered(ea, n), _covered(eb, n))
     if text_differs:
         return "decoded text differs"
-    if ea.ids is not None and ea.ids == eb.ids:
+    if ea.ids is not None and eb.ids is not None and np.array_equal(ea.ids, eb.ids):
         return "same ids, different offsets"
-    if ea.offsets == eb.offsets:
+    if np.array_equal(ea.starts, eb.starts) and np.array_equal(ea.ends, eb.ends):
         return "same segmentation, different ids"
     return "different segmentation"
 
@@ -160,12 +198,12 @@ def compare(a: Encoder, b: Encoder, text: str) -> Comparison:
     """Run both engines on ``text`` and compare (see module docstring). O(encode + n)."""
     check_text(text)
     oa, ob = run_engine(a, text), run_engine(b, text)
-    if oa.encoding is None or ob.encoding is None:
+    if oa.arrays is None or ob.arrays is None:
         return Comparison(text, oa, ob, None, "engine fault")
-    index = _first_divergence(oa.encoding, ob.encoding)
+    index = oa.arrays.first_difference(ob.arrays)
     if index is None:
         return Comparison(text, oa, ob, None, None)
-    return Comparison(text, oa, ob, index, _classify(a, b, oa.encoding, ob.encoding))
+    return Comparison(text, oa, ob, index, _classify(a, b, oa.arrays, ob.arrays, len(text)))
 
 
 def _piece(engine: Encoder, enc: Encoding, i: int) -> str:

@@ -19,6 +19,12 @@ Cases (``quick=False``; sizes are UTF-8 bytes of generated text):
   Unicode 16.0 as the reference runs it, and as written) on ~1 MB of English, Chinese-like text,
   code; spans checked equal in the same run.
 
+- ``adapter``: each production adapter's ids + contract offsets (``encode_arrays``) vs the library's
+  own encode (ids only) on ~2 MB of English-like and Chinese-like text; the case names the extra
+  fraction the offsets cost (issue 10's target: at most +0.30). And ``hf:`` ``encode_batch_arrays``
+  (HF's ``encode_batch``) vs a loop of ``encode_arrays`` over ~200 paragraphs. Subject and baseline
+  are timed interleaved (minimum of each).
+
 ``quick=True``: the same kinds of rows on ~20 KB inputs with a generated tiny BPE vocabulary and a
 small trained Unigram model, a few seconds in all. Text is generated at run time: prose from
 ``tokspec.corpus``, code from this Python's standard library sources, CJK from code point ranges.
@@ -226,11 +232,72 @@ def _unigram_rows(quick: bool) -> list[BenchRow]:
     return rows
 
 
+def _interleaved(fs: Callable[[], object], fb: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Minimum seconds of ``fs`` and of ``fb``, called alternately ``repeat`` times each (so load
+    changes on a shared machine hit both alike); one untimed warm-up call of each first."""
+    import time
+    fs()
+    fb()
+    best_s = best_b = float("inf")
+    for _ in range(max(1, repeat)):
+        t0 = time.perf_counter()
+        fs()
+        best_s = min(best_s, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        fb()
+        best_b = min(best_b, time.perf_counter() - t0)
+    return best_s, best_b
+
+
+def _library_encode(engine: object) -> Callable[[str], object]:
+    """The library's own encode (ids only) behind a production adapter."""
+    lib_encoding = getattr(engine, "library_encoding", None)
+    if lib_encoding is not None:  # tiktoken
+        return lambda t: lib_encoding.encode_ordinary(t)
+    backend = getattr(engine, "backend", None)
+    if backend is not None:  # bpe-openai
+        return lambda t: backend.encode(t)
+    processor = getattr(engine, "library_processor", None)
+    if processor is not None:  # sentencepiece
+        return lambda t: processor.encode(t)
+    return lambda t: engine.library_encode(t).ids  # type: ignore[attr-defined]
+
+
+def _adapter_rows(quick: bool) -> list[BenchRow]:
+    """Adapter ids + offsets vs library encode, and HF batch vs loop (module docstring)."""
+    from tokspec import models
+    size, repeat = (20_000, 5) if quick else (2_000_000, 3)
+    texts = {"english": english(size), "chinese-like": chinese_like(size)}
+    names = ["tiktoken:cl100k_base", "bpe-openai:cl100k_base", "hf:bert-base-uncased", "hf:mon-unigram",
+             models.engine_name("spm-unigram-bytes")]
+    rows = []
+    for name in names:
+        engine = load_engine(name)
+        label = name if len(name) < 24 else "spm:spm-unigram-bytes"
+        lib = _library_encode(engine)
+        for lang, text in texts.items():
+            t_adapter, t_lib = _interleaved(lambda e=engine, t=text: e.encode_arrays(t),
+                                            lambda t=text: lib(t), repeat)
+            rows.append(BenchRow(SUITE, f"adapter {lang[:2]} extra {t_adapter / t_lib - 1:+.2f}",
+                                 f"{label} ids+offsets", "library encode", len(text.encode()),
+                                 t_adapter, t_lib))
+    paragraphs = [english(size // 200, seed=i) for i in range(200)]
+    n_bytes = sum(len(p.encode()) for p in paragraphs)
+    for name in ("hf:bert-base-uncased", "hf:mon-unigram"):
+        engine = load_engine(name)
+        t_batch, t_loop = _interleaved(lambda e=engine: e.encode_batch_arrays(paragraphs),
+                                       lambda e=engine: [e.encode_arrays(p) for p in paragraphs], repeat)
+        rows.append(BenchRow(SUITE, "adapter batch 200 paragraphs", f"{name} encode_batch_arrays",
+                             "loop of encode_arrays", n_bytes, t_batch, t_loop))
+    return rows
+
+
 def run(*, quick: bool) -> list[BenchRow]:
     """All rows of the suite (see module docstring); ``quick`` keeps it to a few seconds."""
     rows = _peek2_rows(20_000 if quick else 1_000_000)
     rows += _bpe_whole_rows(quick)
     rows += _unigram_rows(quick)
+    rows += _adapter_rows(quick)
     if not quick:
         rows += _bpe_text_rows(1_000_000)
         text = english(300_000)
