@@ -4,7 +4,8 @@
 backend        how, and when ``auto`` picks it
 =============  ==============================================================================
 ``batch``      the engine's own ``encode_batch_arrays(texts)`` (or ``encode_batch``; HF's batch
-               API runs on every core with the GIL released); picked when the engine has one
+               API runs on every core with the GIL released); picked when the engine overrides
+               ``Encoder._encode_batch_arrays`` (the default is a serial loop)
 ``threads``    a thread pool calling ``engine.encode_arrays``: pays where the engine's work
                releases the GIL (compiled kernels, tiktoken, bpe-openai, sentencepiece); picked
                for everything else. Works in any context: a script without a ``__main__``
@@ -60,10 +61,20 @@ def auto_backend(engine: Encoder) -> str:
     """The backend ``auto`` resolves to for ``engine`` (see the module table)."""
     if getattr(engine, "thread_safe", True) is False:
         return "serial"
-    if callable(getattr(engine, "encode_batch_arrays", None)) or callable(
-            getattr(engine, "encode_batch", None)):
+    if _has_batch(engine):
         return "batch"
     return "threads"
+
+
+def _has_own_batch_arrays(engine: Encoder) -> bool:
+    own = getattr(type(engine), "_encode_batch_arrays", None)
+    return own is not None and own is not getattr(Encoder, "_encode_batch_arrays", None)
+
+
+def _has_batch(engine: Encoder) -> bool:
+    """True when the engine has its own batch API: it overrides ``Encoder._encode_batch_arrays``
+    (the default is a loop) or offers ``encode_batch``."""
+    return _has_own_batch_arrays(engine) or callable(getattr(engine, "encode_batch", None))
 
 
 def default_chunk_len(n_chars: int, workers: int, backend: str) -> int:
@@ -152,10 +163,9 @@ class Runner:
         if backend == "serial" or len(texts) <= 1 or self.workers == 1:
             return [engine.encode_arrays(t) for t in texts]
         if backend == "batch":
-            batch = getattr(engine, "encode_batch_arrays", None)
-            if callable(batch):
-                return list(batch(list(texts)))
-            return [EncodingArrays.from_encoding(e) for e in self(engine, texts)]
+            if callable(getattr(engine, "encode_batch", None)) and not _has_own_batch_arrays(engine):
+                return [EncodingArrays.from_encoding(e) for e in self(engine, texts)]
+            return list(engine.encode_batch_arrays(list(texts)))
         if backend == "processes":
             return self._in_processes(engine, texts, _arrays_in_worker)
         return list(_pool(backend, self.workers, engine).map(engine.encode_arrays, texts))
