@@ -17,7 +17,15 @@ Classification of a disagreement (first matching rule wins):
 A counterexample *record* is a JSON object (schema below, ``RECORD_VERSION``) holding the text and
 its UTF-8 hex, both engines' :class:`~tokspec.EngineInfo`, the first divergence, both token windows,
 the classification, both full outputs, and a command that reproduces it. Records are written
-atomically under a content-hash name, so the same finding is stored once.
+atomically (:func:`tokspec._atomic.write_atomic`) under a content-hash name, so the same finding
+is stored once.
+
+Engines are untrusted: anything an engine raises, including ``SystemExit`` and other
+``BaseException``s (``KeyboardInterrupt`` excepted: that is the user), is a fault, and its message
+is escaped (:func:`tokspec._escape.escape`). Records are JSON written with
+:func:`tokspec._escape.dumps` (lone surrogates and control characters in pieces or names become
+``\\uXXXX`` escapes: exact, always UTF-8-encodable); :func:`format_comparison` escapes what it
+prints.
 
 Out of scope: alignment of the two token sequences after the first divergence (windows show
 context; the full outputs are in the record), and comparing engines on text outside the text
@@ -29,15 +37,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import shlex
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from tokspec._atomic import write_atomic
+from tokspec._escape import dumps, escape
 from tokspec._types import Encoder, Encoding, EncodingArrays, check_text
 from tokspec.errors import TokspecError
 
@@ -131,10 +139,12 @@ def _natively_arrays(engine: Encoder) -> bool:
 
 
 def run_engine(engine: Encoder, text: str) -> Outcome:
-    """Encode ``text``; any exception or invalid encoding becomes a fault message. O(encode).
+    """Encode ``text``; any exception or invalid encoding becomes an (escaped) fault message.
 
-    Engines that produce arrays natively are asked for arrays (no Python object per token); the
-    others for their Encoding (which keeps their pieces for reports)."""
+    ``SystemExit`` and other ``BaseException``s count as faults too; only ``KeyboardInterrupt``
+    (the user, or a signal the CLI turned into one) passes through. Engines that produce arrays
+    natively are asked for arrays (no Python object per token); the others for their Encoding
+    (which keeps their pieces for reports). O(encode)."""
     try:
         if _natively_arrays(engine):
             arrays = engine.encode_arrays(text)
@@ -152,10 +162,20 @@ def run_engine(engine: Encoder, text: str) -> Outcome:
             got = "ids" if has_ids else "no ids"
             return Outcome(None, f"EngineFault: {engine.info.name} is a {engine.info.kind} but returned {got}")
         arrays.validate(text, engine.info.name)
-    except Exception as exc:  # noqa: BLE001 - an engine under test may raise anything
-        message = str(exc).replace("\n", " ")
-        return Outcome(None, f"{type(exc).__name__}: {message}")
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - an engine under test may raise anything
+        return Outcome(None, _fault_message(exc))
     return Outcome(arrays) if _natively_arrays(engine) else Outcome(encoding)
+
+
+def _fault_message(exc: BaseException) -> str:
+    """``Type: message`` on one line, escaped; even a ``__str__`` that raises gives a message."""
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001 - hostile __str__
+        message = "(message unavailable: its __str__ raised)"
+    return escape(f"{type(exc).__name__}: {message}".replace("\n", " "))
 
 
 def _covered(arrays: EncodingArrays, n: int) -> np.ndarray:
@@ -172,7 +192,9 @@ def _decoded(engine: Encoder, arrays: EncodingArrays) -> str | None:
         return None
     try:
         out = decode(arrays.ids.tolist())
-    except Exception:  # noqa: BLE001 - decoding is optional; fall back to coverage
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - decoding is optional (even a sys.exit in it); fall back to coverage
         return None
     return out if isinstance(out, str) else None
 
@@ -213,7 +235,9 @@ def _piece(engine: Encoder, enc: Encoding, i: int) -> str:
         return ""
     try:
         return str(engine.token_piece(enc.ids[i]))
-    except Exception:  # noqa: BLE001 - display only
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - display only
         return "?"
 
 
@@ -275,7 +299,7 @@ def reproduce_command(a: Encoder, b: Encoder, path: str | Path) -> str:
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return dumps(value)
 
 
 def dumps_record(record: dict[str, Any]) -> str:
@@ -299,18 +323,8 @@ def dumps_record(record: dict[str, Any]) -> str:
 
 
 def write_record(record: dict[str, Any], path: str | Path) -> Path:
-    """Write ``record`` (:func:`dumps_record`) to ``path`` atomically (temp file in the same folder + rename)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(dumps_record(record))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    """Write ``record`` (:func:`dumps_record`) to ``path`` atomically (:mod:`tokspec._atomic`)."""
+    return write_atomic(path, dumps_record(record))
 
 
 def save_counterexample(a: Encoder, b: Encoder, comparison: Comparison, directory: str | Path,
@@ -326,7 +340,7 @@ def _format_window(label: str, tokens: list[dict[str, Any]], index: int | None) 
     for t in tokens:
         mark = ">" if t["index"] == index else " "
         tid = "" if t["id"] is None else f"id={t['id']:<7} "
-        lines.append(f"   {mark} #{t['index']:<4} {tid}piece={t['piece']!r:<14} "
+        lines.append(f"   {mark} #{t['index']:<4} {tid}piece={escape(repr(t['piece'])):<14} "
                      f"offsets=({t['offsets'][0]}, {t['offsets'][1]})  text={t['text']!r}")
     if index is not None and all(t["index"] != index for t in tokens):
         lines.append(f"   > #{index:<4} (no token: this side ends here)")
@@ -335,14 +349,14 @@ def _format_window(label: str, tokens: list[dict[str, Any]], index: int | None) 
 
 def format_comparison(a: Encoder, b: Encoder, comparison: Comparison, *, width: int = 3,
                       max_text: int = 200) -> str:
-    """A readable multi-line report of one disagreement: the text and both token windows."""
+    """A readable multi-line report of one disagreement: the text and both token windows (escaped)."""
     text = comparison.text
     shown = repr(text) if len(text) <= max_text else repr(text[:max_text]) + f"... ({len(text)} chars)"
     lines = [f"{comparison.classification}: text={shown}"]
     for label, engine, outcome in (("A", a, comparison.a), ("B", b, comparison.b)):
-        name = f"{label} {engine.info.name}"
+        name = f"{label} {escape(engine.info.name)}"
         if outcome.encoding is None:
-            lines.append(f"  {name}: FAULT {outcome.fault}")
+            lines.append(f"  {name}: FAULT {escape(outcome.fault)}")
             continue
         index = comparison.index
         window = token_window(engine, text, outcome.encoding, index or 0, width)
