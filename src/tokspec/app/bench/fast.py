@@ -123,10 +123,11 @@ def _peek2_rows(size: int) -> list[BenchRow]:
 
 
 def _bpe_text_rows(size: int) -> list[BenchRow]:
-    """``fast:cl100k_base`` (compiled Peek2 + backtracking BPE, ids and offsets in one pass) vs raw
-    tiktoken ``encode_ordinary`` (ids only), the bpe-openai Rust encoder (ids only) and the tiktoken
-    adapter's ids + offsets, on English, Chinese-like and code; ``fast:o200k_base`` likewise on
-    English. Ids (and, against the adapter, offsets) are checked equal in the same run."""
+    """``fast:cl100k_base`` ids (compiled Peek2 + backtracking BPE, ``encode_ids``) vs raw tiktoken
+    ``encode_ordinary`` and the bpe-openai Rust encoder (ids only), and its ids + offsets (one
+    compiled pass, ``encode_arrays``) vs the tiktoken adapter's ids + offsets, on English,
+    Chinese-like and code; ``fast:o200k_base`` likewise on English. Ids (and, against the adapter,
+    offsets) are checked equal in the same run."""
     rows = []
     cases = [("cl100k_base", "english", english(size)), ("cl100k_base", "chinese-like", chinese_like(size)),
              ("cl100k_base", "code", code(size)), ("o200k_base", "english", english(size))]
@@ -139,14 +140,18 @@ def _bpe_text_rows(size: int) -> list[BenchRow]:
         assert got.ids is not None
         ids = got.ids.tolist()
         n = len(text.encode())
-        for base_name, base, same in (
-                ("tiktoken encode_ordinary", lambda t=text: library.encode_ordinary(t),
-                 ids == library.encode_ordinary(text)),
-                ("bpe-openai encode", lambda t=text: rust.encode(t), ids == list(rust.encode(text))),
-                ("tiktoken adapter ids+offsets", lambda t=text: adapter.encode_arrays(t), got.same_as(want))):
-            ts, tb = _paired(lambda t=text: fast.encode_arrays(t), base, 3)
-            rows.append(BenchRow(SUITE, _exact(f"bpe-text {vocab[:-5]} {label}", same),
-                                 f"fast:{vocab} ids+offsets", base_name, n, ts, tb))
+        ids_only = fast.encode_ids  # type: ignore[attr-defined]
+        ids_same = ids_only(text).tolist() == ids  # the ids-only path gives the same ids
+        for subject, fs, base_name, base, same in (
+                ("ids", lambda t=text: ids_only(t), "tiktoken encode_ordinary",
+                 lambda t=text: library.encode_ordinary(t), ids == library.encode_ordinary(text)),
+                ("ids", lambda t=text: ids_only(t), "bpe-openai encode", lambda t=text: rust.encode(t),
+                 ids == list(rust.encode(text))),
+                ("ids+offsets", lambda t=text: fast.encode_arrays(t), "tiktoken adapter ids+offsets",
+                 lambda t=text: adapter.encode_arrays(t), got.same_as(want))):
+            ts, tb = _paired(fs, base, 3)
+            rows.append(BenchRow(SUITE, _exact(f"bpe-text {vocab[:-5]} {label}", same and ids_same),
+                                 f"fast:{vocab} {subject}", base_name, n, ts, tb))
     return rows
 
 
