@@ -96,7 +96,7 @@ def encode_pretokens(data: np.ndarray, bounds: np.ndarray, use_hash: bool, base:
                      byte_ids: np.ndarray, contract: bool, o_start: np.ndarray, o_end: np.ndarray,
                      sp_start: np.ndarray, sp_end: np.ndarray, best: np.ndarray, bstart: np.ndarray,
                      bid: np.ndarray, es: np.ndarray, eid: np.ndarray, ids: np.ndarray, ts: np.ndarray,
-                     te: np.ndarray, cob: np.ndarray) -> int:
+                     te: np.ndarray, cob: np.ndarray, with_offsets: bool) -> int:
     """Ids and original character offsets of every pretoken ``data[bounds[p]:bounds[p+1]]``.
 
     Viterbi (:func:`forward_da` or :func:`forward_hash`), backtrack, then unknown edges become
@@ -169,6 +169,7 @@ def encode_pretokens(data: np.ndarray, bounds: np.ndarray, use_hash: bool, base:
                 prev_unk = True
             s = end
             j -= 1
-    char_of_byte_into(data, cob)
-    _offsets(ts, te, k, cob, o_start, o_end, sp_start, sp_end, contract)
+    if with_offsets:  # else ts/te stay byte spans of the normalized text (ids-only callers)
+        char_of_byte_into(data, cob)
+        _offsets(ts, te, k, cob, o_start, o_end, sp_start, sp_end, contract)
     return k

@@ -40,12 +40,13 @@ from types import ModuleType
 from typing import Literal
 
 import numpy as np
-from tokspec.fast import _spm_kernels, _unigram_emit, _unigram_kernels
-from tokspec.fast._double_array import DoubleArray
-from tokspec.fast._hash_trie import HashTrie
 
 from tokspec import Encoder, EncodingArrays, EngineInfo, _jit
 from tokspec import __version__ as _VERSION
+from tokspec._types import check_text
+from tokspec.fast import _spm_kernels, _unigram_emit, _unigram_kernels
+from tokspec.fast._double_array import DoubleArray
+from tokspec.fast._hash_trie import HashTrie
 from tokspec.normalize import Aligned
 from tokspec.spm_normalize import SpmNormalizer
 from tokspec.unigram_model import (
@@ -144,9 +145,10 @@ class DatrieUnigram(Encoder):
         edges.reverse()
         return edges
 
-    def normalized(self, text: str) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
+    def normalized(self, text: str, *, alignment: bool = True) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
         """(normalized bytes, pretoken byte bounds, per-character alignment arrays) of ``text``:
-        compiled for a sentencepiece normalizer, else from ``model.pretokenize`` (Python)."""
+        compiled for a sentencepiece normalizer, else from ``model.pretokenize`` (Python).
+        ``alignment=False`` (ids only): the compiled path skips the alignment arrays (empty)."""
         if self._spm is not None:
             ws = self._work
             raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
@@ -156,6 +158,8 @@ class DatrieUnigram(Encoder):
                 ws.get("out", n + n // 2 + 8, np.uint8), ws.get("n2o", n + 10, np.int64),
                 ws.get("r1", n + 9, np.int64))
             ws.keep(out=out, n2o=n2o, r1=r1)
+            if not alignment:
+                return out[:k], np.array([0, k], dtype=np.int64), (_NONE, _NONE, _NONE, _NONE)
             table = ws.get("table", n + 1, np.int64)
             self._uk.char_of_byte_into(raw, table)
             aligned = tuple(ws.get(name, m, np.int64)[:m] for name in ("o_start", "o_end", "sp_start", "sp_end"))
@@ -168,8 +172,20 @@ class DatrieUnigram(Encoder):
         np.cumsum([len(b) for b in encoded], out=bounds[1:])
         return data, bounds, _alignment_arrays(pres)
 
+    def encode_ids(self, text: str) -> np.ndarray:
+        """Token ids of ``text`` only (int64 array; alignment and offsets are skipped), like
+        sentencepiece's ``encode``. Same text domain as :meth:`encode` (InvalidTextError outside)."""
+        check_text(text)
+        if not text:
+            return _NONE.copy()
+        return self._run(text, offsets=False)[0]
+
     def _encode_arrays(self, text: str) -> EncodingArrays:
-        data, bounds, (o_start, o_end, sp_start, sp_end) = self.normalized(text)
+        return EncodingArrays(*self._run(text, offsets=True))
+
+    def _run(self, text: str, *, offsets: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """ids, starts, ends (the spans meaningful only with ``offsets``)."""
+        data, bounds, (o_start, o_end, sp_start, sp_end) = self.normalized(text, alignment=offsets)
         ws, n = self._work, len(data)
         width = int(np.diff(bounds).max(initial=0)) + 1
         scratch = [ws.get(name, width, np.int64) for name in ("bstart", "bid", "es", "eid")]
@@ -179,9 +195,11 @@ class DatrieUnigram(Encoder):
             self.model.unk_id, self.model.float32, self.tie_break == "last", self.reset,
             self.model.flavour == "hf", self.model.fuse_unk, self.byte_ids, self.offsets == "contract",
             o_start, o_end, sp_start, sp_end, ws.get("best", width, np.float64), *scratch, *outs,
-            ws.get("cob", n + 1, np.int64))
+            ws.get("cob", n + 1, np.int64), offsets)
+        if not offsets:
+            return outs[0][:k].copy(), _NONE, _NONE
         ids, starts, ends = (a[:k].copy() for a in outs)  # the buffers are reused by the next call
-        return EncodingArrays(ids, starts, ends)
+        return ids, starts, ends
 
 
 class _Workspace(threading.local):

@@ -126,3 +126,15 @@ def test_hyp_compiled_spm_normalizer_equals_readable(kind: str, text: str) -> No
         assert all(np.array_equal(a, b) for a, b in zip(arrays, _alignment_arrays(pres)))
     else:
         assert all(len(a) == 0 for a in arrays)
+
+
+@pytest.mark.parametrize("kind", ["spm-unigram-bytes", "hf-unigram"])
+def test_encode_ids_equals_encode_ids_of_arrays(kind: str) -> None:
+    compiled, plain = twins(kind, "double-array")
+    for text in SHORT:
+        want = compiled.encode_arrays(text).ids
+        assert want is not None
+        assert np.array_equal(compiled.encode_ids(text), want), text
+        assert np.array_equal(plain.encode_ids(text), want), text
+    big = long_text(200_000)
+    assert np.array_equal(compiled.encode_ids(big), compiled.encode_arrays(big).ids)  # type: ignore[arg-type]
