@@ -114,7 +114,8 @@ def _tiny_segment(engine: str, scores: dict[str, float], text: str, tie_break: s
         edges = viterbi(model, index, max(map(len, scores), default=1), text, tie_break)  # type: ignore[arg-type]
     elif engine == "datrie":
         from tokspec.fast.unigram_datrie import DatrieUnigram
-        edges = DatrieUnigram(model, "tiny", tie_break=tie_break).viterbi(text.encode())  # type: ignore[arg-type]
+        # jit=False: the kernels run as Python, so a coverage-guided fuzzer sees their branches
+        edges = DatrieUnigram(model, "tiny", tie_break=tie_break, jit=False).viterbi(text.encode())  # type: ignore[arg-type]
     else:
         raise ValueError(f"unknown tiny Unigram engine={engine!r}")
     return None if any(e[3] for e in edges) else [model.pieces[e[2]] for e in edges]
@@ -203,6 +204,15 @@ def _t_merge_claims() -> Callable[..., None]:
     return test
 
 
+def _t_merge_structural() -> Callable[..., None]:
+    from tokspec.fuzz import merge_models as mm
+
+    @given(engine=mm.tiny_tokenizer(), text=mm.merge_text())
+    def test(engine: Any, text: str) -> None:
+        _require(mm.structural_rule_check(engine, text), {"engine": mm.describe(engine), "text": text})
+    return test
+
+
 #: target property name -> factory of the @given test; the modules each needs, for availability.
 FACTORIES: dict[str, tuple[Callable[[], Callable[..., None]], tuple[str, ...]]] = {
     "bpe_corollaries": (_t_bpe_corollaries, ()),
@@ -212,6 +222,8 @@ FACTORIES: dict[str, tuple[Callable[[], Callable[..., None]], tuple[str, ...]]] 
     "unigram_viterbi_tiny": (_t_unigram("reference"), ("tokspec.reference.unigram_viterbi",)),
     "unigram_datrie_tiny": (_t_unigram("datrie"), ("tokspec.fast.unigram_datrie",)),
     "merge_claims": (_t_merge_claims, ("tokspec.spec.merge",)),
+    "merge_structural": (_t_merge_structural, ("tokspec.fast.merge_structure", "sentencepiece",
+                                               "tiktoken", "tokenizers")),
 }
 
 

@@ -97,7 +97,8 @@ TARGETS: tuple[Target, ...] = (
     _diff("hf-converted:cl100k_base", "tiktoken:cl100k_base", "HF BPE on recovered merges vs tiktoken"),
     _diff("reference:bert-base-uncased", "hf:bert-base-uncased", "reference WordPiece vs HF"),
     _diff("reference:mon-unigram", "hf:mon-unigram", "reference Unigram vs HF"),
-    _diff("fast:mon-unigram", "reference:mon-unigram", "double-array Viterbi vs reference"),
+    _diff(_W + "fast_mon_interpreted", "reference:mon-unigram", "double-array Viterbi (interpreted kernels) vs reference"),
+    _diff("fast:mon-unigram", _W + "fast_mon_interpreted", "Unigram kernels compiled vs interpreted"),
     _diff(_W + "lopt_small_cl100k", "tiktoken:cl100k_base", "lossless merge (8-char chunks) vs serial, BPE"),
     _diff(_W + "lopt_small_bert", "hf:bert-base-uncased", "lossless merge (8-char chunks) vs serial, WordPiece"),
     _diff(_W + "lopt_small_mon", "hf:mon-unigram", "lossless merge (8-char chunks) vs serial, Unigram"),
@@ -112,6 +113,8 @@ TARGETS: tuple[Target, ...] = (
     _hyp("unigram_viterbi_tiny", "reference Viterbi optimal vs brute force, tiny vocabularies"),
     _hyp("unigram_datrie_tiny", "double-array Viterbi optimal + tie-break vs brute force, tiny vocabularies"),
     _hyp("merge_claims", "spec/merge.py properties (engineer E) on generated texts"),
+    _hyp("merge_structural", "lopt's structure-decided cut rules on tiny models of every family, "
+         "random settings"),
 )
 
 

@@ -57,9 +57,25 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{self.prog}: {message}")
 
 
+def _cmd_versions(args: argparse.Namespace) -> int:
+    from tokspec.versions import versions_table
+
+    rows = versions_table()
+    if args.json:
+        print(json.dumps([{"library": lib, "installed": have, "findings_recorded_with": rec,
+                           "verdict": verdict} for lib, have, rec, verdict in rows]))
+        return 0
+    print(f"{'library':<14}  {'installed':<12}  {'findings recorded with':<22}  verdict")
+    for lib, have, rec, verdict in rows:
+        print(f"{lib:<14}  {have:<12}  {rec:<22}  {verdict}")
+    return 0
+
+
 def _cmd_engines(args: argparse.Namespace) -> int:
     from tokspec._registry import list_engines
 
+    if args.versions:
+        return _cmd_versions(args)
     rows = list_engines()
     if args.json:
         print(dumps([{"name": n, "description": d} for n, d in rows]))
@@ -106,6 +122,8 @@ def _build_parser(command: str | None) -> _Parser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("engines", help="list every engine name usable on this machine")
     p.add_argument("--json", action="store_true", help="print a JSON list")
+    p.add_argument("--versions", action="store_true",
+                   help="show installed library versions next to those the stored findings were recorded with")
     p.set_defaults(func=_cmd_engines)
     p = sub.add_parser("corpus", help="write tokspec's conformance corpus as a JSON Lines inputs file")
     p.add_argument("--out", required=True, help="output file (JSON Lines, one {\"text\": ...} per line)")

@@ -366,10 +366,19 @@ def _run(engine: Encoder, args: argparse.Namespace, strategies: Any, runner_clas
                "workers": runner.workers, "chunk_len": args.chunk_len, "overlap": args.overlap,
                "fuzz": args.fuzz, "inputs": n, "agreed": agreed, "disagreed": n - agreed,
                "faults": faults, "counterexamples": found}
+    if args.strategy == "lopt":  # the rule decided from the engine's structure (or serial, and why)
+        from tokspec.fast.merge_structure import decision_for
+
+        decision, source = decision_for(engine)
+        summary["lopt_rule"] = {"family": decision.family, "structure": source,
+                                "rule": None if decision.rule is None else decision.rule.name,
+                                "theorem_or_reason": decision.why}
     if args.json:
         print(dumps(summary))
     else:
         print(f"merge-check {name} --strategy {args.strategy}: {n} inputs, {agreed} agreed, "
               f"{n - agreed} disagreed ({faults} engine faults); "
               + (f"{len(found)} reports (JSON + HTML) in {escape(args.report)}/" if found else "no reports"))
+        if "lopt_rule" in summary:
+            print(f"  lopt rule ({summary['lopt_rule']['structure']}): {escape(decision.describe())}")
     return 1 if found else 0

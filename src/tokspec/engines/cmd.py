@@ -93,7 +93,12 @@ class CmdEngine(Encoder):
     """An engine run as a subprocess speaking the protocol of ``docs/protocol.md``.
 
     Each ``encode`` costs one request/response round trip: O(len(text)) plus the program's time.
+    One program serves one request at a time (``thread_safe`` is False: ``lopt`` encodes its
+    pieces one after another). A handshake ``structure`` becomes ``merge_structure``.
     """
+
+    thread_safe = False
+    merge_structure: dict[str, Any] | None = None
 
     def __init__(self, arg: str):
         self.options, command = _parse_options(arg)
@@ -109,6 +114,8 @@ class CmdEngine(Encoder):
         self.restarts = 0
         handshake = self._start()
         self.info = self._info_from(handshake)
+        structure = handshake.get("structure")
+        self.merge_structure = structure if isinstance(structure, dict) else None
 
     # -- process management -------------------------------------------------------------
 
