@@ -14,10 +14,9 @@ Classification of a disagreement (first matching rule wins):
 4. ``"same segmentation, different ids"``: equal offsets, different ids.
 5. ``"different segmentation"``: everything else.
 
-A counterexample *record* is a JSON object (schema below, ``RECORD_VERSION``) holding the text and
-its UTF-8 hex, both engines' :class:`~tokspec.EngineInfo`, the first divergence, both token windows,
-the classification, both full outputs, and a command that reproduces it. Records are written
-atomically under a content-hash name, so the same finding is stored once.
+A counterexample *record* (layout and reader in :mod:`tokspec.records`, re-exported here) holds the
+text once, both engines' :class:`~tokspec.EngineInfo`, the first divergence with a readable context,
+both token windows, the classification, both full outputs (compact), and a command that reproduces it.
 
 Out of scope: alignment of the two token sequences after the first divergence (windows show
 context; the full outputs are in the record), and comparing engines on text outside the text
@@ -26,18 +25,13 @@ domain (:func:`tokspec.check_text` raises before either engine runs).
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
-import os
-import shlex
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from tokspec._types import Encoder, Encoding, check_text
 from tokspec.errors import TokspecError
+from tokspec.records import (RECORD_VERSION, dumps_record, make_record, record_name, reproduce_command,
+                             save_counterexample, write_record)
 
 __all__ = [
     "Outcome",
@@ -57,7 +51,6 @@ __all__ = [
     "format_comparison",
 ]
 
-RECORD_VERSION = 1
 CLASSES = ("engine fault", "decoded text differs", "same ids, different offsets",
            "same segmentation, different ids", "different segmentation")
 
@@ -186,101 +179,6 @@ def token_window(engine: Encoder, text: str, enc: Encoding, index: int, width: i
     return [{"index": i, "id": None if enc.ids is None else enc.ids[i],
              "piece": _piece(engine, enc, i), "offsets": list(enc.offsets[i]),
              "text": text[enc.offsets[i][0]:enc.offsets[i][1]]} for i in range(lo, hi)]
-
-
-def _info(engine: Encoder) -> dict[str, Any]:
-    return dataclasses.asdict(engine.info)
-
-
-def _output(outcome: Outcome) -> dict[str, Any]:
-    if outcome.encoding is None:
-        return {"fault": outcome.fault}
-    enc = outcome.encoding
-    return {"ids": None if enc.ids is None else list(enc.ids), "offsets": [list(s) for s in enc.offsets]}
-
-
-def record_name(a: Encoder, b: Encoder, text: str) -> str:
-    """The content-hash file name of the record for (a, b, text)."""
-    key = json.dumps([a.info.name, b.info.name, text], ensure_ascii=True)
-    return hashlib.sha256(key.encode("ascii")).hexdigest()[:20] + ".json"
-
-
-def make_record(a: Encoder, b: Encoder, comparison: Comparison, *, width: int = 3,
-                reproduce: str | None = None) -> dict[str, Any]:
-    """The counterexample record of a disagreement (see module docstring). O(len(text))."""
-    assert not comparison.agree, "records are for disagreements"
-    text, index = comparison.text, comparison.index
-    first: dict[str, Any] = {"index": index}
-    windows: dict[str, Any] = {"a": [], "b": []}
-    for side, engine, outcome in (("a", a, comparison.a), ("b", b, comparison.b)):
-        enc = outcome.encoding
-        if enc is not None:  # on a fault, the other side's window starts at token 0
-            windows[side] = token_window(engine, text, enc, index or 0, width)
-            first[side] = next((t for t in windows[side] if t["index"] == index), None)
-    return {
-        "tokspec_counterexample": RECORD_VERSION,
-        "text": text,
-        "text_utf8_hex": text.encode("utf-8").hex(),
-        "engines": [_info(a), _info(b)],
-        "classification": comparison.classification,
-        "first_divergence": first,
-        "windows": windows,
-        "outputs": {"a": _output(comparison.a), "b": _output(comparison.b)},
-        "reproduce": reproduce,
-    }
-
-
-def reproduce_command(a: Encoder, b: Encoder, path: str | Path) -> str:
-    """The shell command that re-runs the comparison stored in the record at ``path``."""
-    return " ".join(["tokspec", "diff", shlex.quote(a.info.name), shlex.quote(b.info.name),
-                     "--inputs", shlex.quote(str(path))])
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def dumps_record(record: dict[str, Any]) -> str:
-    """``record`` as JSON, one line per top-level key, per engine and per side (a, b) of a dict value.
-
-    Plain ``indent=`` JSON puts every offset number on its own line: a record of a 2000-character
-    text grows to ~80 kB. This layout stays small and diff-friendly. ``json.loads`` gives back
-    ``record``. O(size of record).
-    """
-    parts = []
-    for key, value in record.items():
-        if isinstance(value, dict) and value:
-            body = ",\n".join(f"  {_compact(k)}: {_compact(v)}" for k, v in value.items())
-            parts.append(f" {_compact(key)}: {{\n{body}\n }}")
-        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-            body = ",\n".join(f"  {_compact(v)}" for v in value)
-            parts.append(f" {_compact(key)}: [\n{body}\n ]")
-        else:
-            parts.append(f" {_compact(key)}: {_compact(value)}")
-    return "{\n" + ",\n".join(parts) + "\n}\n"
-
-
-def write_record(record: dict[str, Any], path: str | Path) -> Path:
-    """Write ``record`` (:func:`dumps_record`) to ``path`` atomically (temp file in the same folder + rename)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(dumps_record(record))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
-
-
-def save_counterexample(a: Encoder, b: Encoder, comparison: Comparison, directory: str | Path,
-                        *, width: int = 3) -> Path:
-    """Make and write the record of ``comparison`` into ``directory``; return its path."""
-    path = Path(directory) / record_name(a, b, comparison.text)
-    record = make_record(a, b, comparison, width=width, reproduce=reproduce_command(a, b, path))
-    return write_record(record, path)
 
 
 def _format_window(label: str, tokens: list[dict[str, Any]], index: int | None) -> list[str]:
