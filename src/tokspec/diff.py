@@ -25,13 +25,15 @@ domain (:func:`tokspec.check_text` raises before either engine runs).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from tokspec._types import Encoder, Encoding, check_text
-from tokspec.errors import TokspecError
-from tokspec.records import (RECORD_VERSION, dumps_record, make_record, record_name, reproduce_command,
-                             save_counterexample, write_record)
+import numpy as np
+
+from tokspec._types import Encoder, Encoding, EncodingArrays, check_text
+from tokspec.errors import EngineFault, TokspecError
+from tokspec.records import (RECORD_VERSION, array_window, dumps_record, make_record, record_name,
+                             reproduce_command, save_counterexample, write_record)
 
 __all__ = [
     "Outcome",
@@ -57,10 +59,25 @@ CLASSES = ("engine fault", "decoded text differs", "same ids, different offsets"
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one engine did with one text: an Encoding, or a fault message (never both)."""
+    """What one engine did with one text: arrays, or a fault message (never both).
 
-    encoding: Encoding | None
+    ``arrays`` is the output as :class:`~tokspec.EncodingArrays` (what is compared: no Python object
+    per token). :attr:`encoding` gives the tuple form on demand (built once, on first use; engines
+    that return tuples with ``pieces`` keep theirs, for display).
+    """
+
+    arrays: EncodingArrays | None
     fault: str | None = None
+    tuples: Encoding | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def encoding(self) -> Encoding | None:
+        """The output as an :class:`~tokspec.Encoding` (None on a fault). O(tokens) on first use."""
+        if self.arrays is None:
+            return None
+        if self.tuples is None:
+            object.__setattr__(self, "tuples", self.arrays.to_encoding())
+        return self.tuples
 
 
 @dataclass(frozen=True)
@@ -86,99 +103,116 @@ def check_pair(a: Encoder, b: Encoder) -> None:
             "compare tokenizers with tokenizers and pretokenizers with pretokenizers")
 
 
+def _validate_arrays(arrays: EncodingArrays, text: str, engine: str) -> None:
+    """:meth:`Encoding.validate` on arrays, vectorized: raise EngineFault unless well formed."""
+    n_tok = len(arrays.starts)
+    if len(arrays.ends) != n_tok or (arrays.ids is not None and len(arrays.ids) != n_tok):
+        got = "no" if arrays.ids is None else len(arrays.ids)
+        raise EngineFault(f"{engine} returned {got} ids, {n_tok} starts and {len(arrays.ends)} ends")
+    bad = (arrays.starts < 0) | (arrays.starts > arrays.ends) | (arrays.ends > len(text))
+    if n_tok and bool(bad.any()):
+        i = int(np.argmax(bad))
+        span = (int(arrays.starts[i]), int(arrays.ends[i]))
+        raise EngineFault(f"{engine} returned offset {i}={span} outside text of length {len(text)}")
+
+
+def _native_arrays(engine: Encoder) -> bool:
+    """True if ``engine`` produces arrays itself (then no tuple per token is ever built)."""
+    return getattr(type(engine), "_encode_arrays", None) is not Encoder._encode_arrays
+
+
 def run_engine(engine: Encoder, text: str) -> Outcome:
-    """Encode ``text``; any exception or invalid Encoding becomes a fault message. O(encode)."""
+    """Encode ``text``; any exception or invalid output becomes a fault message. O(encode).
+
+    Engines implementing ``_encode_arrays`` are called through :meth:`Encoder.encode_arrays`;
+    others through :meth:`Encoder.encode`, converted to arrays once (their tuples are kept only
+    when they carry ``pieces``).
+    """
     try:
-        encoding = engine.encode(text)
-        if not isinstance(encoding, Encoding):
-            return Outcome(None, f"returned {type(encoding).__name__}, not an Encoding")
-        if (encoding.ids is None) != (engine.info.kind == "pretokenizer"):
-            got = "no ids" if encoding.ids is None else "ids"
+        tuples: Encoding | None = None
+        if _native_arrays(engine):
+            arrays = engine.encode_arrays(text)
+            if not isinstance(arrays, EncodingArrays):
+                return Outcome(None, f"returned {type(arrays).__name__}, not EncodingArrays")
+        else:
+            encoding = engine.encode(text)
+            if not isinstance(encoding, Encoding):
+                return Outcome(None, f"returned {type(encoding).__name__}, not an Encoding")
+            if encoding.ids is not None and len(encoding.ids) != len(encoding.offsets):
+                encoding.validate(text, engine.info.name)  # raises the EngineFault naming both counts
+            arrays = EncodingArrays.from_encoding(encoding)
+            tuples = encoding if encoding.pieces is not None else None
+        if (arrays.ids is None) != (engine.info.kind == "pretokenizer"):
+            got = "no ids" if arrays.ids is None else "ids"
             return Outcome(None, f"EngineFault: {engine.info.name} is a {engine.info.kind} but returned {got}")
-        encoding.validate(text, engine.info.name)
+        _validate_arrays(arrays, text, engine.info.name)
     except Exception as exc:  # noqa: BLE001 - an engine under test may raise anything
         message = str(exc).replace("\n", " ")
         return Outcome(None, f"{type(exc).__name__}: {message}")
-    return Outcome(encoding)
+    return Outcome(arrays, None, tuples)
 
 
-def _tokens(enc: Encoding) -> list[tuple[Any, ...]]:
-    """The compared units: (id, start, end) per token, or (start, end) for pretokenizers."""
-    if enc.ids is None:
-        return [tuple(span) for span in enc.offsets]
-    return [(i, s, e) for i, (s, e) in zip(enc.ids, enc.offsets, strict=True)]
+def _first_divergence(ea: EncodingArrays, eb: EncodingArrays) -> int | None:
+    """Index of the first differing token, or min(len) if one is a prefix; None if equal. O(n) numpy."""
+    m = min(len(ea), len(eb))
+    differs = (ea.starts[:m] != eb.starts[:m]) | (ea.ends[:m] != eb.ends[:m])
+    if ea.ids is not None and eb.ids is not None:
+        differs |= ea.ids[:m] != eb.ids[:m]
+    if m and bool(differs.any()):
+        return int(np.argmax(differs))
+    return None if len(ea) == len(eb) else m
 
 
-def _first_divergence(ea: Encoding, eb: Encoding) -> int | None:
-    """Index of the first differing token, or min(len) if one is a prefix; None if equal. O(n)."""
-    ta, tb = _tokens(ea), _tokens(eb)
-    for i, (x, y) in enumerate(zip(ta, tb)):
-        if x != y:
-            return i
-    return None if len(ta) == len(tb) else min(len(ta), len(tb))
+def _covered(enc: EncodingArrays, n: int) -> np.ndarray:
+    """Boolean mask of the characters of a text of length ``n`` that some token covers. O(n + tokens)."""
+    depth = np.bincount(enc.starts, minlength=n + 1) - np.bincount(enc.ends, minlength=n + 1)
+    return np.cumsum(depth[:n]) > 0
 
 
-def _covered(enc: Encoding) -> set[int]:
-    return {i for s, e in enc.offsets for i in range(s, e)}
-
-
-def _decoded(engine: Encoder, enc: Encoding) -> str | None:
+def _decoded(engine: Encoder, enc: EncodingArrays) -> str | None:
     decode = getattr(engine, "decode", None)
     if decode is None or enc.ids is None:
         return None
     try:
-        out = decode(list(enc.ids))
+        out = decode(enc.ids.tolist())
     except Exception:  # noqa: BLE001 - decoding is optional; fall back to coverage
         return None
     return out if isinstance(out, str) else None
 
 
-def _classify(a: Encoder, b: Encoder, ea: Encoding, eb: Encoding) -> str:
-    """Rules 2-5 of the module docstring (both engines produced an Encoding)."""
+def _classify(a: Encoder, b: Encoder, ea: EncodingArrays, eb: EncodingArrays, n: int) -> str:
+    """Rules 2-5 of the module docstring (both engines produced an encoding of a text of length n)."""
     da, db = _decoded(a, ea), _decoded(b, eb)
     if da is not None and db is not None:
         text_differs = da != db
     else:
-        text_differs = _covered(ea) != _covered(eb)
+        text_differs = not np.array_equal(_covered(ea, n), _covered(eb, n))
     if text_differs:
         return "decoded text differs"
-    if ea.ids is not None and ea.ids == eb.ids:
+    if ea.ids is not None and eb.ids is not None and np.array_equal(ea.ids, eb.ids):
         return "same ids, different offsets"
-    if ea.offsets == eb.offsets:
+    if np.array_equal(ea.starts, eb.starts) and np.array_equal(ea.ends, eb.ends):
         return "same segmentation, different ids"
     return "different segmentation"
 
 
 def compare(a: Encoder, b: Encoder, text: str) -> Comparison:
-    """Run both engines on ``text`` and compare (see module docstring). O(encode + n)."""
+    """Run both engines on ``text`` and compare (see module docstring). O(encode + n), numpy only:
+    peak memory is the engines' own plus O(tokens) machine integers, never a Python object per token."""
     check_text(text)
     oa, ob = run_engine(a, text), run_engine(b, text)
-    if oa.encoding is None or ob.encoding is None:
+    if oa.arrays is None or ob.arrays is None:
         return Comparison(text, oa, ob, None, "engine fault")
-    index = _first_divergence(oa.encoding, ob.encoding)
+    index = _first_divergence(oa.arrays, ob.arrays)
     if index is None:
         return Comparison(text, oa, ob, None, None)
-    return Comparison(text, oa, ob, index, _classify(a, b, oa.encoding, ob.encoding))
+    return Comparison(text, oa, ob, index, _classify(a, b, oa.arrays, ob.arrays, len(text)))
 
 
-def _piece(engine: Encoder, enc: Encoding, i: int) -> str:
-    if enc.pieces is not None:
-        return enc.pieces[i]
-    if enc.ids is None:
-        return ""
-    try:
-        return str(engine.token_piece(enc.ids[i]))
-    except Exception:  # noqa: BLE001 - display only
-        return "?"
-
-
-def token_window(engine: Encoder, text: str, enc: Encoding, index: int, width: int = 3
+def token_window(engine: Encoder, text: str, enc: Encoding | EncodingArrays, index: int, width: int = 3
                  ) -> list[dict[str, Any]]:
     """Tokens ``index - width .. index + width`` of ``enc`` as dicts (index, id, piece, offsets, text)."""
-    lo, hi = max(0, index - width), min(len(enc), index + width + 1)
-    return [{"index": i, "id": None if enc.ids is None else enc.ids[i],
-             "piece": _piece(engine, enc, i), "offsets": list(enc.offsets[i]),
-             "text": text[enc.offsets[i][0]:enc.offsets[i][1]]} for i in range(lo, hi)]
+    return array_window(engine, text, enc, index, width)
 
 
 def _format_window(label: str, tokens: list[dict[str, Any]], index: int | None) -> list[str]:
@@ -201,12 +235,14 @@ def format_comparison(a: Encoder, b: Encoder, comparison: Comparison, *, width: 
     lines = [f"{comparison.classification}: text={shown}"]
     for label, engine, outcome in (("A", a, comparison.a), ("B", b, comparison.b)):
         name = f"{label} {engine.info.name}"
-        if outcome.encoding is None:
+        if outcome.arrays is None:
             lines.append(f"  {name}: FAULT {outcome.fault}")
             continue
         index = comparison.index
-        window = token_window(engine, text, outcome.encoding, index or 0, width)
-        count = len(outcome.encoding)
+        shown_enc = outcome.tuples if outcome.tuples is not None else outcome.arrays
+        assert shown_enc is not None
+        window = token_window(engine, text, shown_enc, index or 0, width)
+        count = len(shown_enc)
         lines += _format_window(f"{name} ({count} token{'' if count == 1 else 's'})", window, index)
     if comparison.index is not None:
         lines.insert(1, f"  first divergence at token #{comparison.index}")

@@ -109,11 +109,18 @@ def _unpack(data: str, dtype: str, n: int) -> np.ndarray:
     return values
 
 
+def _shown(outcome: Any) -> Encoding | EncodingArrays | None:
+    """An outcome's output for records: its tuples if it kept them (pieces), else its arrays."""
+    tuples = getattr(outcome, "tuples", None)
+    return tuples if tuples is not None else getattr(outcome, "arrays", outcome.encoding)
+
+
 def _output(outcome: Any) -> dict[str, Any]:
     """One side of ``"outputs"`` (module docstring): the fault, inline lists, or packed arrays."""
-    if outcome.encoding is None:
+    shown = _shown(outcome)
+    if shown is None:
         return {"fault": outcome.fault}
-    arrays = as_arrays(outcome.encoding)
+    arrays = as_arrays(shown)
     n = len(arrays)
     if n <= INLINE_TOKENS:
         return {"tokens": n, "ids": None if arrays.ids is None else arrays.ids.tolist(),
@@ -164,8 +171,9 @@ def make_record(a: Encoder, b: Encoder, comparison: Any, *, width: int = 3,
     first: dict[str, Any] = {"index": index}
     windows: dict[str, Any] = {"a": [], "b": []}
     for side, engine, outcome in (("a", a, comparison.a), ("b", b, comparison.b)):
-        if outcome.encoding is not None:  # on a fault, the other side's window starts at token 0
-            windows[side] = array_window(engine, text, outcome.encoding, index or 0, width)
+        shown = _shown(outcome)
+        if shown is not None:  # on a fault, the other side's window starts at token 0
+            windows[side] = array_window(engine, text, shown, index or 0, width)
             first[side] = next((t for t in windows[side] if t["index"] == index), None)
     char = _divergence_char(text, windows, index)
     first["char"] = char
