@@ -6,6 +6,12 @@ hypothesis strategies of :mod:`tokspec.fuzz.strategies` (Unicode-category text, 
 repetitions), both with vocabulary-aware text made of the token surfaces engine A produces on the
 small corpus. Hypothesis serves as a generator only there.
 
+Input length is a dimension of both sources (:mod:`tokspec.longtext`): besides their short texts,
+each draws *long* texts (1,000 characters to 2 MiB, heavy-tailed and boundary-targeted, built by
+length-extension moves from corpus texts and earlier inputs, with seam fragments planted across
+power-of-two and power-of-ten positions). Long texts get at most :data:`LONG_SHARE` of each
+source's time, so throughput on short texts stays within a factor 1/(1 - LONG_SHARE) of before.
+
 Each source has a ``name`` and ``run(until, on_text)``: it feeds texts to ``on_text`` until the
 monotonic time ``until`` or until ``on_text`` returns True.
 """
@@ -15,12 +21,34 @@ from __future__ import annotations
 import random
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from tokspec._types import Encoder
 
-__all__ = ["text_sources"]
+__all__ = ["text_sources", "LONG_SHARE", "LongBudget"]
+
+#: The largest share of a source's time spent on long texts.
+LONG_SHARE = 0.4
+_HISTORY = 64
+
+
+class LongBudget:
+    """Decides when the next text is long: while long texts took under ``share`` of the time so far.
+
+    ``charge(seconds, long)`` records one text's cost. Deterministic given the costs.
+    """
+
+    def __init__(self, share: float = LONG_SHARE):
+        self.share, self.long_s, self.total_s = share, 0.0, 0.0
+
+    def want_long(self) -> bool:
+        return self.long_s <= self.share * self.total_s
+
+    def charge(self, seconds: float, long: bool) -> None:
+        self.total_s += seconds
+        self.long_s += seconds if long else 0.0
 
 
 _REPEAT_UNITS = ("a", " ", "\n", "  ", "ab", "\r\n", "1", "0 ", "'s", "é", "🙂", "的", "\t", ".", "=")
@@ -53,6 +81,15 @@ class _OwnGenerator:
         self.rng = random.Random(seed)
         self._generated = generated_text
         self.corpus, self.pool = corpus, pool
+        self.budget = LongBudget()
+        self.history: list[str] = []
+
+    def _long_text(self) -> str:
+        """A long text (module docstring): corpus texts, earlier inputs, repeats, planted seams."""
+        from tokspec.longtext import grow_text, pick_length
+
+        n, unit = pick_length(self.rng)
+        return grow_text(self.rng, n, unit=unit, pieces=self.corpus, history=self.history)
 
     def _text(self) -> str:
         kind = self.rng.randrange(6)
@@ -71,7 +108,16 @@ class _OwnGenerator:
     def run(self, until: float, on_text: Callable[[str], bool]) -> None:
         """Feed texts to ``on_text`` until the monotonic time ``until`` or until it returns True."""
         while time.monotonic() < until:
-            if on_text(self._text()):
+            long = self.budget.want_long()
+            text = self._long_text() if long else self._text()
+            if not long and len(self.history) < _HISTORY:
+                self.history.append(text)
+            elif not long:
+                self.history[self.rng.randrange(_HISTORY)] = text
+            start = time.monotonic()
+            stop = on_text(text)
+            self.budget.charge(time.monotonic() - start, long)
+            if stop:
                 return
 
 
@@ -88,7 +134,7 @@ class _HypothesisSource:
 
     name = "tokspec.fuzz.strategies"
 
-    def __init__(self, seed: int, pool: list[str]):
+    def __init__(self, seed: int, pool: list[str], corpus: list[str]):
         from hypothesis import strategies as st
 
         from tokspec.fuzz import strategies as ts
@@ -96,8 +142,10 @@ class _HypothesisSource:
         parts = [ts.mixed_text(max_size=80), ts.shaped_text(), ts.repetitions(max_repeat=200)]
         if pool:
             parts.append(ts.vocab_text(pool))
-        self.strategy = st.one_of(*parts)
+        self.short = st.one_of(*parts)
+        self.long = ts.long_text(pieces=corpus)
         self.seed, self.slices = seed, 0
+        self.budget = LongBudget()
 
     def run(self, until: float, on_text: Callable[[str], bool]) -> None:
         from hypothesis import HealthCheck, Phase, Verbosity, given, settings
@@ -105,11 +153,14 @@ class _HypothesisSource:
 
         self.slices += 1
         stopped = False  # hypothesis replays the "failing" (stopping) example: don't count it twice
+        long = self.budget.want_long()  # decided per slice: a replayed example must draw the same way
+        strategy = self.long if long else self.short
+        started = time.monotonic()
 
         @hypothesis_seed(self.seed * 100_003 + self.slices)
         @settings(max_examples=1_000_000, deadline=None, database=None, phases=[Phase.generate],
                   suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
-        @given(self.strategy)
+        @given(strategy)
         def probe(text: str) -> None:
             nonlocal stopped
             if stopped or time.monotonic() >= until or on_text(text):
@@ -117,9 +168,12 @@ class _HypothesisSource:
                 raise _Stop
 
         try:
-            probe()
+            with warnings.catch_warnings():  # hypothesis warns about the repr of a 1 MB "failing" text
+                warnings.simplefilter("ignore")
+                probe()
         except _Stop:
             pass
+        self.budget.charge(time.monotonic() - started, long)
 
 
 def _token_pool(engine: Encoder, corpus: list[str], limit: int = 3000) -> list[str]:
@@ -144,7 +198,7 @@ def text_sources(a: Encoder, seed: int) -> list[Any]:
     pool = _token_pool(a, corpus[:120])
     sources: list[Any] = [_OwnGenerator(seed, corpus, pool)]
     try:
-        sources.append(_HypothesisSource(seed, pool))
+        sources.append(_HypothesisSource(seed, pool, corpus))
     except ImportError as exc:  # the fuzz layer is optional at run time; the summary says so
         print(f"tokspec diff: tokspec.fuzz.strategies unavailable ({exc}); own generators only",
               file=sys.stderr)
