@@ -119,13 +119,16 @@ def _seam_in_run(text: str, n: int, planted: Callable[[str, int], bool], in_run:
     seams = [p for p in range(n, len(text), n) if planted(text, p)]
     if not seams:
         return exact
-    parts, done_tok = [], 0
+    parts, done_tok, done_char = [], 0, 0
     for p in seams:
+        if p < done_char:
+            continue  # one split per run: its scan below already went past this seam
         r0, r1 = p, p
         while r0 > 0 and in_run(text[r0 - 1]):
             r0 -= 1
         while r1 < len(text) and in_run(text[r1]):
             r1 += 1
+        done_char = r1
         t0 = int(np.searchsorted(exact.ends, r0, side="right"))  # first token ending after r0
         t1 = int(np.searchsorted(exact.starts, r1, side="left"))  # first token starting at/after r1
         if t0 < done_tok or t1 <= t0:

@@ -50,19 +50,24 @@ def boundaries(n: int, rng: random.Random, *, limit: int = 8) -> list[int]:
 
 
 def _extend(rng: random.Random, n: int, pieces: Sequence[str], history: Sequence[str]) -> str:
-    """At least ``n`` characters by length-extension moves (module docstring)."""
+    """At least ``n`` characters by length-extension moves (module docstring).
+
+    No single move supplies much of the text (a repeat is at most ~1K characters, doubling starts
+    only once a few kilobytes are built), so a long text stays diverse at every scale."""
     parts: list[str] = []
     size = 0
     while size < n:
         move = rng.random()
-        if move < 0.35 and pieces:
+        if move < 0.6 and pieces:
             piece = rng.choice(pieces)
-        elif move < 0.5 and history:
+        elif move < 0.75 and history:
             piece = rng.choice(history)
-        elif move < 0.8 or not parts:
+        elif move < 0.9 or size < 4096:
             unit = rng.choice(pieces)[:rng.randint(1, 12)] if pieces and rng.random() < 0.5 else \
                 rng.choice(SEAM_FRAGMENTS + ("a", " ", "ab ", "the ", "\n"))
-            piece = (unit or "a") * rng.randint(2, max(2, min(4096, n // (4 * len(unit or "a")))))
+            unit = unit or "a"  # a repeat of at most ~1K characters: as much text as a few corpus pieces
+            length = int(math.exp(rng.uniform(math.log(2 * len(unit)), math.log(max(2 * len(unit), 1024)))))
+            piece = unit * max(2, length // len(unit))
         else:
             piece = "".join(parts)  # double what is built so far: repeated structure, cheaply
         parts.append(piece)

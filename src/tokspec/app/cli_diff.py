@@ -24,6 +24,7 @@ Out of scope: running engines in parallel (engines are called one input at a tim
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -162,17 +163,29 @@ def _finding_key(c: Comparison) -> tuple[Any, ...]:
 
 
 def _minimized(a: Encoder, b: Encoder, c: Comparison, seconds: float) -> Comparison:
-    """The comparison on a minimized text with the same signature as ``c``."""
+    """The comparison on a minimized text with the same signature as ``c``.
+
+    Every comparison's signature is kept (by text; long texts by their sha256), so no text (a hang
+    costs a timeout) runs twice; whole comparisons are kept only for short texts, so shrinking a
+    1 MB text holds one text's encodings at a time, not one per predicate call."""
     want = _signature(c)
-    seen = {c.text: c}  # every comparison made, so no text (a hang costs a timeout) runs twice
+    signatures: dict[str | bytes, tuple[Any, ...]] = {}
+    kept = {c.text: c}
+
+    def key(text: str) -> str | bytes:
+        return text if len(text) <= 256 else hashlib.sha256(text.encode("utf-8")).digest()
 
     def still_fails(text: str) -> bool:
-        if text not in seen:
-            seen[text] = compare(a, b, text)
-        return _signature(seen[text]) == want
+        k = key(text)
+        if k not in signatures:
+            comparison = compare(a, b, text)
+            signatures[k] = _signature(comparison)
+            if len(text) <= 4096:
+                kept[text] = comparison
+        return signatures[k] == want
 
     small = minimize_text(c.text, still_fails, seconds=seconds)
-    return seen[small]
+    return kept[small] if small in kept else compare(a, b, small)
 
 
 def _report(a: Encoder, b: Encoder, c: Comparison, where: str, args: argparse.Namespace,

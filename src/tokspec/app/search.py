@@ -44,7 +44,8 @@ class LongBudget:
         self.share, self.long_s, self.total_s = share, 0.0, 0.0
 
     def want_long(self) -> bool:
-        return self.long_s <= self.share * self.total_s
+        """True when the next text should be long (never the first: a run starts with short texts)."""
+        return self.total_s > 0 and self.long_s <= self.share * self.total_s
 
     def charge(self, seconds: float, long: bool) -> None:
         self.total_s += seconds
