@@ -77,3 +77,12 @@ def test_minimize_keeps_a_length_threshold() -> None:
     text = "a" * 20_000 + "7" + "b" * 20_000
     small = minimize_text(text, fails, max_tests=2000)
     assert fails(small) and len(small) == 5001
+
+
+def test_atheris_inputs_reach_long_texts_by_a_length_mark() -> None:
+    from tokspec.fuzz.targets import LONG_MARK, text_from_bytes
+    sizes = {len(text_from_bytes(bytes([LONG_MARK, k, 128]) + b"12 ")) for k in range(len(BOUNDARY_SIZES))}
+    assert sizes == set(BOUNDARY_SIZES)
+    assert len(text_from_bytes(bytes([LONG_MARK, 0, 0]) + b"x")) == BOUNDARY_SIZES[0] - 16
+    assert text_from_bytes(bytes([LONG_MARK, 3, 136]) + "é".encode())[:3] == "ééé"
+    assert text_from_bytes(b"plain") == "plain"  # other inputs decode as before
