@@ -34,7 +34,7 @@ def _trigger(family: str, size: int) -> str:
     if family == "inbuf":
         return "a" + "é" * size  # every block edge splits an é
     if family == "digitseam":
-        return "x" * (size - 4) + " 1234567 y"
+        return "x" * (size - 3) + " 1234567 y"  # the seam cuts the digit run after 2 of its digits
     return "x" * (size - 2) + " \r\n\r\n y"
 
 
