@@ -43,8 +43,9 @@ def pick_length(rng: random.Random, *, max_size: int = MAX_LONG) -> tuple[int, s
     return int(math.exp(rng.uniform(math.log(low), math.log(max_size)))), "chars"
 
 
-def boundaries(n: int, rng: random.Random, *, limit: int = 8) -> list[int]:
-    """Up to ``limit`` positions below ``n`` that are small multiples of a boundary size."""
+def boundaries(n: int, rng: random.Random, *, limit: int = 64) -> list[int]:
+    """Up to ``limit`` positions below ``n`` that are small multiples of a boundary size (all of
+    them, below 2 MiB: a seam at one exact size is found only if that size gets a fragment)."""
     candidates = sorted({m * s for s in BOUNDARY_SIZES for m in (1, 2, 3, 5) if m * s < n})
     return sorted(rng.sample(candidates, min(limit, len(candidates))))
 
@@ -76,12 +77,13 @@ def _extend(rng: random.Random, n: int, pieces: Sequence[str], history: Sequence
 
 
 def _plant(text: str, positions: list[int], rng: random.Random) -> str:
-    """Overwrite a seam fragment across each character position (offset -3..+3 of it)."""
+    """Overwrite a seam fragment across each character position, so that the position falls
+    strictly inside the fragment (at a random place in it)."""
     out: list[str] = []
     last = 0
     for p in positions:
         frag = rng.choice(SEAM_FRAGMENTS)
-        start = max(last, p - len(frag) // 2 + rng.randint(-3, 3))
+        start = max(last, p - rng.randint(1, max(1, len(frag) - 1)))
         if start >= len(text):
             break
         out.append(text[last:start])
