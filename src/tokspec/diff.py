@@ -57,6 +57,9 @@ CLASSES = ("engine fault", "decoded text differs", "same ids, different offsets"
            "same segmentation, different ids", "different segmentation")
 
 
+_KEEP_PIECES = 4096
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What one engine did with one text: arrays, or a fault message (never both).
@@ -126,7 +129,8 @@ def run_engine(engine: Encoder, text: str) -> Outcome:
 
     Engines implementing ``_encode_arrays`` are called through :meth:`Encoder.encode_arrays`;
     others through :meth:`Encoder.encode`, converted to arrays once (their tuples are kept only
-    when they carry ``pieces``).
+    when they carry ``pieces`` and have at most ``_KEEP_PIECES`` tokens; longer ones are dropped
+    at once, so a long text holds arrays only, and windows name tokens by ``token_piece``).
     """
     try:
         tuples: Encoding | None = None
@@ -141,7 +145,8 @@ def run_engine(engine: Encoder, text: str) -> Outcome:
             if encoding.ids is not None and len(encoding.ids) != len(encoding.offsets):
                 encoding.validate(text, engine.info.name)  # raises the EngineFault naming both counts
             arrays = EncodingArrays.from_encoding(encoding)
-            tuples = encoding if encoding.pieces is not None else None
+            # keep the tuples only for their display pieces, and only while they are small
+            tuples = encoding if encoding.pieces is not None and len(encoding) <= _KEEP_PIECES else None
         if (arrays.ids is None) != (engine.info.kind == "pretokenizer"):
             got = "no ids" if arrays.ids is None else "ids"
             return Outcome(None, f"EngineFault: {engine.info.name} is a {engine.info.kind} but returned {got}")

@@ -7,7 +7,8 @@ where the exact character does not matter.
 
 Algorithm: blocks first, then Zeller and Hildebrandt's ddmin. A text longer than
 :data:`BLOCK_FIRST` characters is first cut from the end, then from the start, by binary search
-over the cut (O(log n) predicate calls each: a 1 MB text is down to the few characters around a
+over the cut after galloping from 64 characters (O(log n) predicate calls each, on texts about as
+long as the cause's distance from the start: a 1 MB text is down to the few characters around a
 local cause in about 40 calls, where ddmin alone spends its first calls on half-megabyte texts).
 Then ddmin: split the text into ``n`` chunks; keep a chunk alone if it fails, else keep a complement
 (the text without one chunk) if it fails, else split finer. Complexity: O(n log n) predicate calls
@@ -84,26 +85,31 @@ def _chunks(text: str, n: int) -> list[tuple[int, int]]:
 
 
 def _shortest(n: int, fails_at: Callable[[int], bool]) -> int:
-    """Binary search for a small ``m`` in [0, n] with ``fails_at(m)``, given ``fails_at(n)``.
+    """A small ``m`` in [1, n] with ``fails_at(m)``, given ``fails_at(n)`` and not ``fails_at(0)``.
 
-    Keeps the invariant "``hi`` fails"; exact for a monotone predicate, a local minimum otherwise.
-    O(log n) calls."""
-    lo, hi = 0, n
-    while lo < hi:
+    Galloping, then binary search: try 64, 128, 256, ... until one fails, then bisect between the
+    last passing and the first failing size. Keeps the invariant "``hi`` fails, ``lo`` passes";
+    exact for a monotone predicate, a local minimum otherwise. O(log m) calls on texts of at most
+    2m characters, where m is the answer: cheap when the cause is near the start, whatever n is."""
+    lo, hi = 0, min(n, 64)
+    while hi < n and not fails_at(hi):
+        lo, hi = hi, min(n, 2 * hi)
+    while lo + 1 < hi:
         mid = (lo + hi) // 2
         if fails_at(mid):
             hi = mid
         else:
-            lo = mid + 1
+            lo = mid
     return hi
 
 
 def trim_blocks(text: str, still_fails: Callable[[str], bool]) -> str:
     """Cut ``text`` (which must fail) from the end, then from the start, as far as it keeps failing.
 
-    The shortest failing prefix by binary search, then the shortest failing suffix of that. For a
+    The shortest failing prefix (:func:`_shortest`), then the shortest failing suffix of that. For a
     cause that is local (one seam, one token) this leaves the few characters around it in
-    O(log n) calls; for a cause that needs length (a chunk of 1 MB) it stops at that length."""
+    O(log n) calls, each on a text not much longer than the cause's distance from the start (then
+    from the end); for a cause that needs length (a chunk of 1 MB) it stops at that length."""
     end = _shortest(len(text), lambda m: still_fails(text[:m]))
     text = text[:end]
     cut = len(text) - _shortest(len(text), lambda m: still_fails(text[len(text) - m:]))
