@@ -21,7 +21,10 @@ the boundary only (``_pair_valid``), with no quadratic pair table. The property 
 engine against the merge loop is spec/ property "BPE exactness" (the differential tests in
 ``tests/test_fast_bpe_backtrack.py`` against tiktoken's merge loop and ``tokspec.reference``).
 
-Two exact encoders, checked against each other in the tests:
+This module is the readable Python form, and builds the tables that the compiled form
+(``tokspec.fast.bpe_kernel``, what the ``fast:`` engines run) uses; the two are checked against
+each other in ``tests/test_fast_kernels.py``. Two exact encoders, checked against each other in
+the tests:
 
 - :meth:`BacktrackBPE.encode` (backtracking): append the longest token matching at the current
   position; if the new pair is invalid, replace it by the next-longest prefix token; if none is left,

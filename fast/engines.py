@@ -3,10 +3,10 @@
 =================================  ===============================================================
 name                               engine
 =================================  ===============================================================
-``fast:cl100k_base``               Peek2 (cl100k) + backtracking BPE per pretoken
-``fast:o200k_base``                Peek2 (o200k) + backtracking BPE per pretoken
-``fast:qwen``                      Peek2 (qwen2) + backtracking BPE, Qwen ranks (no NFC)
-``fast:PATH.tiktoken[.gz]``        Peek2 (cl100k) + backtracking BPE on that rank file (as
+``fast:cl100k_base``               Peek2 (cl100k) + compiled backtracking BPE
+``fast:o200k_base``                Peek2 (o200k) + compiled backtracking BPE
+``fast:qwen``                      Peek2 (qwen2) + compiled backtracking BPE, Qwen ranks (no NFC)
+``fast:PATH.tiktoken[.gz]``        Peek2 (cl100k) + compiled backtracking BPE on that rank file (as
                                    ``reference:PATH.tiktoken``)
 ``fast:mon-unigram``               double-array-trie Viterbi on the named Unigram tokenizer.json
 ``fast:PATH.json`` / ``.model``    double-array-trie Viterbi on a Unigram tokenizer.json / spm model
@@ -14,8 +14,11 @@ name                               engine
                                    o200k_base, llama3, qwen2; diff against ``pretok:P``
 =================================  ===============================================================
 
-Engines here use the tokspec core only (never tokspec.reference or tokspec.spec). Special tokens
-are ordinary text. Out of scope: BPE tokenizer.json files (see tokspec.reference.bpe_hf).
+The ``fast:`` BPE and ``peek2:`` engines implement ``_encode_arrays`` on compiled kernels
+(``tokspec.fast.pretok_peek2``, ``tokspec.fast.bpe_kernel``; numba, GIL released, so threads run
+them in parallel); ``tokspec.fast.interpreted`` gives the same engines with the kernels as plain
+Python. Engines here use the tokspec core only (never tokspec.reference or tokspec.spec). Special
+tokens are ordinary text. Out of scope: BPE tokenizer.json files (see tokspec.reference.bpe_hf).
 """
 
 from __future__ import annotations
@@ -23,64 +26,45 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from tokspec import Encoder, Encoding, EngineInfo
+from tokspec import Encoder, EngineInfo
 from tokspec import __version__ as _VERSION
-from tokspec._offsets import char_offsets_from_byte_lengths
+from tokspec._types import EncodingArrays
 from tokspec.errors import UnknownEngineError
-from tokspec.fast.bpe_backtrack import BacktrackBPE
-from tokspec.fast.pretok_peek2 import PATTERN_NAMES, split
+from tokspec.fast.bpe_kernel import CompiledBPE
+from tokspec.fast.peek2_unicode import code_points
+from tokspec.fast.pretok_peek2 import PATTERN_NAMES, spans, spans_of_code_points
 from tokspec.vocab import TiktokenVocab, load_named_tiktoken, load_tiktoken
 
 __all__ = ["load", "engines", "FastBpeEncoder", "Peek2Pretokenizer"]
 
 #: named rank vocabulary -> its pretokenizer pattern (the same pairing as tokspec.reference).
 BPE_PATTERNS = {"cl100k_base": "cl100k_base", "o200k_base": "o200k_base", "qwen": "qwen2"}
-_CACHE_LIMIT = 200_000
 
 
 class FastBpeEncoder(Encoder):
-    """Peek2 pretokens, each encoded by :class:`BacktrackBPE`; offsets via tokspec._offsets.
-
-    Pretoken results are memoized (bounded dict, cleared when full): tiktoken does not, HF does;
-    the memo changes speed only. O(n) per text beyond the per-pretoken BPE cost.
-    """
+    """Peek2 pretokens, all encoded by ONE call of the compiled backtracking BPE kernel, which also
+    converts byte spans to character offsets (``tokspec.fast.bpe_kernel``). O(n) per text beyond
+    the backtracking's per-pretoken cost; no Python object per token or pretoken."""
 
     def __init__(self, vocab: TiktokenVocab, pattern: str, name: str) -> None:
-        self.bpe = BacktrackBPE(vocab.ranks)
+        self.bpe = CompiledBPE.from_ranks(vocab.ranks, vocab.sha256)
         self.pattern = pattern
-        self._memo: dict[str, list[int]] = {}
         self.info = EngineInfo(
             name=name, kind="tokenizer", library="tokspec.fast", library_version=_VERSION,
             vocab_sha256=vocab.sha256,
-            description=f"Peek2 {pattern} pretokenizer + backtracking BPE ({len(vocab.ranks)} ranks)")
+            description=f"Peek2 {pattern} pretokenizer + compiled backtracking BPE ({len(vocab.ranks)} ranks)")
 
     def token_piece(self, token_id: int) -> str:
-        return self.bpe.tokens[token_id].decode("utf-8", errors="backslashreplace")
+        return self.bpe.token_bytes(token_id).decode("utf-8", errors="backslashreplace")
 
-    def encode_pieces(self, text: str) -> list[int]:
-        """Token ids of ``text`` (no offsets)."""
-        ids: list[int] = []
-        memo, encode = self._memo, self.bpe.encode
-        for s, e in split(text, self.pattern):
-            piece = text[s:e]
-            toks = memo.get(piece)
-            if toks is None:
-                toks = encode(piece.encode("utf-8"))
-                if len(memo) >= _CACHE_LIMIT:
-                    memo.clear()
-                memo[piece] = toks
-            ids.extend(toks)
-        return ids
-
-    def _encode(self, text: str) -> Encoding:
-        ids = self.encode_pieces(text)
-        tokens = self.bpe.tokens
-        offsets = char_offsets_from_byte_lengths(text, [len(tokens[i]) for i in ids])
-        return Encoding.of(ids, offsets)
+    def _encode_arrays(self, text: str) -> EncodingArrays:
+        cps = code_points(text)
+        starts, ends = spans_of_code_points(cps, self.pattern)
+        return self.bpe.encode_text(cps, starts, ends)
 
 
 class Peek2Pretokenizer(Encoder):
-    """Peek2 spans as a pretokenizer engine (ids=None)."""
+    """Peek2 spans as a pretokenizer engine (ids=None), from the compiled kernel."""
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
@@ -88,8 +72,9 @@ class Peek2Pretokenizer(Encoder):
                                library_version=_VERSION, vocab_sha256=None,
                                description=f"Peek2 regex-free {pattern} pretokenizer")
 
-    def _encode(self, text: str) -> Encoding:
-        return Encoding.of(None, split(text, self.pattern))
+    def _encode_arrays(self, text: str) -> EncodingArrays:
+        starts, ends = spans(text, self.pattern)
+        return EncodingArrays(None, starts, ends)
 
 
 @functools.lru_cache(maxsize=8)

@@ -57,10 +57,11 @@ class Target:
 
 
 _W = "tokspec.fuzz.wrapped:"  # fuzzing configurations of engines (small merge chunks)
+_I = "tokspec.fast.interpreted:"  # fast engines with their compiled kernels run as plain Python
 
 
 def _safe(engine: str) -> str:
-    return engine.replace(_W, "").replace(":", "_")
+    return engine.replace(_W, "").replace(_I, "interpreted-").replace(":", "_")
 
 
 def _diff(a: str, b: str, what: str) -> Target:
@@ -81,6 +82,11 @@ TARGETS: tuple[Target, ...] = (
     _diff("reference:cl100k_base", "tiktoken:cl100k_base", "reference BPE vs production"),
     _diff("fast:cl100k_base", "reference:cl100k_base", "fast backtracking BPE + Peek2 vs reference"),
     _diff("peek2:cl100k_base", "pretok:cl100k_base", "Peek2 pretokenizer vs regex"),
+    # the kernels interpreted (coverage sees their branches), against production and compiled
+    _diff(_I + "fast_cl100k", "tiktoken:cl100k_base", "interpreted BPE + Peek2 kernels vs tiktoken"),
+    _diff(_I + "peek2_o200k", "pretok:o200k_base", "interpreted Peek2 (o200k) kernel vs regex"),
+    _diff(_I + "fast_o200k", "fast:o200k_base", "BPE + Peek2 kernels: interpreted vs compiled"),
+    _diff(_I + "peek2_cl100k", "peek2:cl100k_base", "Peek2 kernel: interpreted vs compiled"),
     _diff("bpe-openai:cl100k_base", "tiktoken:cl100k_base", "Rust backtracking encoder vs tiktoken"),
     _diff("reference:o200k_base", "tiktoken:o200k_base", "reference BPE vs production, o200k"),
     _diff("fast:o200k_base", "reference:o200k_base", "fast BPE vs reference, o200k"),

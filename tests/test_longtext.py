@@ -53,10 +53,17 @@ def test_hyp_long_text_strategy_respects_bounds(text: str) -> None:
 
 def test_long_budget_keeps_its_share() -> None:
     budget = LongBudget(0.4)
-    for _ in range(1000):
+    assert not budget.want_long()  # a run starts short
+    longs = 0
+    for _ in range(20_000):
         long = budget.want_long()
-        budget.charge(1.0 if long else 0.01, long)
-    assert budget.long_s <= 0.4 * budget.total_s + 1.0
+        longs += long
+        budget.charge("x" * (500_000 if long else 50), long)
+    assert 0 < longs < 200  # a small fraction of the draws...
+    assert budget.long_cost <= 0.4 * budget.total_cost + 502_000  # ...and at most the share of the cost
+    off = LongBudget(0.0)
+    off.charge("x", False)
+    assert not off.want_long()
 
 
 def test_trim_blocks_reaches_a_local_cause_in_log_calls() -> None:

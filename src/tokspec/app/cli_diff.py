@@ -24,7 +24,6 @@ Out of scope: running engines in parallel (engines are called one input at a tim
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
@@ -38,7 +37,7 @@ from tokspec._registry import load_engine
 from tokspec._types import Encoder
 from tokspec.diff import Comparison, check_pair, compare, format_comparison, save_counterexample
 from tokspec.errors import TokspecError
-from tokspec.minimize import minimize_text
+from tokspec.app.finder import Finder, Finding, minimized, run_search
 from tokspec.app.inputs import InputFileError, read_inputs
 from tokspec.app.search import text_sources
 
@@ -139,55 +138,6 @@ class _Results:
         return out
 
 
-def _signature(c: Comparison) -> tuple[Any, ...]:
-    """What must stay the same while shrinking: the classification and which side faulted."""
-    return (c.classification, c.a.fault is None, c.b.fault is None)
-
-
-def _finding_key(c: Comparison) -> tuple[Any, ...]:
-    """When two fuzz findings count as one: equal minimized texts, or faults with the same messages.
-
-    Fault messages are compared with the input text (and its repr) cut out, so a program that
-    crashes on every astral character is reported once, not once per character.
-    """
-    if c.classification != "engine fault":
-        return ("text", c.text)
-    cut = [repr(c.text), repr(c.text)[:120], c.text] if c.text else []
-
-    def strip(message: str | None) -> str | None:
-        for piece in cut:
-            message = None if message is None else message.replace(piece, "")
-        return message
-
-    return ("fault", strip(c.a.fault), strip(c.b.fault))
-
-
-def _minimized(a: Encoder, b: Encoder, c: Comparison, seconds: float) -> Comparison:
-    """The comparison on a minimized text with the same signature as ``c``.
-
-    Every comparison's signature is kept (by text; long texts by their sha256), so no text (a hang
-    costs a timeout) runs twice; whole comparisons are kept only for short texts, so shrinking a
-    1 MB text holds one text's encodings at a time, not one per predicate call."""
-    want = _signature(c)
-    signatures: dict[str | bytes, tuple[Any, ...]] = {}
-    kept = {c.text: c}
-
-    def key(text: str) -> str | bytes:
-        return text if len(text) <= 256 else hashlib.sha256(text.encode("utf-8")).digest()
-
-    def still_fails(text: str) -> bool:
-        k = key(text)
-        if k not in signatures:
-            comparison = compare(a, b, text)
-            signatures[k] = _signature(comparison)
-            if len(text) <= 4096:
-                kept[text] = comparison
-        return signatures[k] == want
-
-    small = minimize_text(c.text, still_fails, seconds=seconds)
-    return kept[small] if small in kept else compare(a, b, small)
-
-
 def _report(a: Encoder, b: Encoder, c: Comparison, where: str, args: argparse.Namespace,
             results: _Results, out: TextIO) -> Path:
     """Save the record of ``c``, print it (unless --json or past --show), and count it."""
@@ -215,7 +165,7 @@ def _run_file(a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO, err
         results.add(c)
         if not c.agree:
             if args.minimize:
-                c = _minimized(a, b, c, args.shrink_time)
+                c = minimized(a, b, c, args.shrink_time)
                 where += f" (minimized from {len(text)} to {len(c.text)} chars)"
             _report(a, b, c, where, args, results, out)
         progress.tick(lambda s: f"{results.inputs}/{total} inputs ({results.inputs / s:.0f}/s), "
@@ -227,32 +177,21 @@ def _run_file(a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO, err
 
 
 class _Fuzzer:
-    """The fuzz loop's state: findings so far and what to do with each generated text."""
+    """Fuzz mode's bookkeeping around the shared :class:`~tokspec.app.finder.Finder`."""
 
     def __init__(self, a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO):
         self.a, self.b, self.args, self.out = a, b, args, out
         self.results = _Results([asdict(a.info), asdict(b.info)], "fuzz")
-        self.seen: set[tuple[Any, ...]] = set()
+        self.finder = Finder(a, b, max_findings=args.max_findings, shrink_seconds=args.shrink_time,
+                             on_compare=self.results.add, on_finding=self.on_finding)
 
-    def done(self) -> bool:
-        return len(self.seen) >= self.args.max_findings
-
-    def on_text(self, text: str) -> bool:
-        """Compare on ``text``; shrink and report a new finding. True when the run should stop."""
-        a, b, results = self.a, self.b, self.results
-        c = compare(a, b, text)
-        results.add(c)
-        if c.agree or _finding_key(c) in self.seen:  # known faults: skip the costly shrinking
-            return self.done()
-        small = _minimized(a, b, c, self.args.shrink_time)
-        if _finding_key(small) not in self.seen:
-            self.seen.add(_finding_key(small))
-            where = (f"finding {len(self.seen)} (input #{results.inputs}, "
-                     f"{len(text)} -> {len(small.text)} chars)")
-            _report(a, b, small, where, self.args, results, self.out)
-            if self.args.save_corpus:
-                save_counterexample(a, b, small, self.args.save_corpus, width=self.args.window)
-        return self.done()
+    def on_finding(self, finding: Finding) -> None:
+        small, text = finding.comparison, finding.original.text
+        where = (f"finding {len(self.finder.findings)} (input #{finding.input_number}, "
+                 f"{len(text)} -> {len(small.text)} chars)")
+        _report(self.a, self.b, small, where, self.args, self.results, self.out)
+        if self.args.save_corpus:
+            save_counterexample(self.a, self.b, small, self.args.save_corpus, width=self.args.window)
 
 
 def _run_fuzz(a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO, err: TextIO | None
@@ -265,13 +204,10 @@ def _run_fuzz(a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO, err
     fuzzer = _Fuzzer(a, b, args, out)
     fuzzer.results.generators = [s.name for s in sources]
     progress = _Progress(err, "fuzz")
-    deadline = time.monotonic() + args.time
-    turn = 0
-    while time.monotonic() < deadline and not fuzzer.done():
-        sources[turn % len(sources)].run(min(deadline, time.monotonic() + 1.0), fuzzer.on_text)
-        turn += 1
-        progress.tick(lambda s: f"{fuzzer.results.inputs} inputs tried "
-                                f"({fuzzer.results.inputs / s:.0f}/s), {len(fuzzer.seen)} findings")
+    run_search(fuzzer.finder, sources, seconds=args.time,
+               tick=lambda: progress.tick(lambda s: f"{fuzzer.results.inputs} inputs tried "
+                                                    f"({fuzzer.results.inputs / s:.0f}/s), "
+                                                    f"{len(fuzzer.finder.findings)} findings"))
     return fuzzer.results
 
 

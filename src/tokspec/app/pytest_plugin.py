@@ -1,4 +1,4 @@
-"""tokspec checks in your own test suite: agreement assertions, a hypothesis check, a fixture.
+"""tokspec checks in your own test suite: agreement assertions, a search for disagreements, a fixture.
 
 Plain functions (import them; no plugin registration needed)::
 
@@ -8,40 +8,77 @@ Plain functions (import them; no plugin registration needed)::
         assert_engines_agree(MyEngine(), "tiktoken:cl100k_base", "a\\r\\n\\r\\nb")
 
     def test_my_engine_everywhere():
-        check_against(MyEngine(), "tiktoken:cl100k_base")   # hypothesis search + shrinking
+        check_against(MyEngine(), "tiktoken:cl100k_base")   # the search of `tokspec diff --fuzz`
 
-With the plugin active (``-p tokspec.app.pytest_plugin``, or automatically once tokspec registers it as
-the ``pytest11`` entry point ``tokspec``), the fixture ``tokspec`` offers the same as methods
-(``tokspec.assert_agree``, ``tokspec.check_against``, ``tokspec.engine(name)``) and closes the
-engines it loaded (``cmd:`` subprocesses) at the end of the session.
+:func:`check_against` searches with the machinery of ``tokspec diff --fuzz`` (:mod:`tokspec.app.finder`):
+it replays tokspec's stored findings (``corpora/`` of a source checkout, or ``$TOKSPEC_CORPORA``),
+its conformance corpus and two long documents made of it, then
+draws texts from the fuzz sources (corpus generators, adversarial repetitions, vocabulary-aware text
+over the second engine's token surfaces, the Unicode-category strategies of
+:mod:`tokspec.fuzz.strategies`) in counted slices, until ``max_examples`` texts were compared.
+It is deterministic: the same code, seed and machine setup compare the same texts, so a verdict
+does not change from run to run, nor with machine speed (the conformance corpus includes chunks of
+the local Python standard library and /usr/share text files, so another Python or OS image may
+differ). ``max_seconds`` is only an upper bound (a search it cuts short warns with
+:class:`SearchCutShort`, since the verdict then depends on machine speed).
 
-An engine is an :class:`~tokspec.Encoder` or an engine name; names are loaded once per process.
-A failure is an ``AssertionError`` whose message is the divergence window of ``tokspec diff``
-(first diverging token, a few tokens of context from both engines, the classification).
+Settings, first found wins: the keyword; the pytest option (``--tokspec-seed``,
+``--tokspec-budget``, ``--tokspec-max-seconds``, ``--tokspec-reports``); the environment
+(``TOKSPEC_SEED``, ``TOKSPEC_BUDGET``, ``TOKSPEC_MAX_SECONDS``, ``TOKSPEC_REPORTS``); the defaults
+below. A failure is an ``AssertionError`` giving the minimized text and the divergence window of
+``tokspec diff``, the seed, and a ``tokspec diff A B --inputs RECORD`` command; the record is saved
+in the reports folder (default ``tokspec-reports/``, as for ``tokspec diff``).
 
-Out of scope: comparing on text outside the text domain (lone surrogates raise
-InvalidTextError, as for every engine) and writing counterexample records (use ``tokspec diff``).
+``check_against(..., texts=STRATEGY)`` runs hypothesis instead (``@given`` over ``STRATEGY``, with
+its shrinking and example database), for users composing tokspec's strategies with their own;
+:func:`default_texts` is a strategy over the same generators as the search.
+
+With the plugin active (the ``pytest11`` entry point ``tokspec``, or ``-p tokspec.app.pytest_plugin``)
+the fixture ``tokspec`` offers the same as methods (``tokspec.assert_agree``,
+``tokspec.check_against``, ``tokspec.engine(name)``) and engines loaded by name are closed at
+session end. Out of scope: text outside the text domain (lone surrogates raise InvalidTextError).
 """
 
 from __future__ import annotations
 
+import os
+import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tokspec._registry import load_engine
 from tokspec._types import Encoder
-from tokspec.diff import check_pair, compare, format_comparison
+from tokspec.diff import check_pair, compare, format_comparison, reproduce_command, save_counterexample
+from tokspec.errors import TokspecError
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-__all__ = ["assert_engines_agree", "check_against", "default_texts", "TokspecHelper", "tokspec"]
+__all__ = ["assert_engines_agree", "check_against", "default_texts", "SearchCutShort", "TokspecHelper",
+           "tokspec", "DEFAULT_BUDGET", "DEFAULT_MAX_SECONDS", "DEFAULT_SEED"]
+
+#: Texts searched after the replay, per check (counted, so the verdict is reproducible).
+DEFAULT_BUDGET = 2000
+#: Upper bound on one check's search, in seconds (a safety net against a slow engine, not the budget).
+DEFAULT_MAX_SECONDS = 60.0
+DEFAULT_SEED = 0
+#: Texts per source and turn in the search (counted slices, see tokspec.app.finder).
+SLICE = 200
+#: Shrinking a finding: at most this many comparisons (reproducible), or these seconds (a safety net).
+_SHRINK_TESTS = 400
+_SHRINK_SECONDS = 60.0
 
 _LOADED: dict[str, Encoder] = {}
+_OPTIONS: dict[str, Any] = {}  # set from the pytest command line by pytest_configure
 
 EngineLike = Encoder | str
+
+
+class SearchCutShort(UserWarning):
+    """``max_seconds`` ended a search before its example budget: that verdict depends on speed."""
 
 
 def _engine(engine: EngineLike) -> Encoder:
@@ -69,27 +106,89 @@ def assert_engines_agree(engine: EngineLike, other: EngineLike, text: str, *, wi
         raise AssertionError(f"engines disagree: {format_comparison(a, b, comparison, width=window)}")
 
 
-def default_texts() -> SearchStrategy[str]:
-    """The default text strategy of :func:`check_against`: tokspec's mixed and shaped text."""
+def default_texts(reference: EngineLike | None = None) -> SearchStrategy[str]:
+    """A hypothesis strategy over the search's generators: the strategies of
+    :mod:`tokspec.fuzz.strategies` and tokspec's own text makers (driven by a hypothesis ``Random``);
+    with ``reference``, vocabulary-aware text over its token surfaces too."""
     from hypothesis import strategies as st
 
-    from tokspec.fuzz import strategies as ts
+    from tokspec.app.search import own_text, search_strategy, small_corpus, token_pool
 
-    return st.one_of(ts.mixed_text(max_size=60), ts.shaped_text())
+    corpus = list(small_corpus(DEFAULT_SEED))
+    pool = [] if reference is None else token_pool(_engine(reference), corpus[:120])
+    own = st.randoms(use_true_random=False).map(lambda rng: own_text(rng, corpus, pool))
+    return st.one_of(search_strategy(pool), own)
 
 
-def check_against(engine: EngineLike, other: EngineLike, *, texts: SearchStrategy[str] | None = None,
-                  max_examples: int | None = None) -> None:
-    """Search with hypothesis for a text on which the engines disagree; fail with the shrunk one.
+def _setting(value: Any, option: str, env: str, default: Any, kind: type) -> Any:
+    """The keyword, else the pytest option, else the environment variable, else the default."""
+    for source, raw in (("keyword", value), (f"--{option}", _OPTIONS.get(option)), (env, os.environ.get(env))):
+        if raw is None or raw == "":
+            continue
+        try:
+            return kind(raw)
+        except (TypeError, ValueError):
+            raise TokspecError(f"{source}: {option}={raw!r} is not a valid {kind.__name__}") from None
+    return default
 
-    ``texts`` defaults to :func:`default_texts`; ``max_examples`` to the active hypothesis profile.
-    Hypothesis' own example database and shrinking apply, so a failure replays on the next run.
+
+def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = None,
+                  max_examples: int | None = None, max_seconds: float | None = None,
+                  reports: str | Path | None = None, texts: SearchStrategy[str] | None = None) -> None:
+    """Search for a text on which the engines disagree; fail with the minimized one (module docstring).
+
+    ``engine`` is the engine under test (A), ``other`` the one it must agree with (B). ``max_examples``
+    texts are searched after the replay (default :data:`DEFAULT_BUDGET`), seeded by ``seed``.
+    Cost: the replay (about 2,000 texts and two 20,000-character documents) plus ``max_examples``
+    comparisons, and shrinking on failure.
     """
-    from hypothesis import given, settings
-
+    __tracebackhide__ = True
     a, b = _engine(engine), _engine(other)
     check_pair(a, b)
-    strategy = default_texts() if texts is None else texts
+    if texts is not None:
+        _hypothesis_check(a, b, texts, max_examples)
+        return
+    from tokspec.app.finder import Finder, replay_texts, run_search
+    from tokspec.app.search import text_sources
+
+    seed = _setting(seed, "tokspec-seed", "TOKSPEC_SEED", DEFAULT_SEED, int)
+    budget = _setting(max_examples, "tokspec-budget", "TOKSPEC_BUDGET", DEFAULT_BUDGET, int)
+    seconds = _setting(max_seconds, "tokspec-max-seconds", "TOKSPEC_MAX_SECONDS", DEFAULT_MAX_SECONDS, float)
+    if budget < 0 or seconds <= 0:
+        raise TokspecError(f"max_examples must be >= 0 and max_seconds > 0, got max_examples={budget!r}, "
+                           f"max_seconds={seconds!r}")
+    finder = Finder(a, b, max_findings=1, shrink_seconds=_SHRINK_SECONDS, shrink_tests=_SHRINK_TESTS)
+    if not finder.replay(replay_texts()) and budget > 0:
+        outcome = run_search(finder, text_sources(b, seed), seconds=seconds, max_inputs=budget,
+                             slice_inputs=SLICE)
+        if outcome.cut_by_time:
+            warnings.warn(SearchCutShort(
+                f"tokspec check_against({a.info.name!r}, {b.info.name!r}): max_seconds={seconds} ended the "
+                f"search after {outcome.inputs} of {budget} texts; the verdict may differ on a faster "
+                "machine (raise max_seconds or lower max_examples)"), stacklevel=2)
+    if finder.findings:
+        folder = _setting(reports, "tokspec-reports", "TOKSPEC_REPORTS", "tokspec-reports", str)
+        raise AssertionError(_failure(a, b, finder.findings[0], seed, budget, Path(folder)))
+
+
+def _failure(a: Encoder, b: Encoder, finding: Any, seed: int, budget: int, folder: Path) -> str:
+    """The failure message; saves the record of the minimized comparison into ``folder``."""
+    small, original = finding.comparison, finding.original
+    path = save_counterexample(a, b, small, folder).resolve()
+    return "\n".join([
+        f"engines disagree: {format_comparison(a, b, small)}",
+        f"found on input #{finding.input_number} ({finding.source}), minimized from {len(original.text)} "
+        f"to {len(small.text)} characters",
+        f"seed: {seed} (reproduce: TOKSPEC_SEED={seed} TOKSPEC_BUDGET={budget}, or check_against(..., "
+        f"seed={seed}, max_examples={budget}))",
+        f"record: {path}",
+        f"replay: {reproduce_command(a, b, path)}",
+    ])
+
+
+def _hypothesis_check(a: Encoder, b: Encoder, strategy: SearchStrategy[str], max_examples: int | None) -> None:
+    """``@given(strategy)``: hypothesis' search, shrinking and example database."""
+    from hypothesis import given, settings
 
     @given(strategy)
     def engines_agree(text: str) -> None:
@@ -120,6 +219,26 @@ class TokspecHelper:
 def tokspec() -> Iterator[TokspecHelper]:
     """tokspec's helpers as a fixture (see module docstring)."""
     yield TokspecHelper()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("tokspec", "tokspec engine checks (check_against)")
+    group.addoption("--tokspec-seed", type=int, default=None, help="seed of check_against's search (default 0)")
+    group.addoption("--tokspec-budget", type=int, default=None,
+                    help=f"texts check_against searches after its replay (default {DEFAULT_BUDGET})")
+    group.addoption("--tokspec-max-seconds", type=float, default=None,
+                    help=f"upper bound on one check's search in seconds (default {DEFAULT_MAX_SECONDS:g})")
+    group.addoption("--tokspec-reports", default=None, help="where failing checks save records "
+                    "(default tokspec-reports/)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name in ("tokspec-seed", "tokspec-budget", "tokspec-max-seconds", "tokspec-reports"):
+        _OPTIONS[name] = config.getoption(name.replace("-", "_"), default=None)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _OPTIONS.clear()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

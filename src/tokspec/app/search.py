@@ -9,47 +9,55 @@ small corpus. Hypothesis serves as a generator only there.
 Input length is a dimension of both sources (:mod:`tokspec.longtext`): besides their short texts,
 each draws *long* texts (1,000 characters to 2 MiB, heavy-tailed and boundary-targeted, built by
 length-extension moves from corpus texts and earlier inputs, with seam fragments planted across
-power-of-two and power-of-ten positions). Long texts get at most :data:`LONG_SHARE` of each
-source's time, so throughput on short texts stays within a factor 1/(1 - LONG_SHARE) of before.
+power-of-two and power-of-ten positions). A :class:`LongBudget` gives long texts at most
+``long_share`` (default :data:`LONG_SHARE`) of each source's *cost*, counted as characters plus
+:data:`TEXT_COST` per text (about what one call costs an engine): deterministic, so counted slices
+stay reproducible, and short-text throughput stays within a factor ~1/(1 - share) of before.
 
-Each source has a ``name`` and ``run(until, on_text)``: it feeds texts to ``on_text`` until the
-monotonic time ``until`` or until ``on_text`` returns True.
+Each source has a ``name``, a relative ``cost`` per text, and ``run(until, on_text)``: it feeds texts
+to ``on_text`` until the monotonic time ``until`` or until ``on_text`` returns True. The search loop
+itself is :func:`tokspec.app.finder.run_search`.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tokspec._types import Encoder
 
-__all__ = ["text_sources", "LONG_SHARE", "LongBudget"]
+__all__ = ["text_sources", "search_strategy", "own_text", "small_corpus", "token_pool", "LONG_SHARE",
+           "TEXT_COST", "LongBudget"]
 
-#: The largest share of a source's time spent on long texts.
+#: The default largest share of a source's cost spent on long texts.
 LONG_SHARE = 0.4
+#: Cost of one text beyond its characters, in characters (call overhead of a typical engine pair).
+TEXT_COST = 2000
 _HISTORY = 64
 
 
 class LongBudget:
-    """Decides when the next text is long: while long texts took under ``share`` of the time so far.
+    """Decides when the next text is long: while long texts took at most ``share`` of the cost so far.
 
-    ``charge(seconds, long)`` records one text's cost. Deterministic given the costs.
+    ``charge(text, long)`` records one text's cost (``len(text) + TEXT_COST``). Deterministic.
     """
 
     def __init__(self, share: float = LONG_SHARE):
-        self.share, self.long_s, self.total_s = share, 0.0, 0.0
+        self.share, self.long_cost, self.total_cost = share, 0, 0
 
     def want_long(self) -> bool:
         """True when the next text should be long (never the first: a run starts with short texts)."""
-        return self.total_s > 0 and self.long_s <= self.share * self.total_s
+        return self.share > 0 and self.total_cost > 0 and self.long_cost <= self.share * self.total_cost
 
-    def charge(self, seconds: float, long: bool) -> None:
-        self.total_s += seconds
-        self.long_s += seconds if long else 0.0
+    def charge(self, text: str, long: bool) -> None:
+        cost = len(text) + TEXT_COST
+        self.total_cost += cost
+        self.long_cost += cost if long else 0
 
 
 _REPEAT_UNITS = ("a", " ", "\n", "  ", "ab", "\r\n", "1", "0 ", "'s", "é", "🙂", "的", "\t", ".", "=")
@@ -71,19 +79,39 @@ def _vocab_text(rng: random.Random, pool: list[str]) -> str:
     return "".join(rng.choice(pool) for _ in range(rng.randint(1, 12)))
 
 
+def own_text(rng: random.Random, corpus: list[str], pool: list[str]) -> str:
+    """One text of tokspec's own makers, drawn with ``rng``: corpus generators, adversarial
+    repetitions, vocabulary-aware text over ``pool``, a corpus text or slice, or a concatenation."""
+    from tokspec.corpus import generated_text
+
+    kind = rng.randrange(6)
+    if kind <= 1:
+        return generated_text(rng)
+    if kind == 2:
+        return _repetition(rng)
+    if kind == 3 and pool:
+        return _vocab_text(rng, pool)
+    if kind == 4:  # a corpus text, whole or a slice
+        text = rng.choice(corpus)
+        i = rng.randrange(len(text) + 1)
+        return text[i:i + rng.randint(1, 200)] if rng.random() < 0.5 else text
+    return "".join(generated_text(rng) for _ in range(rng.randint(2, 4)))
+
+
 class _OwnGenerator:
     """Seeded generator over tokspec's own text makers (corpus generators, repetitions, vocab text)."""
 
     name = "tokspec.corpus generators"
+    cost = 1
 
-    def __init__(self, seed: int, corpus: list[str], pool: list[str]):
-        from tokspec.corpus import generated_text
-
+    def __init__(self, seed: int, corpus: list[str], pool: list[str], long_share: float = LONG_SHARE):
         self.rng = random.Random(seed)
-        self._generated = generated_text
         self.corpus, self.pool = corpus, pool
-        self.budget = LongBudget()
+        self.budget = LongBudget(long_share)
         self.history: list[str] = []
+
+    def _text(self) -> str:
+        return own_text(self.rng, self.corpus, self.pool)
 
     def _long_text(self) -> str:
         """A long text (module docstring): corpus texts, earlier inputs, repeats, planted seams."""
@@ -92,34 +120,33 @@ class _OwnGenerator:
         n, unit = pick_length(self.rng)
         return grow_text(self.rng, n, unit=unit, pieces=self.corpus, history=self.history)
 
-    def _text(self) -> str:
-        kind = self.rng.randrange(6)
-        if kind <= 1:
-            return self._generated(self.rng)
-        if kind == 2:
-            return _repetition(self.rng)
-        if kind == 3 and self.pool:
-            return _vocab_text(self.rng, self.pool)
-        if kind == 4:  # a corpus text, whole or a slice
-            text = self.rng.choice(self.corpus)
-            i = self.rng.randrange(len(text) + 1)
-            return text[i:i + self.rng.randint(1, 200)] if self.rng.random() < 0.5 else text
-        return "".join(self._generated(self.rng) for _ in range(self.rng.randint(2, 4)))
-
     def run(self, until: float, on_text: Callable[[str], bool]) -> None:
         """Feed texts to ``on_text`` until the monotonic time ``until`` or until it returns True."""
         while time.monotonic() < until:
             long = self.budget.want_long()
             text = self._long_text() if long else self._text()
-            if not long and len(self.history) < _HISTORY:
-                self.history.append(text)
-            elif not long:
-                self.history[self.rng.randrange(_HISTORY)] = text
-            start = time.monotonic()
-            stop = on_text(text)
-            self.budget.charge(time.monotonic() - start, long)
-            if stop:
+            if not long:  # earlier inputs, for the length-extension moves
+                if len(self.history) < _HISTORY:
+                    self.history.append(text)
+                else:
+                    self.history[self.rng.randrange(_HISTORY)] = text
+            self.budget.charge(text, long)
+            if on_text(text):
                 return
+
+
+def search_strategy(pool: list[str]) -> Any:
+    """The hypothesis strategy fuzz mode draws from: the public strategies of
+    :mod:`tokspec.fuzz.strategies` (Unicode-category, shaped, repetitions), plus vocabulary-aware
+    text over ``pool`` (token surfaces) when it is not empty."""
+    from hypothesis import strategies as st
+
+    from tokspec.fuzz import strategies as ts
+
+    parts = [ts.mixed_text(max_size=80), ts.shaped_text(), ts.repetitions(max_repeat=200)]
+    if pool:
+        parts.append(ts.vocab_text(pool))
+    return st.one_of(*parts)
 
 
 class _Stop(Exception):
@@ -134,19 +161,18 @@ class _HypothesisSource:
     """
 
     name = "tokspec.fuzz.strategies"
+    #: Relative cost of one text: drawing through hypothesis takes about ten times as long per text
+    #: as the own generators, so a counted slice gives this source a tenth of the texts (as fuzz
+    #: mode's one-second slices do in effect).
+    cost = 10
 
-    def __init__(self, seed: int, pool: list[str], corpus: list[str]):
-        from hypothesis import strategies as st
-
+    def __init__(self, seed: int, pool: list[str], corpus: Sequence[str] = (), long_share: float = LONG_SHARE):
         from tokspec.fuzz import strategies as ts
 
-        parts = [ts.mixed_text(max_size=80), ts.shaped_text(), ts.repetitions(max_repeat=200)]
-        if pool:
-            parts.append(ts.vocab_text(pool))
-        self.short = st.one_of(*parts)
-        self.long = ts.long_text(pieces=corpus)
+        self.strategy = search_strategy(pool)
+        self.long = ts.long_text(pieces=list(corpus))
         self.seed, self.slices = seed, 0
-        self.budget = LongBudget()
+        self.budget = LongBudget(long_share)
 
     def run(self, until: float, on_text: Callable[[str], bool]) -> None:
         from hypothesis import HealthCheck, Phase, Verbosity, given, settings
@@ -155,29 +181,31 @@ class _HypothesisSource:
         self.slices += 1
         stopped = False  # hypothesis replays the "failing" (stopping) example: don't count it twice
         long = self.budget.want_long()  # decided per slice: a replayed example must draw the same way
-        strategy = self.long if long else self.short
-        started = time.monotonic()
+        budget = self.budget
 
         @hypothesis_seed(self.seed * 100_003 + self.slices)
         @settings(max_examples=1_000_000, deadline=None, database=None, phases=[Phase.generate],
                   suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
-        @given(strategy)
+        @given(self.long if long else self.strategy)
         def probe(text: str) -> None:
             nonlocal stopped
-            if stopped or time.monotonic() >= until or on_text(text):
+            if stopped or time.monotonic() >= until:
+                stopped = True
+                raise _Stop
+            budget.charge(text, long)
+            if on_text(text):
                 stopped = True
                 raise _Stop
 
         try:
-            with warnings.catch_warnings():  # hypothesis warns about the repr of a 1 MB "failing" text
+            with warnings.catch_warnings():  # hypothesis warns about the repr of a 1 MB "stopping" text
                 warnings.simplefilter("ignore")
                 probe()
         except _Stop:
             pass
-        self.budget.charge(time.monotonic() - started, long)
 
 
-def _token_pool(engine: Encoder, corpus: list[str], limit: int = 3000) -> list[str]:
+def token_pool(engine: Encoder, corpus: list[str], limit: int = 3000) -> list[str]:
     """Distinct token surfaces ``engine`` produces on ``corpus`` (for vocabulary-aware text)."""
     pool: dict[str, None] = {}
     for text in corpus:
@@ -191,15 +219,22 @@ def _token_pool(engine: Encoder, corpus: list[str], limit: int = 3000) -> list[s
     return list(pool)[:limit]
 
 
-def text_sources(a: Encoder, seed: int) -> list[Any]:
-    """The fuzz text sources, alternated in one-second slices (see module docstring)."""
+@functools.lru_cache(maxsize=4)
+def small_corpus(seed: int) -> tuple[str, ...]:
+    """``build_corpus(seed=seed, size="small")``, built once per process (it reads files: seconds)."""
     from tokspec.corpus import build_corpus
 
-    corpus = build_corpus(seed=seed, size="small")
-    pool = _token_pool(a, corpus[:120])
-    sources: list[Any] = [_OwnGenerator(seed, corpus, pool)]
+    return tuple(build_corpus(seed=seed, size="small"))
+
+
+def text_sources(a: Encoder, seed: int, *, long_share: float = LONG_SHARE) -> list[Any]:
+    """The fuzz text sources, alternated in slices (see module docstring); ``long_share=0``: short
+    texts only."""
+    corpus = list(small_corpus(seed))
+    pool = token_pool(a, corpus[:120])
+    sources: list[Any] = [_OwnGenerator(seed, corpus, pool, long_share)]
     try:
-        sources.append(_HypothesisSource(seed, pool, corpus))
+        sources.append(_HypothesisSource(seed, pool, corpus, long_share))
     except ImportError as exc:  # the fuzz layer is optional at run time; the summary says so
         print(f"tokspec diff: tokspec.fuzz.strategies unavailable ({exc}); own generators only",
               file=sys.stderr)

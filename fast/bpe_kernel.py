@@ -1,0 +1,334 @@
+"""Backtracking BPE as one compiled kernel over arrays, with character offsets fused in.
+
+The algorithm is :meth:`tokspec.fast.bpe_backtrack.BacktrackBPE.encode` (seed
+``bpe-backtracking-linear-encoder``), unchanged: append the longest reachable token matching at the
+current position; if the pair it makes with the previous token is not valid, try the next-longest
+prefix token; if none is left, mark the position as no boundary and pop one token. Theorem relied
+on: the seed's Corollaries I, II, IIa and IIIa (a sequence is BPE's output iff every adjacent pair
+is valid, and the backtracking search finds the unique such sequence), stated in ``bpe_backtrack``;
+the spec property checking this engine is "BPE exactness" (``tests/test_fast_bpe_kernel.py`` against
+tiktoken, the Python encoder, and compiled against interpreted).
+
+Arrays (built once per vocabulary from :class:`BacktrackBPE`'s tables by
+``tokspec.fast.bpe_tables``, cached on disk keyed by the vocabulary's sha256 and this code):
+
+- ``tok_len``, ``next_prefix``, ``split_left``, ``split_right``: per token id, as in ``BacktrackBPE``.
+- the byte trie over reachable tokens, its nodes numbered so that a node where a token ends has
+  that token's id (the others get ids from ``len(tok_len)`` on): levels 1 and 2 dense in ``root``
+  (256 + 65536 entries), deeper edges in an open-addressing hash table ``(node << 8 | byte) ->
+  child``. Every lookup is one memory access in the common case.
+- the pair table: ``(a << 20 | b) -> id of bytes(a) + bytes(b)`` for every token that splits into
+  two tokens (what ``BacktrackBPE._pair_valid`` asks ``ranks`` for).
+
+Hashing: ``((key * M) >> 32) & mask``, all in int64, so the index is never negative (a sign bit
+reaching the index silently turns a hash into numba's wrap-around indexing) and the same bits come
+out compiled (wrapping int64) and interpreted (numpy int64). Linear probing, load <= 1/2.
+
+The kernel :func:`_encode` encodes ALL pretokens of a text in one call (the hot loop never returns
+to Python) and converts each token's byte span to characters on the way: the character containing
+its first byte, to one past the character containing its last byte (``tokspec._types``). Cost: the
+backtracking's O(n * P) (see ``bpe_backtrack``), plus O(n) for offsets. Pair validity goes
+through a direct-mapped memo (2**18 words, shared by calls): it pays (on 2 MB of Chinese-like text,
+1.39M checks, 99K misses; a miss replays the merge history in the 16 MB pair table). No memo of
+repeated pretokens: tiktoken has none, and it would not pay against a trie walk that is already
+one memory access per byte.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import numpy as np
+
+from tokspec._jit import JIT_ENABLED, kernel
+from tokspec._types import EncodingArrays
+from tokspec.fast.bpe_backtrack import BacktrackBPE, SelfCheckError
+from tokspec.fast.bpe_tables import NODE_BITS, PAIR_SHIFT, arrays_of, cache_path
+
+__all__ = ["CompiledBPE", "utf8_of_code_points"]
+
+_M = 0x5851F42D4C957F2D  # odd 63-bit multiplier (< 2**63: an int64 literal in both modes)
+_PAIR_SHIFT = PAIR_SHIFT  # as plain module ints: the kernels' (frozen) globals
+_NODE_BITS = NODE_BITS
+
+
+@kernel
+def _slot(key: int, mask: int) -> int:
+    return ((key * _M) >> 32) & mask
+
+
+@kernel
+def _fill_table(keys: np.ndarray, vals: np.ndarray, vbits: int, table: np.ndarray) -> None:
+    """Insert ``keys[i] -> vals[i]`` (distinct keys >= 0, ``0 <= vals[i] < 2**vbits``) into an
+    empty (-1) packed table: one int64 ``key << vbits | val`` per slot. O(len(keys))."""
+    mask = len(table) - 1
+    for i in range(len(keys)):
+        h = _slot(keys[i], mask)
+        while table[h] >= 0:
+            h = (h + 1) & mask
+        table[h] = (keys[i] << vbits) | vals[i]
+
+
+@kernel
+def _get(table: np.ndarray, key: int, vbits: int) -> int:
+    """The value stored for ``key`` in a packed table, -1 if none. One memory access expected."""
+    mask = len(table) - 1
+    h = _slot(key, mask)
+    while True:
+        e = table[h]
+        if e < 0:
+            return -1
+        if (e >> vbits) == key:
+            return int(e & ((1 << vbits) - 1))
+        h = (h + 1) & mask
+
+
+@kernel
+def _pair_valid(a: int, b: int, left: np.ndarray, right: np.ndarray, pairs: np.ndarray) -> bool:
+    """``BacktrackBPE._pair_valid(a, b, inf)``: replay the merge history at the boundary."""
+    limit = 1 << 62
+    while True:
+        c = _get(pairs, (np.int64(a) << _PAIR_SHIFT) | b, _PAIR_SHIFT)
+        if 0 <= c < limit:
+            return False
+        a_base = left[a] == a
+        b_base = left[b] == b
+        if a_base and b_base:
+            return True
+        if not a_base and (b_base or a > b):  # a was formed last: undo it
+            limit = a
+            a = right[a]
+        else:  # b was formed last (or at the same rank, to the right of a): undo it
+            limit = b + 1
+            b = left[b]
+
+
+@kernel
+def _valid(a: int, b: int, memo: np.ndarray, left: np.ndarray, right: np.ndarray, pairs: np.ndarray) -> bool:
+    """:func:`_pair_valid` through a direct-mapped memo of ``key << 1 | valid`` words (one int64
+    write per entry, so threads sharing the memo can only miss, never read a torn entry)."""
+    key = (np.int64(a) << _PAIR_SHIFT) | b
+    slot = _slot(key, len(memo) - 1)
+    e = memo[slot]
+    if (e >> 1) == key:
+        return (e & 1) == 1
+    ok = _pair_valid(a, b, left, right, pairs)
+    memo[slot] = (key << 1) | (1 if ok else 0)
+    return ok
+
+
+@kernel
+def _longest(data: np.ndarray, pos: int, end: int, max_len: int, root: np.ndarray, trie: np.ndarray,
+             n_ids: int) -> int:
+    """Id of the longest reachable token equal to ``data[pos:q]``, ``q <= end`` (a single byte
+    always is one). Trie nodes where a token ends carry that token's id (other nodes: ids >=
+    ``n_ids``); the first two levels are dense (``root``: 256 + 65536 nodes), the rest hashed.
+    O(longest match)."""
+    first = data[pos]
+    best = root[first]
+    stop = min(end, pos + max_len)
+    if pos + 1 >= stop:
+        return best
+    node = root[256 + ((np.int64(first) << 8) | data[pos + 1])]
+    if node < 0:
+        return best
+    if node < n_ids:
+        best = node
+    q = pos + 2
+    while q < stop:
+        node = _get(trie, (np.int64(node) << 8) | data[q], _NODE_BITS)
+        if node < 0:
+            break
+        if node < n_ids:
+            best = node
+        q += 1
+    return best
+
+
+@kernel
+def _encode(data: np.ndarray, cbs: np.ndarray, starts: np.ndarray, ends: np.ndarray, want_offsets: bool,
+            tok_len: np.ndarray, next_prefix: np.ndarray, left: np.ndarray, right: np.ndarray,
+            root: np.ndarray, trie: np.ndarray, pairs: np.ndarray, memo: np.ndarray,
+            max_len: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Encode pieces ``[cbs[starts[p]], cbs[ends[p]])`` of ``data`` (pieces in order, contiguous
+    when offsets are wanted); ``cbs[c]`` is the first byte of character ``c``. Returns ids and,
+    if wanted, character offsets (else two empty arrays), int64, exactly as long as the encoding."""
+    alive = np.ones(len(data) + 1, dtype=np.uint8)  # alive[p] == 0: p proven not a boundary
+    out_ids = np.empty(len(data), dtype=np.int32)   # at most one token per byte
+    count = 0
+    for p in range(len(starts)):
+        b0 = cbs[starts[p]]
+        b1 = cbs[ends[p]]
+        if b1 <= b0:
+            continue
+        base = count
+        pos = b0
+        cand = _longest(data, pos, b1, max_len, root, trie, len(tok_len))
+        while True:
+            stop = pos + tok_len[cand]
+            if alive[stop] and (count == base or _valid(out_ids[count - 1], cand, memo, left, right,
+                                                        pairs)):
+                out_ids[count] = cand
+                count += 1
+                pos = stop
+                if pos == b1:
+                    break
+                cand = _longest(data, pos, b1, max_len, root, trie, len(tok_len))
+                continue
+            cand = next_prefix[cand]
+            while cand < 0:  # nothing left at pos: pos is no boundary; back up one token
+                alive[pos] = 0
+                count -= 1
+                last = out_ids[count]
+                pos -= tok_len[last]
+                cand = next_prefix[last]
+    ids = out_ids[:count].astype(np.int64)
+    if not want_offsets or count == 0:
+        return ids, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    out_starts = np.empty(count, dtype=np.int64)
+    out_ends = np.empty(count, dtype=np.int64)
+    char = 0  # the character containing the current token's first byte
+    pos = cbs[starts[0]]
+    for t in range(count):
+        while cbs[char + 1] <= pos:
+            char += 1
+        out_starts[t] = char
+        pos += tok_len[ids[t]]
+        while cbs[char + 1] <= pos - 1:
+            char += 1
+        out_ends[t] = char + 1
+    return ids, out_starts, out_ends
+
+
+@kernel
+def _utf8(cps: np.ndarray, data: np.ndarray, cbs: np.ndarray) -> int:
+    """UTF-8 bytes of code points ``cps`` into ``data``; ``cbs[c]`` = first byte of character c
+    (``cbs[n]`` = byte length, returned). O(n)."""
+    b = 0
+    for c in range(len(cps)):
+        cp = cps[c]
+        cbs[c] = b
+        if cp < 0x80:
+            data[b] = cp
+            b += 1
+        elif cp < 0x800:
+            data[b] = 0xC0 | (cp >> 6)
+            data[b + 1] = 0x80 | (cp & 0x3F)
+            b += 2
+        elif cp < 0x10000:
+            data[b] = 0xE0 | (cp >> 12)
+            data[b + 1] = 0x80 | ((cp >> 6) & 0x3F)
+            data[b + 2] = 0x80 | (cp & 0x3F)
+            b += 3
+        else:
+            data[b] = 0xF0 | (cp >> 18)
+            data[b + 1] = 0x80 | ((cp >> 12) & 0x3F)
+            data[b + 2] = 0x80 | ((cp >> 6) & 0x3F)
+            data[b + 3] = 0x80 | (cp & 0x3F)
+            b += 4
+    cbs[len(cps)] = b
+    return b
+
+
+def utf8_of_code_points(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(UTF-8 bytes as uint8, first byte of each character + total) for a code point array."""
+    data = np.empty(4 * len(cps), dtype=np.uint8)
+    cbs = np.empty(len(cps) + 1, dtype=np.int64)
+    size = _utf8(cps, data, cbs)
+    return data[:size], cbs
+
+
+def _hash_table(keys: np.ndarray, vals: np.ndarray, vbits: int) -> np.ndarray:
+    table = np.full(1 << max(4, int(2 * len(keys)).bit_length()), -1, dtype=np.int64)
+    with np.errstate(over="ignore"):
+        _fill_table(keys, vals, vbits, table)
+    return table
+
+
+class CompiledBPE:
+    """The arrays of one vocabulary and the calls into the kernel (see module docstring).
+
+    Build: :meth:`from_ranks` (BacktrackBPE's O(sum of token lengths) build, then arrays; or the
+    disk cache). ``encode_bytes`` / ``encode_pieces`` for raw bytes, :meth:`encode_text` for a
+    text and its pretoken spans.
+    """
+
+    def __init__(self, arrays: Mapping[str, np.ndarray]) -> None:
+        self.arrays = dict(arrays)
+        a = self.arrays
+        self.max_len = int(a["max_len"][0])
+        self.trie = _hash_table(a["edge_keys"], a["edge_vals"], _NODE_BITS)
+        self.pairs = _hash_table(a["pair_keys"], a["pair_vals"], _PAIR_SHIFT)
+        self.memo = np.full(1 << 18, -1, dtype=np.int64)  # pair validity, shared by all calls
+        self._tables = (a["tok_len"], a["next_prefix"], a["split_left"], a["split_right"], a["root"],
+                        self.trie, self.pairs, self.memo, self.max_len)
+
+    # -- build -----------------------------------------------------------------------------------
+
+    @classmethod
+    def from_ranks(cls, ranks: Mapping[bytes, int], sha256: str | None = None) -> CompiledBPE:
+        """Build for ``ranks`` (cached on disk when ``sha256``, the vocabulary's hash, is given).
+
+        Raises the errors of :class:`BacktrackBPE` (bad or non-monotone vocabulary) and
+        SelfCheckError if a reachable token does not encode to itself.
+        """
+        path = cache_path(sha256) if sha256 else None
+        if path is not None and path.is_file():
+            try:
+                with np.load(path) as z:
+                    return cls({k: z[k] for k in z.files})
+            except (OSError, ValueError, KeyError):
+                pass
+        bpe = BacktrackBPE(ranks, self_check=not JIT_ENABLED)
+        built = cls(arrays_of(bpe))
+        if JIT_ENABLED:
+            built.self_check(bpe)
+        if path is not None:
+            tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
+            np.savez(tmp, **built.arrays)
+            os.replace(tmp, path)
+        return built
+
+    def self_check(self, bpe: BacktrackBPE) -> None:
+        """Every reachable token encodes to itself, all in one kernel call (seed: the dictionary
+        checks itself when built). Raises SelfCheckError naming the first that does not."""
+        tids = [t for t in range(len(bpe.tokens)) if bpe.reachable[t]]
+        lens = np.array([len(bpe.tokens[t]) for t in tids], dtype=np.int64)
+        bounds = np.concatenate([[0], np.cumsum(lens)])
+        got = self.encode_pieces(b"".join(bpe.tokens[t] for t in tids), bounds)
+        want = np.array(tids, dtype=np.int64)
+        if len(got) != len(want) or not np.array_equal(got, want):
+            for t in tids:
+                ids = self.encode_bytes(bpe.tokens[t]).tolist()
+                if ids != [t]:
+                    raise SelfCheckError(f"compiled BPE self-check failed: token id={t} "
+                                         f"bytes={bpe.tokens[t]!r} encodes to {ids}")
+
+    # -- encoding --------------------------------------------------------------------------------
+
+    def encode_pieces(self, data: bytes, bounds: np.ndarray) -> np.ndarray:
+        """Ids of the pieces ``data[bounds[k]:bounds[k+1]]``, concatenated (int64 array)."""
+        buf = np.frombuffer(data, dtype=np.uint8)
+        bounds = np.asarray(bounds, dtype=np.int64)
+        with np.errstate(over="ignore"):
+            ids, _, _ = _encode(buf, bounds, np.arange(len(bounds) - 1), np.arange(1, len(bounds)), False,
+                                *self._tables)
+        return ids  # type: ignore[no-any-return]
+
+    def encode_bytes(self, data: bytes) -> np.ndarray:
+        """Ids of ``data`` as one piece (no pretokenization)."""
+        return self.encode_pieces(data, np.array([0, len(data)], dtype=np.int64))
+
+    def encode_text(self, cps: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> EncodingArrays:
+        """Ids and character offsets of the text with code points ``cps`` pretokenized as
+        ``[starts[k], ends[k])`` (contiguous spans covering it)."""
+        data, cbs = utf8_of_code_points(cps)
+        with np.errstate(over="ignore"):
+            ids, out_starts, out_ends = _encode(data, cbs, starts, ends, True, *self._tables)
+        return EncodingArrays(ids, out_starts, out_ends)
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of token ``token_id``."""
+        offs = self.arrays["tok_offsets"]
+        return self.arrays["tok_bytes"][offs[token_id]:offs[token_id + 1]].tobytes()  # type: ignore[no-any-return]

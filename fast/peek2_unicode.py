@@ -1,0 +1,140 @@
+"""The character classes of Peek2 (``tokspec.fast.pretok_peek2``): one category per code point.
+
+The Unicode classes the patterns use (letters, numbers, ``\\s``, case classes, marks) are the Unicode
+16.0 tables of the production libraries, read from HF tokenizers' regex engine (tiktoken's tables
+are 16.0 too; the ``regex`` module ships 17.0, with 4644 letters more), see :func:`flags`. The case
+folds of the contraction letters come from the ``regex`` module. Every table is a numpy array
+indexed by code point, built once per process (the flags are cached on disk: deriving them takes a
+few seconds) and handed to the compiled kernels as arguments.
+
+Out of scope: anything but the cl100k family and o200k (see ``pretok_peek2``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import numpy as np
+import regex
+
+from tokspec.fast._cache import cache_dir
+
+__all__ = ["OTHER", "SPACE", "QUOTE", "CRLF", "LETTER", "WHITESPACE", "NUMBER",
+           "O_OTHER", "O_SPACE", "O_CRLF", "O_WS", "O_UP", "O_LO", "O_BOTH", "O_MARK", "O_NUMBER",
+           "flags", "folds", "fold_table", "cl100k_category_table", "o200k_category_table", "code_points"]
+
+# Character flags (bits).
+_F_L, _F_N, _F_WS, _F_UP, _F_LO, _F_M = 1, 2, 4, 8, 16, 32
+
+# The seven Peek2 categories of the cl100k family (seed figure 2): smaller sets take precedence.
+OTHER, SPACE, QUOTE, CRLF, LETTER, WHITESPACE, NUMBER = range(7)
+
+# The nine o200k categories: the word classes of o200k's two word alternatives
+#   A1 = X? [Lu Lt Lm Lo M]* [Ll Lm Lo M]+ C?     A2 = X? [Lu Lt Lm Lo M]+ [Ll Lm Lo M]* C?
+# (X = [^\r\n\p{L}\p{N}], C = an English contraction) need upper-only (Lu, Lt), lower-only (Ll),
+# both (Lm, Lo) and mark (M: a word character that is *not* \p{L}, so it is also in X and in the
+# punctuation class).
+O_OTHER, O_SPACE, O_CRLF, O_WS, O_UP, O_LO, O_BOTH, O_MARK, O_NUMBER = range(9)
+
+#: Unicode property -> flag bit, as probed in HF ``tokenizers``' regex engine (Unicode 16.0).
+_PROBES = ((_F_L, r"\p{L}"), (_F_N, r"\p{N}"), (_F_WS, r"\s"), (_F_UP, r"[\p{Lu}\p{Lt}]"),
+           (_F_LO, r"\p{Ll}"), (_F_M, r"\p{M}"))
+
+
+@functools.lru_cache(maxsize=1)
+def flags() -> np.ndarray:
+    """uint8 flags for every code point 0..0x10FFFF (surrogates: 0).
+
+    Derived once per ``tokenizers`` version (a few seconds) by letting its ``Split`` pre-tokenizer
+    remove each class from a string of all code points; cached under ``$TOKSPEC_CACHE/peek2``
+    (checked for shape and type on load, rebuilt otherwise).
+    """
+    import tokenizers
+    path = cache_dir("peek2") / f"flags-tokenizers-{tokenizers.__version__}-v1.npy"
+    if path.is_file():
+        try:
+            cached = np.load(path)
+            if cached.shape == (0x110000,) and cached.dtype == np.uint8:
+                return cached  # type: ignore[no-any-return]
+        except (OSError, ValueError):
+            pass
+    derived = _derive_flags()
+    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npy")
+    np.save(tmp, derived)
+    os.replace(tmp, path)
+    return derived
+
+
+def _derive_flags() -> np.ndarray:
+    from tokenizers import Regex, pre_tokenizers
+    cps = np.concatenate([np.arange(0, 0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
+    text = _all_chars()
+    out = np.zeros(0x110000, dtype=np.uint8)
+    for bit, prop in _PROBES:
+        inside = np.ones(len(text), dtype=bool)
+        split = pre_tokenizers.Split(Regex(prop + "+"), behavior="removed")
+        for _piece, (start, end) in split.pre_tokenize_str(text):  # what is left is outside the class
+            inside[start:end] = False
+        out[cps[inside]] |= bit
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def folds(letter: str) -> frozenset[str]:
+    """Characters ``(?i:letter)`` matches in the regex module (e.g. 's' -> s, S, U+017F)."""
+    return frozenset(m.group() for m in regex.finditer(f"(?i:{letter})", _all_chars()))
+
+
+@functools.lru_cache(maxsize=1)
+def fold_table() -> tuple[np.ndarray, np.ndarray]:
+    """The contraction letters' case folds as two parallel arrays: code point -> ASCII lower letter.
+
+    Covers every character ``(?i:x)`` matches for x in ``sdmtlver`` (``ſ`` U+017F folds to s).
+    A kernel scans the ~17 pairs linearly, only right after a quote.
+    """
+    pairs = sorted({(ord(ch), ord(x)) for x in "sdmtlver" for ch in folds(x)})
+    cps = [c for c, _ in pairs]
+    assert len(set(cps)) == len(cps), "a character folds to two contraction letters"
+    return np.array(cps, dtype=np.int64), np.array([x for _, x in pairs], dtype=np.int64)
+
+
+@functools.lru_cache(maxsize=1)
+def _all_chars() -> str:
+    cps = np.concatenate([np.arange(0, 0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
+    return cps.tobytes().decode("utf-32-le")
+
+
+@functools.lru_cache(maxsize=1)
+def cl100k_category_table() -> np.ndarray:
+    """Code point -> Peek2 category of the cl100k family (seed figure 2), uint8."""
+    f = flags()
+    cat = np.full(0x110000, OTHER, dtype=np.uint8)
+    cat[(f & _F_WS) != 0] = WHITESPACE
+    cat[(f & _F_L) != 0] = LETTER
+    cat[(f & _F_N) != 0] = NUMBER
+    cat[[0x0D, 0x0A]] = CRLF
+    cat[ord("'")] = QUOTE
+    cat[ord(" ")] = SPACE
+    return cat
+
+
+@functools.lru_cache(maxsize=1)
+def o200k_category_table() -> np.ndarray:
+    """Code point -> o200k category (``O_*``), uint8."""
+    f = flags()
+    cat = np.full(0x110000, O_OTHER, dtype=np.uint8)
+    cat[(f & _F_WS) != 0] = O_WS
+    cat[(f & _F_M) != 0] = O_MARK
+    cat[(f & _F_L) != 0] = O_BOTH
+    cat[(f & _F_UP) != 0] = O_UP
+    cat[(f & _F_LO) != 0] = O_LO
+    cat[(f & _F_N) != 0] = O_NUMBER
+    cat[[0x0D, 0x0A]] = O_CRLF
+    cat[ord(" ")] = O_SPACE
+    return cat
+
+
+def code_points(text: str) -> np.ndarray:
+    """The code points of ``text`` as a uint32 array (one C-level copy)."""
+    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)

@@ -1,0 +1,289 @@
+"""Planted bugs of the kind a tokenizer author writes: the pytest plugin's and ``tokspec diff``'s yardstick.
+
+Each engine here is a plausible, wrong tokenizer, one bug each, to be told apart from the real one
+(``AUTHORED_BUGS`` gives the pair). They are what a user's own engine looks like when
+``check_against(MyEngine(), "tiktoken:cl100k_base")`` should fail, so the plugin's search is
+measured on them (``tests/test_plugin_search.py``). Engine names are ``module:attr`` names,
+``tokspec.fuzz.authored_bugs:NAME`` (zero-argument factories).
+
+BPE engines wrap ``tiktoken`` over cl100k_base's verified ranks (a changed pattern, or a wrapper
+around the real encoding); WordPiece and Unigram engines are HF ``tokenizers`` built from a
+``tokenizer.json`` with one configuration value changed. Several bugs show only on long inputs
+(a fixed output buffer, independent chunks, a chunk seam moved to whitespace).
+
+Unlike :mod:`tokspec.fuzz.mutants` (breaks of tokspec's own engines, caught by fuzz targets), these
+model *user* code. Out of scope: bugs in special-token handling (tokspec compares ordinary text).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+import tiktoken
+
+from tokspec import Encoder, Encoding, EngineInfo
+from tokspec._offsets import char_offsets_from_byte_lengths
+from tokspec.spec.pretok import cl100k_pattern
+from tokspec.vocab import TokenizerJson, load_named_tiktoken, load_tokenizer_json, named_path
+
+__all__ = ["AuthoredBug", "AUTHORED_BUGS", "by_name"]
+
+_ME = "tokspec.fuzz.authored_bugs:"
+
+
+@dataclass(frozen=True)
+class AuthoredBug:
+    """``engine`` (a ``module:attr`` name) must disagree with ``against``; ``long`` says whether the
+    bug can only show on inputs longer than a few thousand characters."""
+
+    name: str
+    model: str  # "BPE", "WordPiece" or "Unigram"
+    description: str
+    against: str
+    long: bool = False
+
+    @property
+    def engine(self) -> str:
+        return _ME + self.name
+
+
+# ----------------------------------------------------------------------------- BPE (cl100k_base)
+
+_CL100K = cl100k_pattern()
+
+
+def _slip(old: str, new: str) -> str:
+    """cl100k's pattern with ``old`` replaced once by ``new`` (``old`` must occur: checked here)."""
+    if old not in _CL100K:
+        raise ValueError(f"pattern slip old={old!r} is not in cl100k's pattern")
+    return _CL100K.replace(old, new, 1)
+
+
+@functools.lru_cache(maxsize=8)
+def _encoding(pattern: str) -> tiktoken.Encoding:
+    """cl100k_base's ranks with ``pattern`` (shared by engines with equal patterns: it is stateless)."""
+    vocab = load_named_tiktoken("cl100k_base")
+    return tiktoken.Encoding(f"authored-{len(pattern)}", pat_str=pattern, mergeable_ranks=vocab.ranks,
+                             special_tokens={})
+
+
+@functools.lru_cache(maxsize=1)
+def _token_bytes() -> dict[int, bytes]:
+    return {i: t for t, i in load_named_tiktoken("cl100k_base").ranks.items()}
+
+
+class _Cl100k(Encoder):
+    """cl100k_base through tiktoken with pattern ``pattern``; subclasses break one step."""
+
+    def __init__(self, name: str, description: str, pattern: str = _CL100K) -> None:
+        vocab = load_named_tiktoken("cl100k_base")
+        self.info = EngineInfo(_ME + name, "tokenizer", "tokspec.fuzz.authored_bugs", "0", vocab.sha256,
+                               description)
+        self.enc = _encoding(pattern)
+        self.token_bytes = _token_bytes()
+        self.pattern = regex.compile(pattern)
+
+    def ids(self, text: str) -> list[int]:
+        return self.enc.encode_ordinary(text)
+
+    def offsets(self, text: str, ids: list[int]) -> list[tuple[int, int]]:
+        return char_offsets_from_byte_lengths(text, [len(self.token_bytes[i]) for i in ids])
+
+    def _encode(self, text: str) -> Encoding:
+        ids = self.ids(text)
+        return Encoding.of(ids, self.offsets(text, ids))
+
+    def token_piece(self, token_id: int) -> str:
+        return repr(self.token_bytes.get(token_id, b"?"))[2:-1]
+
+
+class _OffsetsInBytes(_Cl100k):
+    def offsets(self, text: str, ids: list[int]) -> list[tuple[int, int]]:
+        out, pos = [], 0
+        for i in ids:  # BUG: UTF-8 byte positions where character positions are due
+            out.append((pos, pos + len(self.token_bytes[i])))
+            pos += len(self.token_bytes[i])
+        return out
+
+
+class _SplitCharSpans(_Cl100k):
+    def offsets(self, text: str, ids: list[int]) -> list[tuple[int, int]]:
+        starts = [0]  # byte -> character index, rounding DOWN (BUG at a token that ends mid-character)
+        for ch in text:
+            starts.extend([starts[-1]] * (len(ch.encode("utf-8")) - 1) + [starts[-1] + 1])
+        out, pos = [], 0
+        for i in ids:
+            end = pos + len(self.token_bytes[i])
+            out.append((starts[pos], starts[end]))
+            pos = end
+        return out
+
+
+class _Chunked(_Cl100k):
+    """Encodes ``text`` in pieces cut by ``cuts`` and concatenates (the bug: cuts are not pretoken
+    boundaries)."""
+
+    def cuts(self, text: str) -> list[int]:
+        raise NotImplementedError
+
+    def ids(self, text: str) -> list[int]:
+        bounds = [0, *self.cuts(text), len(text)]
+        return [i for s, e in zip(bounds, bounds[1:]) for i in self.enc.encode_ordinary(text[s:e])]
+
+
+class _FixedChunks(_Chunked):
+    def cuts(self, text: str) -> list[int]:
+        return list(range(8192, len(text), 8192))  # BUG: independent 8 KiB chunks
+
+
+class _SeamAtWhitespace(_Chunked):
+    def cuts(self, text: str) -> list[int]:
+        out, at = [], 0
+        while at + 1024 < len(text):  # 1 KiB chunks, each cut moved back to a whitespace character
+            cut = at + 1024
+            while cut > at + 1 and not text[cut].isspace():
+                cut -= 1
+            at = cut if cut > at + 1 else at + 1024  # BUG: a whitespace run is not a boundary
+            out.append(at)
+        return out
+
+
+class _NulTerminated(_Cl100k):
+    def ids(self, text: str) -> list[int]:
+        return self.enc.encode_ordinary(text.split("\x00", 1)[0])  # BUG: C string, text ends at NUL
+
+
+class _OutputBuffer(_Cl100k):
+    def ids(self, text: str) -> list[int]:
+        return self.enc.encode_ordinary(text)[:4096]  # BUG: a fixed 4096-token output array
+
+
+class _CaseFoldedCache(_Cl100k):
+    """A piece cache shared across calls, keyed by the lowercased piece (copied from an uncased model)."""
+
+    def __init__(self, name: str, description: str) -> None:
+        super().__init__(name, description)
+        self.cache: dict[str, list[int]] = {}
+
+    def ids(self, text: str) -> list[int]:
+        out: list[int] = []
+        for m in self.pattern.finditer(text):
+            key = m.group().lower()  # BUG: "The" and "the" share an entry
+            if key not in self.cache:
+                self.cache[key] = self.enc._encode_single_piece(m.group())
+            out.extend(self.cache[key])
+        return out
+
+
+class _CrashOnMarkAfterAstral(_Cl100k):
+    def ids(self, text: str) -> list[int]:
+        for a, b in zip(text, text[1:]):  # BUG: UTF-16 index arithmetic, astral + combining mark
+            if ord(a) > 0xFFFF and unicodedata.category(b) == "Mn":
+                raise IndexError("string index out of range")
+        return self.enc.encode_ordinary(text)
+
+
+# ----------------------------------------------------------------------------- WordPiece, Unigram
+
+
+class _HfSlip(Encoder):
+    """HF ``tokenizers`` from named file ``vocab`` after ``edit`` changed one setting of its JSON."""
+
+    def __init__(self, name: str, description: str, vocab: str, edit: Callable[[dict[str, Any]], None]) -> None:
+        from tokspec.engines._hf import HfEngine
+
+        tj = load_tokenizer_json(named_path(vocab))
+        data = copy.deepcopy(tj.data)
+        edit(data)
+        self.inner = HfEngine(_ME + name, TokenizerJson(tj.path, tj.sha256, data), description)
+        self.info = self.inner.info
+
+    def _encode(self, text: str) -> Encoding:
+        return self.inner.encode(text)
+
+    def token_piece(self, token_id: int) -> str:
+        return self.inner.token_piece(token_id)
+
+
+def _set(*path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(data: dict[str, Any]) -> None:
+        node = data
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+    return edit
+
+
+def _drop_normalizer(kind: str, pattern: str = "") -> Callable[[dict[str, Any]], None]:
+    def edit(data: dict[str, Any]) -> None:
+        steps = data["normalizer"]["normalizers"]
+        data["normalizer"]["normalizers"] = [
+            s for s in steps if not (s["type"] == kind and pattern in str(s.get("pattern", "")))]
+    return edit
+
+
+# ----------------------------------------------------------------------------- the table
+
+_TIKTOKEN, _BERT, _MON = "tiktoken:cl100k_base", "hf:bert-base-uncased", "hf:mon-unigram"
+
+_BUILD: dict[str, tuple[AuthoredBug, Callable[[], Encoder]]] = {}
+
+
+def _bug(bug: AuthoredBug, make: Callable[[AuthoredBug], Encoder]) -> None:
+    _BUILD[bug.name] = (bug, lambda: make(bug))
+    globals()[bug.name] = _BUILD[bug.name][1]
+
+
+def _pattern_bug(name: str, description: str, old: str, new: str) -> None:
+    _bug(AuthoredBug(name, "BPE", description, _TIKTOKEN), lambda b: _Cl100k(b.name, b.description, _slip(old, new)))
+
+
+def _class_bug(name: str, description: str, cls: type[_Cl100k], long: bool = False) -> None:
+    _bug(AuthoredBug(name, "BPE", description, _TIKTOKEN, long), lambda b: cls(b.name, b.description))
+
+
+def _hf_bug(name: str, model: str, description: str, edit: Callable[[dict[str, Any]], None]) -> None:
+    vocab, against = ("bert-base-uncased", _BERT) if model == "WordPiece" else ("mon-unigram", _MON)
+    _bug(AuthoredBug(name, model, description, against), lambda b: _HfSlip(b.name, b.description, vocab, edit))
+
+
+_pattern_bug("digits_by_two", "pattern slip: \\p{N}{1,2} for \\p{N}{1,3}", r"\p{N}{1,3}+", r"\p{N}{1,2}+")
+_pattern_bug("whitespace_no_lookahead", "pattern slip: \\s+ for \\s+(?!\\S)", r"\s+(?!\S)", r"\s+")
+_pattern_bug("ascii_letters", "pattern slip: [A-Za-z] for \\p{L}", r"\p{L}++", r"[A-Za-z]++")
+_pattern_bug("punct_without_newlines", "pattern slip: punctuation run without its trailing [\\r\\n]*",
+             r"[^\s\p{L}\p{N}]++[\r\n]*+", r"[^\s\p{L}\p{N}]++")
+_class_bug("offsets_in_bytes", "offsets counted in UTF-8 bytes", _OffsetsInBytes)
+_class_bug("split_char_spans", "a character split over tokens goes to the next token", _SplitCharSpans)
+_class_bug("nul_terminated", "text cut at the first NUL", _NulTerminated)
+_class_bug("casefolded_cache", "stateful piece cache keyed by the lowercased piece", _CaseFoldedCache)
+_class_bug("crash_mark_after_astral", "IndexError on an astral character followed by a mark",
+           _CrashOnMarkAfterAstral)
+_class_bug("output_buffer_4096", "output cut at a fixed 4096-token buffer", _OutputBuffer, long=True)
+_class_bug("independent_chunks_8k", "independent 8192-character chunks", _FixedChunks, long=True)
+_class_bug("seam_at_whitespace", "1 KiB chunks cut at a whitespace character", _SeamAtWhitespace, long=True)
+_hf_bug("wp_max_chars_200", "WordPiece", "max_input_chars_per_word 200 for 100",
+        _set("model", "max_input_chars_per_word", value=200))
+_hf_bug("wp_keeps_accents", "WordPiece", "strip_accents False (uncased strips them)",
+        _set("normalizer", "strip_accents", value=False))
+_hf_bug("wp_cjk_not_spaced", "WordPiece", "handle_chinese_chars False",
+        _set("normalizer", "handle_chinese_chars", value=False))
+_hf_bug("wp_no_clean_text", "WordPiece", "clean_text False", _set("normalizer", "clean_text", value=False))
+_hf_bug("uni_no_nfc", "Unigram", "normalizer without its NFC step", _drop_normalizer("NFC"))
+_hf_bug("uni_keeps_zero_width", "Unigram", "normalizer without its zero-width-character removal",
+        _drop_normalizer("Replace", "200B"))
+_hf_bug("uni_no_byte_fallback", "Unigram", "byte_fallback False", _set("model", "byte_fallback", value=False))
+
+AUTHORED_BUGS: tuple[AuthoredBug, ...] = tuple(bug for bug, _ in _BUILD.values())
+
+
+def by_name(name: str) -> AuthoredBug:
+    """The planted bug ``name``; ValueError naming the known ones otherwise."""
+    if name not in _BUILD:
+        raise ValueError(f"unknown planted bug name={name!r}; known: {', '.join(_BUILD)}")
+    return _BUILD[name][0]
