@@ -13,7 +13,8 @@ Fuzz mode alternates, in one-second slices, two seeded text sources: tokspec's o
 corpus generators of :mod:`tokspec.corpus`, adversarial repetitions, corpus slices) and the public
 hypothesis strategies of :mod:`tokspec.fuzz.strategies` (Unicode-category text, shaped text,
 repetitions), both with vocabulary-aware text made of the token surfaces engine A produces on the
-small corpus. Hypothesis serves as a generator only there. It shrinks each disagreement with
+small corpus. Hypothesis serves as a generator only there. Both also draw long texts (1,000
+characters to 2 MiB, :mod:`tokspec.longtext`) with up to ``LONG_SHARE`` of their cost. It shrinks each disagreement with
 :func:`tokspec.minimize.minimize_text` keeping its classification, and reports each distinct
 minimized text once. Shrinking may run past ``--time`` by at most ``--shrink-time`` per finding. Engine faults count as one
 finding per distinct fault message (input text cut out); other findings per distinct minimized text.
@@ -39,7 +40,7 @@ from tokspec.diff import Comparison, check_pair, compare, format_comparison, sav
 from tokspec.errors import TokspecError
 from tokspec.app.finder import Finder, Finding, minimized, run_search
 from tokspec.app.inputs import InputFileError, read_inputs
-from tokspec.app.search import text_sources
+from tokspec.app.search import LONG_SHARE, text_sources
 
 __all__ = ["add_arguments", "run", "main", "read_inputs", "InputFileError"]
 
@@ -200,7 +201,7 @@ def _run_fuzz(a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO, err
         raise TokspecError(f"--time and --shrink-time must be > 0 and --max-findings >= 1, got "
                            f"time={args.time!r}, shrink_time={args.shrink_time!r}, "
                            f"max_findings={args.max_findings!r}")
-    sources = text_sources(a, args.seed)
+    sources = text_sources(a, args.seed, long_share=LONG_SHARE)
     fuzzer = _Fuzzer(a, b, args, out)
     fuzzer.results.generators = [s.name for s in sources]
     progress = _Progress(err, "fuzz")

@@ -10,7 +10,7 @@ Input length is a dimension of both sources (:mod:`tokspec.longtext`): besides t
 each draws *long* texts (1,000 characters to 2 MiB, heavy-tailed and boundary-targeted, built by
 length-extension moves from corpus texts and earlier inputs, with seam fragments planted across
 power-of-two and power-of-ten positions). A :class:`LongBudget` gives long texts at most
-``long_share`` (default :data:`LONG_SHARE`) of each source's *cost*, counted as characters plus
+``long_share`` (in ``tokspec diff --fuzz``: :data:`LONG_SHARE`) of each source's *cost*, counted as characters plus
 :data:`TEXT_COST` per text (about what one call costs an engine): deterministic, so counted slices
 stay reproducible, and short-text throughput stays within a factor ~1/(1 - share) of before.
 
@@ -227,9 +227,10 @@ def small_corpus(seed: int) -> tuple[str, ...]:
     return tuple(build_corpus(seed=seed, size="small"))
 
 
-def text_sources(a: Encoder, seed: int, *, long_share: float = LONG_SHARE) -> list[Any]:
-    """The fuzz text sources, alternated in slices (see module docstring); ``long_share=0``: short
-    texts only."""
+def text_sources(a: Encoder, seed: int, *, long_share: float = 0.0) -> list[Any]:
+    """The fuzz text sources, alternated in slices (see module docstring). ``long_share``: the
+    share of each source's cost given to long texts; ``tokspec diff --fuzz`` passes
+    :data:`LONG_SHARE`; 0 (the default, e.g. the plugin's counted searches): short texts only."""
     corpus = list(small_corpus(seed))
     pool = token_pool(a, corpus[:120])
     sources: list[Any] = [_OwnGenerator(seed, corpus, pool, long_share)]
