@@ -42,6 +42,7 @@ import os
 import shlex
 import tempfile
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -194,7 +195,8 @@ def make_record(a: Encoder, b: Encoder, comparison: Any, *, width: int = 3,
     return record
 
 
-def _slices(text: str) -> list[str] | Any:
+def _slices(text: str) -> Iterator[str]:
+    """``text`` in slices of ``_CHUNK`` characters (so no whole-text copy is made at once)."""
     return (text[i:i + _CHUNK] for i in range(0, len(text), _CHUNK))
 
 
