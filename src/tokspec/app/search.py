@@ -35,7 +35,7 @@ __all__ = ["text_sources", "search_strategy", "own_text", "small_corpus", "token
            "TEXT_COST", "LongBudget"]
 
 #: The default largest share of a source's cost spent on long texts.
-LONG_SHARE = 0.4
+LONG_SHARE = 0.5
 #: Cost of one text beyond its characters, in characters (call overhead of a typical engine pair).
 TEXT_COST = 2000
 _HISTORY = 64
