@@ -328,6 +328,13 @@ class CompiledBPE:
             ids, out_starts, out_ends = _encode(data, cbs, starts, ends, True, *self._tables)
         return EncodingArrays(ids, out_starts, out_ends)
 
+    def encode_text_ids(self, cps: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """Like :meth:`encode_text`, ids only (int64; no offsets computed)."""
+        data, cbs = utf8_of_code_points(cps)
+        with np.errstate(over="ignore"):
+            ids, _, _ = _encode(data, cbs, starts, ends, False, *self._tables)
+        return ids  # type: ignore[no-any-return]
+
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of token ``token_id``."""
         offs = self.arrays["tok_offsets"]

@@ -26,9 +26,11 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+import numpy as np
+
 from tokspec import Encoder, EngineInfo
 from tokspec import __version__ as _VERSION
-from tokspec._types import EncodingArrays
+from tokspec._types import EncodingArrays, check_text
 from tokspec.errors import UnknownEngineError
 from tokspec.fast.bpe_kernel import CompiledBPE
 from tokspec.fast.peek2_unicode import code_points
@@ -61,6 +63,14 @@ class FastBpeEncoder(Encoder):
         cps = code_points(text)
         starts, ends = spans_of_code_points(cps, self.pattern)
         return self.bpe.encode_text(cps, starts, ends)
+
+    def encode_ids(self, text: str) -> np.ndarray:
+        """Token ids of ``text`` only (int64 array; the offsets pass is skipped), like tiktoken's
+        ``encode_ordinary``. Same text domain as :meth:`encode` (InvalidTextError outside it)."""
+        check_text(text)
+        cps = code_points(text)
+        starts, ends = spans_of_code_points(cps, self.pattern)
+        return self.bpe.encode_text_ids(cps, starts, ends)
 
 
 class Peek2Pretokenizer(Encoder):

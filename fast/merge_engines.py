@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tokspec import Encoder, Encoding, EngineInfo, load_engine
+from tokspec import Encoder, EncodingArrays, EngineInfo, load_engine
 from tokspec.errors import UnknownEngineError
 from tokspec.fast import (merge_delimiter, merge_id_lcs, merge_lopt, merge_lopt_paper,
                           merge_overlap_filter)
@@ -85,13 +85,15 @@ class LoptEncoder(Encoder):
         self.inner = inner
         self.runner = runner or Runner()
         self.chunk_len = chunk_len
+        self.decision = merge_lopt.decision(inner)
         i = inner.info
         self.info = EngineInfo(f"lopt:{i.name}", i.kind, i.library, i.library_version, i.vocab_sha256,
-                               f"lossless parallel merge over {i.name}")
+                               f"lossless parallel merge over {i.name}; {self.decision.describe()}")
 
-    def _encode(self, text: str) -> Encoding:
-        return merge_text(self.inner, text, strategy="lopt", chunk_len=self.chunk_len,
-                          runner=self.runner).encoding
+    def _encode_arrays(self, text: str) -> EncodingArrays:
+        run = self.runner
+        chunk_len = self.chunk_len or default_chunk_len(len(text), run.workers, run.resolve(self.inner))
+        return merge_lopt.encode_arrays(self.inner, text, chunk_len=chunk_len, encode_many=run.arrays)
 
     def token_piece(self, token_id: int) -> str:
         return self.inner.token_piece(token_id)
@@ -110,4 +112,4 @@ def load(prefix: str, arg: str) -> Encoder:
 
 def engines() -> list[tuple[str, str]]:
     return [("lopt:ENGINE", "any ENGINE through tokspec's lossless parallel merge "
-             "(sound cuts for cl100k/o200k/qwen, BERT WordPiece, mon Unigram; else serial)")]
+             "(cuts where a theorem proved for the engine's structure allows; else serial)")]

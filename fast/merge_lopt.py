@@ -5,80 +5,57 @@ A *sound cut* for an engine ``F`` is a position ``c`` of the text ``S`` with
 whose rule only looks at the characters next to the cut, the pieces between them can be encoded
 independently (in parallel) and concatenated: induction on the cuts, ``tokspec.spec.merge`` M4.
 
-The rules (each is a theorem in ``tokspec.spec.merge``, checked there and fuzzed in
-``tests/test_merge_lopt.py``):
+The rule is decided from the engine's *structure* (``tokspec.fast.merge_structure`` reads it:
+tokenizer.json sections, the sentencepiece specs and charsmap, the tiktoken pattern, or a
+structure the engine declares), never from its vocabulary's hash; ``tokspec.fast.merge_rules``
+lists the rules and the conditions on settings under which each theorem of ``tokspec.spec.merge``
+applies (M2 byte-level BPE behind a proved regex, M3w space-splitting pre-tokenizers, M3u
+Metaspace, M5 sentencepiece). Where a condition fails or a setting is unknown the text is encoded
+serially, and the trace, ``merge-check`` and the ``lopt:`` engine's description say why.
+Chunks are grown (a target without a sound cut within one chunk length is skipped, so the chunk
+absorbs the next one) and a text without any sound cut is encoded serially. No overlap is needed,
+and no tokens are thrown away. Rule M5 (sentencepiece with a dummy prefix) stitches with one
+correction: the right piece's first token starts at the cut (its ``▁`` is the cut's space).
 
-- ``space-after-letter`` (M2, byte-level BPE with a cl100k/o200k/Qwen-style pretokenizer regex, and
-  M3u, Unigram behind ``Metaspace(split=True)`` with the mon-unigram normalizer):
-  ``S[c] == " "`` and ``S[c-1]`` is a letter (``\\p{L}``).
-- ``space`` (M3w, BERT: ``BertNormalizer`` + ``BertPreTokenizer`` + WordPiece): ``S[c] == " "``.
+Stitching (:func:`stitch`) works on :class:`~tokspec.EncodingArrays`: offsets shifted and pieces
+concatenated in numpy, no Python object per token; :func:`encode_arrays` is the untraced path the
+``lopt:`` engines use, :func:`merge` the traced one (``merge-check``, tests).
 
-The rule is chosen by the engine's vocabulary sha256 (``FAMILIES``); an engine may also carry a
-``merge_family`` attribute naming one of them. Engines of any other family are encoded serially:
-lossless, not faster. Chunks are grown (a target without a sound cut within one chunk length is
-skipped, so the chunk absorbs the next one) and a text without any sound cut is encoded serially.
-No overlap is needed, and no tokens are thrown away.
-
-Out of scope: special-token strings containing a space (none in the supported vocabularies),
-HF post-processors that add [CLS]/[SEP] (engines must encode without special tokens), and
-normalizers other than the ones named above.
-Complexity: O(n) regex scan for cuts (C speed) plus the encoding of n characters once.
+Out of scope: HF post-processors that add [CLS]/[SEP] (engines must encode without special
+tokens). Complexity: O(n) regex scan for cuts (C speed), the encoding of n characters once, and
+O(tokens) numpy work to stitch.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 
-import regex
+import numpy as np
 
-from tokspec import Encoder
+from tokspec import Encoder, Encoding, EncodingArrays
 from tokspec.fast._chunking import (Anchor, EncodeMany, MergeResult, MergeTrace, check_positive,
                                     encode_spans, keep_slices)
+from tokspec.fast.merge_rules import RULES, CutRule, Decision
+from tokspec.fast.merge_structure import decision_for
 
-__all__ = ["NAME", "CutRule", "RULES", "FAMILIES", "rule_for", "find_cuts", "merge"]
+__all__ = ["NAME", "CutRule", "RULES", "rule_for", "find_cuts", "merge", "stitch", "encode_arrays",
+           "EncodeArraysMany"]
 
 NAME = "lopt"
 
-
-@dataclass(frozen=True)
-class CutRule:
-    """A sound-cut rule: ``pattern`` matches the character starting the right piece at a cut."""
-
-    name: str
-    theorem: str
-    pattern: regex.Pattern[str]
-
-    def is_cut(self, text: str, c: int) -> bool:
-        """True when ``c`` (0 < c < len(text)) satisfies the rule."""
-        return 0 < c < len(text) and self.pattern.match(text, c) is not None
-
-
-RULES: dict[str, CutRule] = {
-    "space-after-letter": CutRule("space-after-letter", "M2/M3u", regex.compile(r"(?<=\p{L}) ")),
-    "space": CutRule("space", "M3w", regex.compile(r"(?<=.) ", regex.DOTALL)),
-}
-
-#: vocabulary sha256 -> (family, rule name). Hashes are tokspec.vocab.NAMED_FILES pins.
-FAMILIES: dict[str, tuple[str, str]] = {
-    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7": ("regex-bpe cl100k", "space-after-letter"),
-    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d": ("regex-bpe o200k", "space-after-letter"),
-    "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186": ("regex-bpe qwen", "space-after-letter"),
-    "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037": ("wordpiece bert", "space"),
-    "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3": ("wordpiece bert", "space"),
-    "34d181532eee7e6754bfbad693753ee4660bdda00eb36a2ccc7cd2f372c71282": ("unigram metaspace", "space-after-letter"),
-}
+#: ``encode_arrays_many(engine, texts) -> arrays``: how :func:`encode_arrays` gets pieces encoded.
+EncodeArraysMany = Callable[[Encoder, Sequence[str]], list[EncodingArrays]]
 
 
 def rule_for(engine: Encoder) -> tuple[str, CutRule | None]:
-    """(family, rule) for ``engine``; rule None means "unsupported: encode serially"."""
-    named = getattr(engine, "merge_family", None)
-    if isinstance(named, str) and named in RULES:
-        return f"declared {named}", RULES[named]
-    sha = engine.info.vocab_sha256
-    if sha in FAMILIES:
-        family, rule = FAMILIES[sha]
-        return family, RULES[rule]
-    return "unsupported", None
+    """(family, rule) for ``engine``; rule None means "encode serially" (see ``decision``)."""
+    decision, _ = decision_for(engine)
+    return decision.family, decision.rule
+
+
+def decision(engine: Encoder) -> Decision:
+    """The structural decision for ``engine`` (family, rule or None, and why)."""
+    return decision_for(engine)[0]
 
 
 def find_cuts(text: str, rule: CutRule, chunk_len: int) -> list[int]:
@@ -88,23 +65,73 @@ def find_cuts(text: str, rule: CutRule, chunk_len: int) -> list[int]:
     target = chunk_len
     while target < len(text):
         lo = max(target, cuts[-1] + 1 if cuts else 1)
-        m = rule.pattern.search(text, lo, min(len(text), target + chunk_len))
-        if m is not None:
+        hi = target + chunk_len
+        m = rule.pattern.search(text, lo, min(len(text), hi + 1))  # +1: room for a look-ahead
+        if m is not None and m.start() < hi:
             cuts.append(m.start())
         target += chunk_len
     return cuts
+
+
+def stitch(pieces: Sequence[EncodingArrays], starts: Sequence[int], widen: bool) -> EncodingArrays:
+    """Concatenate piece encodings, piece ``k``'s offsets shifted by ``starts[k]``; with ``widen``
+    the first token of every piece but the first gets start ``starts[k]`` (M5). O(tokens), numpy."""
+    if not pieces:
+        return EncodingArrays.empty()
+    shifts = np.repeat(np.asarray(starts, dtype=np.int64), [len(p) for p in pieces])
+    new_starts = np.concatenate([p.starts for p in pieces]) + shifts
+    if widen:
+        firsts = np.cumsum([0] + [len(p) for p in pieces[:-1]])
+        keep = np.array([len(p) > 0 for p in pieces], dtype=bool)
+        keep[0] = False
+        new_starts[firsts[keep]] = np.asarray(starts, dtype=np.int64)[keep]
+    ends = np.concatenate([p.ends for p in pieces]) + shifts
+    ids = None if any(p.ids is None for p in pieces) else np.concatenate([p.ids for p in pieces])
+    return EncodingArrays(ids, new_starts, ends)
+
+
+def _widened(enc: Encoding, chunks_lens: list[int], starts: list[int]) -> Encoding:
+    """``enc`` with the first token of every chunk but the first starting at its chunk (M5)."""
+    offs = list(enc.offsets)
+    at = 0
+    for k, n in enumerate(chunks_lens):
+        if k and n:
+            offs[at] = (starts[k], offs[at][1])
+        at += n
+    return Encoding(enc.ids, tuple(offs), enc.pieces)
+
+
+def encode_arrays(engine: Encoder, text: str, *, chunk_len: int,
+                  encode_many: EncodeArraysMany | None = None) -> EncodingArrays:
+    """Like :func:`merge` without a trace, as arrays: the ``lopt:`` engines' path."""
+    check_positive("chunk_len", chunk_len)
+    rule = decision_for(engine)[0].rule
+    cuts = [] if rule is None else find_cuts(text, rule, chunk_len)
+    if not cuts:
+        return engine.encode_arrays(text)
+    bounds = [0, *cuts, len(text)]
+    texts = [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    pieces = (encode_many or _serial_arrays)(engine, texts)
+    return stitch(pieces, bounds[:-1], bool(rule and rule.widen))
+
+
+def _serial_arrays(engine: Encoder, texts: Sequence[str]) -> list[EncodingArrays]:
+    return [engine.encode_arrays(t) for t in texts]
 
 
 def merge(engine: Encoder, text: str, *, chunk_len: int, encode_many: EncodeMany | None = None
           ) -> MergeResult:
     """Encode ``text`` as pieces between sound cuts (module docstring); equal to ``engine.encode``."""
     check_positive("chunk_len", chunk_len)
-    family, rule = rule_for(engine)
-    trace = MergeTrace(NAME, {"chunk_len": chunk_len, "family": family,
-                              "rule": None if rule is None else rule.name})
+    dec, source = decision_for(engine)
+    rule = dec.rule
+    trace = MergeTrace(NAME, {"chunk_len": chunk_len, "family": dec.family,
+                              "rule": None if rule is None else rule.name,
+                              "theorem": dec.why, "structure": source})
     cuts = [] if rule is None else find_cuts(text, rule, chunk_len)
     if rule is None:
-        trace.notes.append("no sound-cut rule for this engine's family: serial encoding")
+        trace.notes.append(f"no sound-cut rule for this engine's structure: serial encoding "
+                           f"({dec.why})")
     elif not cuts and len(text) > chunk_len:
         trace.notes.append("no sound cut in the text: serial encoding")
     bounds = [0, *cuts, len(text)]
@@ -112,4 +139,7 @@ def merge(engine: Encoder, text: str, *, chunk_len: int, encode_many: EncodeMany
     trace.chunks = encode_spans(engine, text, spans, encode_many)
     trace.anchors = [Anchor(i, len(trace.chunks[i].encoding), 0, c, f"sound cut ({rule.name})")
                      for i, c in enumerate(cuts) if rule is not None]
-    return MergeResult(keep_slices(trace.chunks, [(0, None)] * len(spans)), trace)
+    merged = keep_slices(trace.chunks, [(0, None)] * len(spans))
+    if rule is not None and rule.widen:
+        merged = _widened(merged, [len(c.encoding) for c in trace.chunks], [a for a, _ in spans])
+    return MergeResult(merged, trace)

@@ -3,21 +3,22 @@
 =============  ==============================================================================
 backend        how, and when ``auto`` picks it
 =============  ==============================================================================
-``batch``      the engine's own ``encode_batch(texts) -> list[Encoding]`` (HF ``encode_batch`` runs
-               on every core with the GIL released); picked when the engine has that method
-``threads``    a thread pool calling ``engine.encode``; useful only where the library releases the
-               GIL while encoding (tiktoken, bpe-openai, sentencepiece): picked for those libraries
+``batch``      the engine's own ``encode_batch_arrays(texts)`` (or ``encode_batch``; HF's batch
+               API runs on every core with the GIL released); picked when the engine overrides
+               ``Encoder._encode_batch_arrays`` (the default is a serial loop)
+``threads``    a thread pool calling ``engine.encode_arrays``: pays where the engine's work
+               releases the GIL (compiled kernels, tiktoken, bpe-openai, sentencepiece); picked
+               for everything else. Works in any context: a script without a ``__main__``
+               guard, ``python -c``, a program read from stdin
 ``processes``  a process pool (spawned workers, each loads the engine by its registry name once);
-               picked for everything else (HF ``encode``, pure-Python engines)
-``serial``     this thread, one text after another
+               only when asked for explicitly (spawned workers re-import ``__main__``, so the
+               caller needs an ``if __name__ == "__main__":`` guard)
+``serial``     this thread, one text after another; picked for engines with ``thread_safe = False``
+               (a ``cmd:`` program serves one request at a time)
 =============  ==============================================================================
 
-Measured (``tokspec bench --suite parallel``, 1 MB generated prose, 2 workers, on the shared 2-core
-build machine at load average 3-5): no backend beat one serial ``encode``; ratios 0.58-1.08x.
-tokspec's engines spend most of ``encode`` in Python (contract offsets: 0.17 s of 1.1 s is tiktoken
-itself for 1 MB), which threads cannot overlap, and process workers pay ~0.4 s to pickle ~0.5M
-tokens back plus ~0.3 s of offset shifting in the parent. The choice table above is what the
-libraries allow; whether it pays depends on free cores and on the engine's Python share.
+Where an engine holds the GIL for most of its work (pure-Python engines, Python-level offset
+conversion), threads cannot overlap it and the ratio stays near 1x: lossless, never wrong.
 
 All backends return encodings in input order and re-raise the first engine exception. Pools are
 created on first use and kept per (backend, workers, engine name) until :func:`shutdown`.
@@ -29,12 +30,12 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Literal
+from typing import Any, Literal
 
-from tokspec import Encoder, Encoding, load_engine
+from tokspec import Encoder, Encoding, EncodingArrays, load_engine
 from tokspec.errors import EngineFault
 from tokspec.fast._chunking import MergeError
 
@@ -43,7 +44,6 @@ __all__ = ["Backend", "BACKENDS", "Runner", "auto_backend", "default_workers", "
 
 Backend = Literal["auto", "serial", "threads", "processes", "batch"]
 BACKENDS: tuple[str, ...] = ("auto", "serial", "threads", "processes", "batch")
-_GIL_FREE_LIBRARIES = ("tiktoken", "bpe-openai", "sentencepiece")
 
 _pools: dict[tuple[str, int, str], Executor] = {}
 _worker_engine: Encoder | None = None
@@ -59,11 +59,22 @@ def default_workers() -> int:
 
 def auto_backend(engine: Encoder) -> str:
     """The backend ``auto`` resolves to for ``engine`` (see the module table)."""
-    if callable(getattr(engine, "encode_batch", None)):
+    if getattr(engine, "thread_safe", True) is False:
+        return "serial"
+    if _has_batch(engine):
         return "batch"
-    if engine.info.library in _GIL_FREE_LIBRARIES:
-        return "threads"
-    return "processes"
+    return "threads"
+
+
+def _has_own_batch_arrays(engine: Encoder) -> bool:
+    own = getattr(type(engine), "_encode_batch_arrays", None)
+    return own is not None and own is not getattr(Encoder, "_encode_batch_arrays", None)
+
+
+def _has_batch(engine: Encoder) -> bool:
+    """True when the engine has its own batch API: it overrides ``Encoder._encode_batch_arrays``
+    (the default is a loop) or offers ``encode_batch``."""
+    return _has_own_batch_arrays(engine) or callable(getattr(engine, "encode_batch", None))
 
 
 def default_chunk_len(n_chars: int, workers: int, backend: str) -> int:
@@ -81,6 +92,11 @@ def _init_worker(name: str) -> None:
 def _encode_in_worker(text: str) -> Encoding:
     assert _worker_engine is not None, "worker initializer did not run"
     return _worker_engine.encode(text)
+
+
+def _arrays_in_worker(text: str) -> EncodingArrays:
+    assert _worker_engine is not None, "worker initializer did not run"
+    return _worker_engine.encode_arrays(text)
 
 
 def _pool(backend: str, workers: int, engine: Encoder) -> Executor:
@@ -141,10 +157,24 @@ class Runner:
             return self._in_processes(engine, texts)
         return list(_pool(backend, self.workers, engine).map(engine.encode, texts))
 
-    def _in_processes(self, engine: Encoder, texts: Sequence[str]) -> list[Encoding]:
+    def arrays(self, engine: Encoder, texts: Sequence[str]) -> list[EncodingArrays]:
+        """Like calling the runner, as :class:`EncodingArrays` (no Python object per token)."""
+        backend = self.resolve(engine)
+        if backend == "serial" or len(texts) <= 1 or self.workers == 1:
+            return [engine.encode_arrays(t) for t in texts]
+        if backend == "batch":
+            if callable(getattr(engine, "encode_batch", None)) and not _has_own_batch_arrays(engine):
+                return [EncodingArrays.from_encoding(e) for e in self(engine, texts)]
+            return list(engine.encode_batch_arrays(list(texts)))
+        if backend == "processes":
+            return self._in_processes(engine, texts, _arrays_in_worker)
+        return list(_pool(backend, self.workers, engine).map(engine.encode_arrays, texts))
+
+    def _in_processes(self, engine: Encoder, texts: Sequence[str],
+                      work: Callable[[str], Any] = _encode_in_worker) -> list[Any]:
         """Map over the process pool; a dead worker becomes an EngineFault (and a fresh pool)."""
         try:
-            return list(_pool("processes", self.workers, engine).map(_encode_in_worker, texts))
+            return list(_pool("processes", self.workers, engine).map(work, texts))
         except BrokenProcessPool as exc:
             _drop_pool(engine, self.workers)
             raise EngineFault(

@@ -203,6 +203,15 @@ def _t_merge_claims() -> Callable[..., None]:
     return test
 
 
+def _t_merge_structural() -> Callable[..., None]:
+    from tokspec.fuzz import merge_models as mm
+
+    @given(engine=mm.tiny_tokenizer(), text=mm.merge_text())
+    def test(engine: Any, text: str) -> None:
+        _require(mm.structural_rule_check(engine, text), {"engine": mm.describe(engine), "text": text})
+    return test
+
+
 #: target property name -> factory of the @given test; the modules each needs, for availability.
 FACTORIES: dict[str, tuple[Callable[[], Callable[..., None]], tuple[str, ...]]] = {
     "bpe_corollaries": (_t_bpe_corollaries, ()),
@@ -212,6 +221,8 @@ FACTORIES: dict[str, tuple[Callable[[], Callable[..., None]], tuple[str, ...]]] 
     "unigram_viterbi_tiny": (_t_unigram("reference"), ("tokspec.reference.unigram_viterbi",)),
     "unigram_datrie_tiny": (_t_unigram("datrie"), ("tokspec.fast.unigram_datrie",)),
     "merge_claims": (_t_merge_claims, ("tokspec.spec.merge",)),
+    "merge_structural": (_t_merge_structural, ("tokspec.fast.merge_structure", "sentencepiece",
+                                               "tiktoken", "tokenizers")),
 }
 
 

@@ -109,6 +109,8 @@ TARGETS: tuple[Target, ...] = (
     _hyp("unigram_viterbi_tiny", "reference Viterbi optimal vs brute force, tiny vocabularies"),
     _hyp("unigram_datrie_tiny", "double-array Viterbi optimal + tie-break vs brute force, tiny vocabularies"),
     _hyp("merge_claims", "spec/merge.py properties (engineer E) on generated texts"),
+    _hyp("merge_structural", "lopt's structure-decided cut rules on tiny models of every family, "
+         "random settings"),
 )
 
 

@@ -1,4 +1,4 @@
-"""Chunked parallel encoding: when does "encode the pieces, then merge" equal serial encoding?
+r"""Chunked parallel encoding: when does "encode the pieces, then merge" equal serial encoding?
 
 Notation: ``F`` is an engine's ``encode`` (ids AND character offsets); ``F(S)[a:b]`` a token slice;
 ``shift(E, d)`` moves every offset of ``E`` by ``d``; ``++`` concatenates token lists.
@@ -6,44 +6,94 @@ Notation: ``F`` is an engine's ``encode`` (ids AND character offsets); ``F(S)[a:
 **Definition M1 (sound cut).** ``c`` (0 < c < len(S)) is a sound cut of ``S`` for ``F`` when
 ``F(S) == F(S[:c]) ++ shift(F(S[c:]), c)``. :func:`split_equation` checks it on one input.
 
-**Theorem M2 (byte-level BPE behind a cl100k/o200k/Qwen-style regex).** If ``S[c] == " "`` and
-``S[c-1]`` is a letter (category L*), ``c`` is a sound cut. Proof: such engines encode
-``S`` as the concatenation of BPE(p) over the pretokens p the regex scan (leftmost, alternatives in
-order, no look-behind or anchors in these patterns) produces, so it is enough that (a) the scan of
-``S`` has a pretoken boundary at ``c``, (b) the scan of ``S[:c]`` equals the scan of ``S`` before
-``c``, (c) the scan of ``S[c:]`` equals the scan of ``S`` after ``c``. (a) The pretoken holding the
-letter ``S[c-1]`` comes from a letter alternative (``\\p{L}+``-like runs, the contractions); these
-stop at the space because no such alternative matches a space after a letter, so it ends at ``c``.
-(b) Every alternative that can read past ``c-1`` must first consume the letter at ``c-1``; each such
-alternative then stops on the space in ``S`` and on the end of ``S[:c]`` alike; the one look-ahead
-``\\s+(?!\\S)`` is only tried at whitespace, which ``S[c-1]`` is not, so no decision changes. (c) With
-a boundary at ``c`` and no look-behind, the scan from ``c`` reads only ``S[c:]``. Special-token
-strings of these vocabularies contain no space, so tiktoken's special handling (if enabled) never
-straddles ``c``. Caveat: "letter" is decided by this Python's Unicode tables, possibly older than
-the library's; a letter unknown to one side only makes the rule skip a cut, except for a
-character that is a letter here and not there (none known).
+**Scope is structure, not a vocabulary.** Each theorem below is stated for every tokenizer whose
+*settings* meet its conditions; ``tokspec.fast.merge_rules`` reads the settings (tokenizer.json
+sections, sentencepiece's NormalizerSpec/TrainerSpec and charsmap, a tiktoken pattern, or a
+structure an engine declares) and applies a theorem only when every condition is met; otherwise,
+or for a setting it does not know, ``lopt`` encodes serially and says why.
 
-**Theorem M3w (BERT WordPiece: BertNormalizer + BertPreTokenizer).** If ``S[c] == " "``, ``c`` is a
-sound cut. Proof: every normalizer step (clean_text, CJK padding, lowercasing, NFD + mark removal)
-acts per character, except NFD's canonical reordering, which only reorders runs of combining marks
-and cannot cross the space (a starter); the pretokenizer splits at whitespace (dropped) and
-isolates punctuation, both per character; WordPiece then runs per word. Added tokens contain no
-space, so their matching cannot straddle ``c``. Offsets map back per character, hence shift by ``c``.
+**Lemma N (normalizers that commute with a cut at a space).** Call a normalizer *space-local* if
+``norm(A + " " + B) == norm(A) + " " + norm(B)`` for all A, B. Space-local: any per-character map
+that sends " " to " " (HF Lowercase; Replace whose pattern is one character or one character class,
+when it leaves " " alone or rewrites it to " "; BertNormalizer's clean_text (whitespace to " ",
+controls dropped), CJK padding, lowercasing); NFD/NFKD (decomposition is per character, canonical
+reordering only permutes runs of non-starters, and " " is a starter); NFC/NFKC (those plus
+composition, which never crosses " ": no primary composite has " " as a component); StripAccents
+after NFD; a Sequence of space-local steps (induction). Not space-local (out of scope): Strip,
+Prepend, Replace with longer patterns, Precompiled.
 
-**Theorem M3u (Unigram behind Metaspace(split=True), mon-unigram's normalizer).** If
-``S[c] == " "`` and ``S[c-1]`` is a letter, ``c`` is a sound cut. Proof: the normalizer removes
-zero-width characters, maps Zs to " " and applies NFC; a space is NFC-stable and composes with
-nothing, so normalization commutes with the cut; the letter keeps ``S[:c]``'s normalization
-non-empty, so Metaspace's prepended "▁" is the same for ``S`` and ``S[:c]`` and absent for ``S[c:]``
-(which already starts with "▁"). Metaspace splits before every "▁", so ``c`` starts a word in
-``S`` and words are encoded by Viterbi independently. Why not cut inside a word: Viterbi is global
-over the word and compares cumulative float scores, so even a cut no vocabulary piece straddles
-could change tie-breaking; this rule never cuts inside a word.
+**Theorem M2 (byte-level BPE behind a proved regex).** Settings: pretokens from the scan of one of
+the cl100k/o200k/qwen2/llama3 patterns or GPT-2's (tiktoken, bpe-openai, ``fast:`` BPE; HF
+``ByteLevel(use_regex=true)`` with either ``add_prefix_space``, or ``Split(pattern, Isolated)``
+then ``ByteLevel``), no normalizer, no BPE dropout, no non-special added token holding whitespace
+or stripping it. Rule: ``S[c] == " "`` and ``S[c-1]`` is a letter (category L*). Proof: such
+engines encode ``S`` as the concatenation of BPE(p) over the pretokens p of the scan (leftmost,
+alternatives in order), so it is enough that (a) the scan of ``S`` has a pretoken boundary at
+``c``, (b) the scan of ``S[:c]`` equals the scan of ``S`` before ``c``, (c) the scan of ``S[c:]``
+equals the scan of ``S`` after ``c``. (a) The pretoken holding the letter ``S[c-1]`` comes from a
+letter alternative (letter runs, the contractions), and none of these matches a space after a
+letter, so it ends at ``c``. (b) An alternative that reads past ``c-1`` must first consume the
+letter; each then stops on the space in ``S`` and on the end of ``S[:c]`` alike; the look-ahead
+``\s+(?!\S)`` and the anchor ``\s++$`` are only tried at whitespace, which ``S[c-1]`` is not.
+(c) With a boundary at ``c`` and no look-behind, the scan from ``c`` reads only ``S[c:]``, which
+has the same end as ``S``. ``add_prefix_space`` inserts a space only before a text not starting
+with one: ``S`` and ``S[:c]`` start alike, ``S[c:]`` starts with " ". Special tokens are never
+matched (adapters encode them as text). Caveat: "letter" is decided by this Python's Unicode
+tables; a character that is a letter here but not for the library is the one risk (none known).
 
-**Theorem M4 (composition).** For a rule that only reads ``S[c-1]`` and ``S[c]``, cuts
-``c_1 < ... < c_k`` satisfying it are sound together: ``F(S)`` is the concatenation of the pieces'
-encodings shifted to their starts. Proof: induction on k; the rule holds for ``c_2 - c_1`` in
-``S[c_1:]`` because it reads the same two characters. :func:`pieces_equation` checks it.
+**Theorem M3w (space-splitting pre-tokenizers).** Settings: a space-local normalizer (Lemma N);
+a pre-tokenizer (or Sequence) with at least one of BertPreTokenizer, Whitespace, WhitespaceSplit
+and otherwise only Punctuation/Digits (which split inside a pretoken by its own characters); model
+WordPiece, WordLevel, BPE without dropout or Unigram, each run per pretoken; no non-special added
+token holding whitespace or with ``lstrip``/``rstrip``. Rule: ``S[c] == " "``. Proof: by Lemma N
+the normalized text is the normalized pieces joined at a space; whitespace splitting drops it and
+puts a boundary there; the other steps split each pretoken by its own characters; the model runs
+per pretoken (WordPiece's ``max_input_chars_per_word`` too). Added tokens are matched on text
+without a space, so none straddles ``c``. Offsets map back per character, hence shift by ``c``.
+
+**Theorem M3u (Metaspace).** Settings: a space-local normalizer; ``Metaspace(replacement="▁",
+split=true)`` as the last pre-tokenizer step (any ``prepend_scheme``), the other steps as in M3w;
+model as in M3w; added tokens as in M3w. Rule: ``S[c] == " "`` and ``S[c-1]`` is a letter (the
+letter is not needed by the proof; it is kept as the rule the six known vocabularies used). Proof:
+by Lemma N normalization commutes with the cut and keeps the space, so the right piece starts with
+"▁" and gets no prepended marker, while ``S[:c]`` and ``S`` start alike (or ``S[:c]`` normalizes
+to nothing and encodes to nothing); Metaspace(split=true) starts a word at every "▁", so ``c``
+starts a word in ``S`` and words are encoded independently. Never inside a word: Viterbi compares
+cumulative float scores over the word, so a cut there could change tie-breaking.
+
+**Theorem M5 (sentencepiece BPE).** Settings: ``model_type=bpe``, ``split_by_whitespace``,
+``escape_whitespaces``, not ``treat_whitespace_as_suffix``, not ``allow_whitespace_only_pieces``,
+``add_dummy_prefix == remove_extra_whitespaces``, no user-defined symbol holding a space, with a
+dummy prefix a normal piece "▁"; a charsmap (checked over all its rules) with no key holding a space
+after its first character and no key starting with a space other than " " -> " ". Rule:
+``S[c] == " "``, ``S[c-1]`` and ``S[c+1]`` letters or digits, ``S[c-1]`` not the last character of
+a rule whose output is empty or ends with a space, ``S[c+1]`` not the first character of a rule
+whose output is empty or only spaces. Equation: ``F(S) == F(S[:c]) ++ W(shift(F(S[c:]), c))`` where
+``W`` sets the start of the first token to ``c`` when ``add_dummy_prefix`` (else W is identity).
+Proof: no charsmap rule spans ``c``, so normalization is the pieces' normalizations joined at the
+space; the left piece's output ends with a non-space, so no trailing whitespace is removed and its
+last character covers up to ``c`` in both; the right piece's output starts with " " then a
+non-space: with the dummy prefix and whitespace removal its leading spaces are dropped and a "▁"
+inserted, without them the space is kept; either way the symbols are those of ``S`` after ``c``.
+With ``split_by_whitespace`` no BPE merge crosses a "▁", so merges inside different words never
+interact. Offsets: the adapter gives a dummy "▁" no origin, while in ``S`` that "▁" is the space at
+``c`` (plus collapsed whitespace after it, which both give to it): only the first token's start
+differs, and ``W`` restores it. M4's induction holds with ``W``: every piece but the last is
+non-empty and starts with a "▁".
+
+**Finding M6 (sentencepiece Unigram is not word-local).** sentencepiece's Unigram adds piece
+scores in float32 along the whole text; near-ties inside a word are decided differently at large
+accumulated scores, so a word's segmentation depends on everything before it. Witnessed on a model
+trained here (``corpora/merge/spm_unigram_float32.json``): a 110-character window at character
+374,151 of a generated text encodes the same alone and from 250K characters before, but differs
+when the text is encoded from its start. No cut is sound, so ``lopt`` encodes sentencepiece Unigram
+serially (HF's Unigram runs per Metaspace word in float64: M3u).
+
+**Theorem M4 (composition).** For a rule that reads only ``S[c-1..c+1]``, cuts ``c_1 < ... < c_k``
+satisfying it are sound together: ``F(S)`` is the concatenation of the pieces' encodings shifted
+to their starts (and widened, for M5). Proof: induction on k; the rule holds for ``c_2 - c_1`` in
+``S[c_1:]`` because it reads the same characters. :func:`pieces_equation` checks it; the fuzz
+targets check every structural rule on generated tiny models with random settings.
 
 Published statements, kept EXACTLY as stated and checked as predicates (all falsified here,
 counterexamples in ``CLAIMS`` and ``corpora/merge/``):
@@ -62,60 +112,32 @@ counterexamples in ``CLAIMS`` and ``corpora/merge/``):
   longest token lets the longest common id run locate the overlap; equal ids need not be at equal
   positions, and the run can be wrong in both chunks.
 
-Out of scope: proving the rules for other normalizers or pretokenizers (engines of other
-families are encoded serially by ``lopt``), and special-token handling that matches spaces.
+Out of scope: settings outside the theorems' conditions (``lopt`` encodes those serially).
+The published statements' checkers live in ``tokspec.spec.merge_published`` (re-exported here).
 """
 
 from __future__ import annotations
 
 import unicodedata
-from typing import Any
+from collections.abc import Callable
 
-from tokspec import Encoder, Encoding, load_engine
-from tokspec.errors import VocabularyError
-from tokspec.spec._verdict import Claim, Verdict, fails, holds, register
+from tokspec import Encoder
+from tokspec.spec._verdict import Claim, Verdict, holds, register
+from tokspec.spec.merge_core import pieces_equation
+from tokspec.spec.merge_published import (blog_overlap_theorem, lopt_lemma_7_1, lopt_lemma_7_3,
+                                          lopt_theorem_4_1, max_token_chars,
+                                          parallel_tokenizer_claim)
 
 __all__ = [
-    "split_equation", "pieces_equation", "rule_space", "rule_space_after_letter", "lopt_cut_theorem",
-    "lopt_theorem_4_1", "lopt_lemma_7_1", "lopt_lemma_7_3", "blog_overlap_theorem",
-    "parallel_tokenizer_claim", "max_token_chars",
+    "split_equation", "pieces_equation", "rule_space", "rule_space_after_letter", "rule_spm_space",
+    "lopt_cut_theorem", "sound_cuts_theorem", "lopt_theorem_4_1", "lopt_lemma_7_1",
+    "lopt_lemma_7_3", "blog_overlap_theorem", "parallel_tokenizer_claim", "max_token_chars",
 ]
 
-Tok = tuple[int | None, tuple[int, int]]
 
-
-def _engine(engine: Encoder | str) -> Encoder:
-    return load_engine(engine) if isinstance(engine, str) else engine
-
-
-def _toks(enc: Encoding, delta: int = 0) -> list[Tok]:
-    """(id, global span) per token."""
-    ids = enc.ids if enc.ids is not None else (None,) * len(enc)
-    return [(i, (s + delta, e + delta)) for i, (s, e) in zip(ids, enc.offsets)]
-
-
-def _ids(toks: list[Tok]) -> list[int | None]:
-    return [t[0] for t in toks]
-
-
-def pieces_equation(engine: Encoder | str, text: str, cuts: list[int]) -> Verdict:
-    """M1/M4: F(text) equals the concatenation of F over the pieces between ``cuts``."""
-    eng = _engine(engine)
-    bounds = [0, *cuts, len(text)]
-    merged: list[Tok] = []
-    for a, b in zip(bounds, bounds[1:]):
-        merged += _toks(eng.encode(text[a:b]), a)  # each piece alone, offsets made global
-    serial = _toks(eng.encode(text))
-    if merged == serial:
-        return holds(f"{len(cuts)} cuts: pieces concatenate to the serial encoding")
-    k = next((i for i, (x, y) in enumerate(zip(serial, merged)) if x != y), min(len(serial), len(merged)))
-    return fails("pieces do not concatenate to the serial encoding", text=text, cuts=cuts,
-                 first_divergence=k, serial=serial[k:k + 5], merged=merged[k:k + 5])
-
-
-def split_equation(engine: Encoder | str, text: str, c: int) -> Verdict:
-    """M1: ``c`` is a sound cut of ``text`` (checked on this input)."""
-    return pieces_equation(engine, text, [c])
+def split_equation(engine: Encoder | str, text: str, c: int, *, widen: bool = False) -> Verdict:
+    """M1: ``c`` is a sound cut of ``text`` (checked on this input); ``widen`` as in M5."""
+    return pieces_equation(engine, text, [c], widen=widen)
 
 
 def rule_space(text: str, c: int) -> bool:
@@ -128,7 +150,24 @@ def rule_space_after_letter(text: str, c: int) -> bool:
     return rule_space(text, c) and unicodedata.category(text[c - 1]).startswith("L")
 
 
+def rule_spm_space(text: str, c: int, bad_last: frozenset[str] = frozenset(),
+                   bad_first: frozenset[str] = frozenset()) -> bool:
+    """M5's rule, for a charsmap whose suspicious rules start/end with the given characters."""
+    def alnum(ch: str) -> bool:
+        return unicodedata.category(ch)[0] in "LN"
+    return (rule_space(text, c) and c + 1 < len(text) and alnum(text[c - 1]) and alnum(text[c + 1])
+            and text[c - 1] not in bad_last and text[c + 1] not in bad_first)
+
+
 _RULES = {"space": rule_space, "space-after-letter": rule_space_after_letter}
+
+
+def sound_cuts_theorem(engine: Encoder | str, text: str, is_cut: Callable[[str, int], bool],
+                       widen: bool = False) -> Verdict:
+    """M2/M3w/M3u/M5 + M4 for a rule decided from an engine's structure: cutting ``text`` at EVERY
+    position where ``is_cut`` holds gives pieces whose encodings stitch to the serial encoding."""
+    cuts = [c for c in range(1, len(text)) if is_cut(text, c)]
+    return pieces_equation(engine, text, cuts, widen=widen)
 
 
 def lopt_cut_theorem(engine: Encoder | str, text: str, c: int, rule: str) -> Verdict:
@@ -136,175 +175,6 @@ def lopt_cut_theorem(engine: Encoder | str, text: str, c: int, rule: str) -> Ver
     if not _RULES[rule](text, c):
         return holds(f"vacuous: rule {rule} does not hold at c={c}")
     return split_equation(engine, text, c)
-
-
-def max_token_chars(engine: Encoder) -> int:
-    """An upper bound on the characters of one token: its vocabulary's longest entry in UTF-8
-    bytes (without the WordPiece "##"). Raises VocabularyError for an unknown vocabulary."""
-    from tokspec import vocab
-
-    sha = engine.info.vocab_sha256
-    for name, entry in vocab.NAMED_FILES.items():
-        if entry.sha256 == sha and not name.endswith(".vocab"):
-            path = vocab.named_path(name)
-            if ".tiktoken" in path.name:
-                return max(len(t) for t in vocab.load_tiktoken(path, sha).ranks)
-            table = vocab.load_tokenizer_json(path, sha).data["model"]["vocab"]
-            words = [w[0] for w in table] if isinstance(table, list) else list(table)
-            return max(len(w.removeprefix("##").encode("utf-8")) for w in words)
-    raise VocabularyError(f"engine {engine.info.name!r}: vocabulary sha256={sha!r} is not a named one")
-
-
-def _chunk_spans(n: int, chunk_len: int, overlap: int) -> list[tuple[int, int]]:
-    """LoPT eq. 1 / ParallelTokenizer: ``[k*Lc, k*Lc + Lc + Lo)`` clipped, for k*Lc < n."""
-    return [(s, min(n, s + chunk_len + overlap)) for s in range(0, n, chunk_len)] or [(0, 0)]
-
-
-def _match(left: list[Tok], right: list[Tok], lo: int, hi: int) -> tuple[int, int, int]:
-    """LoPT's Match: longest run of consecutive tokens with equal global spans inside [lo, hi);
-    the first longest (by right index) wins. Plain O(a * b * run) search."""
-    def inside(t: Tok) -> bool:
-        return lo <= t[1][0] and t[1][1] <= hi
-
-    best = (0, 0, 0)
-    for r in range(len(right)):
-        for l in range(len(left)):
-            n = 0
-            while (l + n < len(left) and r + n < len(right) and inside(left[l + n])
-                   and inside(right[r + n]) and left[l + n][1] == right[r + n][1]):
-                n += 1
-            if n > best[2]:
-                best = (l, r, n)
-    return best
-
-
-def lopt_theorem_4_1(engine: Encoder | str, text: str, chunk_len: int, overlap: int) -> Verdict:
-    """LoPT Theorem 4.1, as stated: with ``s_i = S[Lc(i-1) : Lc*i + Lo]``, ``(T_i, P_i) =
-    Tokenizer(s_i)``, ``(l_i, r_i, n_i) = Match(P_i, P_{i+1})`` and ``T = T_1[:l_1+n_1] ++
-    T_2[r_1+n_1 : l_2+n_2] ++ ... ++ T_N[r_{N-1}+n_{N-1}:]``: if every ``n_i > 0`` then
-    ``T = Tokenizer(S)`` (token ids). Vacuous when some ``n_i == 0``."""
-    eng = _engine(engine)
-    spans = _chunk_spans(len(text), chunk_len, overlap)
-    chunks = [_toks(eng.encode(text[a:b]), a) for a, b in spans]
-    matches = [_match(chunks[i], chunks[i + 1], spans[i + 1][0], spans[i][1]) for i in range(len(chunks) - 1)]
-    if any(n == 0 for _, _, n in matches):
-        return holds("vacuous: some n_i = 0 (the theorem assumes a match for every pair)")
-    merged: list[Tok] = []
-    for i, chunk in enumerate(chunks):
-        lo = matches[i - 1][1] + matches[i - 1][2] if i > 0 else 0
-        hi = matches[i][0] + matches[i][2] if i < len(matches) else len(chunk)
-        merged += chunk[lo:hi]  # eq. 4, Python slicing as published
-    serial = _toks(eng.encode(text))
-    if _ids(merged) == _ids(serial):
-        return holds(f"T = Tokenizer(S) with {len(chunks)} chunks")
-    return fails("Theorem 4.1's premise holds (every n_i > 0) but T != Tokenizer(S)", text=text,
-                 chunk_len=chunk_len, overlap=overlap, matches=matches, serial_ids=_ids(serial),
-                 merged_ids=_ids(merged))
-
-
-def _runs(left: list[Tok], right: list[Tok]) -> list[tuple[int, int, int]]:
-    """Maximal runs (i1, i2, length) of consecutive tokens with equal spans."""
-    out = []
-    for i1 in range(len(left)):
-        for i2 in range(len(right)):
-            if left[i1][1] != right[i2][1] or (i1 and i2 and left[i1 - 1][1] == right[i2 - 1][1]):
-                continue
-            k = 0
-            while i1 + k < len(left) and i2 + k < len(right) and left[i1 + k][1] == right[i2 + k][1]:
-                k += 1
-            out.append((i1, i2, k))
-    return out
-
-
-def lopt_lemma_7_1(engine: Encoder | str, s1: str, so: str, s2: str) -> Verdict:
-    """LoPT Lemma 7.1, as stated: ``S = S1 + So + S2``, ``F(S1+So) = t^l``, ``F(So+S2) = t^r``; if
-    tokens ``t^l_{i1..i1+k}`` and ``t^r_{i2..i2+k}`` have equal spans in S and their text is longer
-    than T (the longest vocabulary word; bounded here by its UTF-8 bytes, which only makes the
-    premise harder), then ``F(S) = t^l_1..t^l_{i1+k}, t^r_{i2+k+1}..t^r_n`` (ids). Vacuous without
-    such a run."""
-    eng = _engine(engine)
-    left, right = _toks(eng.encode(s1 + so)), _toks(eng.encode(so + s2), len(s1))
-    serial = _ids(_toks(eng.encode(s1 + so + s2)))
-    t_max = max_token_chars(eng)
-    checked = 0
-    for i1, i2, k in _runs(left, right):
-        for j in range(k):  # the run t^l_{i1..i1+j}
-            if left[i1 + j][1][1] - left[i1][1][0] <= t_max:
-                continue
-            checked += 1
-            predicted = _ids(left[:i1 + j + 1]) + _ids(right[i2 + j + 1:])
-            if predicted != serial:
-                return fails("Lemma 7.1's premise holds but F(S) differs from the merge", s1=s1, so=so,
-                             s2=s2, run=(i1, i2, j), T=t_max, serial_ids=serial, merged_ids=predicted)
-    return holds(f"{checked} qualifying runs, each gives F(S)" if checked else "vacuous: no run longer than T")
-
-
-def lopt_lemma_7_3(engine: Encoder | str, text: str, l: int, r: int) -> Verdict:
-    """LoPT Lemma 7.3, as stated: if ``F(S) = (t_1..t_n)`` then for ``1 <= l < r <= n``,
-    F(the text of ``t_l..t_r``) = ``(t_l..t_r)`` (ids). Vacuous outside ``1 <= l < r <= n``."""
-    eng = _engine(engine)
-    toks = _toks(eng.encode(text))
-    if not 1 <= l < r <= len(toks):
-        return holds(f"vacuous: need 1 <= l < r <= {len(toks)}")
-    a, b = toks[l - 1][1][0], toks[r - 1][1][1]
-    want, got = _ids(toks[l - 1:r]), _ids(_toks(eng.encode(text[a:b])))
-    if want == got:
-        return holds(f"F(S[{a}:{b}]) = tokens {l}..{r}")
-    return fails("F of the tokens' text is not the tokens", text=text, l=l, r=r, piece=text[a:b],
-                 expected=want, got=got)
-
-
-def blog_overlap_theorem(engine: Encoder | str, text: str, mid: int, overlap: int) -> Verdict:
-    """The blog's theorem, as stated: with ``w >= max_token_length``, ``L = T(S[0 : m+w])``,
-    ``R = T(S[m-w : n])`` shifted by ``m-w``, keeping L's tokens starting ``< m`` and R's starting
-    ``>= m`` gives ``T(S)`` "in the correct order with correct offsets" (ids and offsets).
-    Vacuous when ``w`` is below the longest token or ``m`` is outside the text."""
-    eng = _engine(engine)
-    if overlap < max_token_chars(eng) or not 0 < mid < len(text):
-        return holds("vacuous: overlap below the longest token, or midpoint outside the text")
-    lo = max(0, mid - overlap)
-    left = [t for t in _toks(eng.encode(text[:mid + overlap])) if t[1][0] < mid]
-    right = [t for t in _toks(eng.encode(text[lo:]), lo) if t[1][0] >= mid]
-    serial = _toks(eng.encode(text))
-    if left + right == serial:
-        return holds("filtered halves concatenate to T(S)")
-    return fails("overlap >= longest token, yet the filtered merge differs from T(S)", text=text,
-                 mid=mid, overlap=overlap, serial=serial, merged=left + right)
-
-
-def _longest_common_ids(a: list[int | None], b: list[int | None]) -> tuple[int, int, int]:
-    """Longest common contiguous id run over the whole lists; ties: ending last in ``a``."""
-    best = (len(a), 0, 0)
-    for i in range(len(a)):
-        for j in range(len(b)):
-            n = 0
-            while i + n < len(a) and j + n < len(b) and a[i + n] == b[j + n]:
-                n += 1
-            if n > best[2] or (n == best[2] and n > 0 and i > best[0]):
-                best = (i, j, n)
-    return best
-
-
-def parallel_tokenizer_claim(engine: Encoder | str, text: str, chunk_len: int, overlap: int) -> Verdict:
-    """ParallelTokenizer's README: with an overlap no shorter than the longest token (in chars),
-    joining adjacent chunks on their longest common token-id run gives the serial ids. Vacuous
-    for a shorter overlap."""
-    eng = _engine(engine)
-    if overlap < max_token_chars(eng):
-        return holds("vacuous: overlap shorter than the longest token")
-    ids = [_ids(_toks(eng.encode(text[a:b]))) for a, b in _chunk_spans(len(text), chunk_len, overlap)]
-    merged: list[int | None] = []
-    start = 0
-    for i in range(len(ids) - 1):
-        a, b, n = _longest_common_ids(ids[i], ids[i + 1])
-        merged += ids[i][start:a + n]
-        start = b + n
-    merged += ids[-1][start:]
-    serial = _ids(_toks(eng.encode(text)))
-    if merged == serial:
-        return holds("longest-common-id merge gives the serial ids")
-    return fails("overlap >= longest token, yet the id-run merge differs from serial", text=text,
-                 chunk_len=chunk_len, overlap=overlap, serial_ids=serial, merged_ids=merged)
 
 
 def _claims() -> None:
@@ -335,9 +205,9 @@ def _claims() -> None:
                    "run merge adjacent chunks into the serial result.", "falsified",
                    parallel_tokenizer_claim,
                    {"engine": "hf:bert-base-uncased", "text": "a" * 16, "chunk_len": 15, "overlap": 24}))
-    for name, rule, family in (("M2", "space-after-letter", "byte-level BPE, cl100k/o200k/Qwen regex"),
-                               ("M3w", "space", "BERT WordPiece"),
-                               ("M3u", "space-after-letter", "Unigram behind Metaspace(split=True)")):
+    for name, rule, family in (("M2", "space-after-letter", "byte-level BPE behind a proved regex"),
+                               ("M3w", "space", "space-splitting pre-tokenizer, space-local normalizer"),
+                               ("M3u", "space-after-letter", "Metaspace(split=True), space-local normalizer")):
         register(Claim(f"merge.{name}", "tokspec (this module's docstring)",
                        f"{family}: a cut where rule {rule!r} holds is sound (Definition M1).",
                        "proved", lopt_cut_theorem))

@@ -61,6 +61,15 @@ def test_bpe_interpreted_equals_compiled(vocab: str) -> None:
         assert got.same_as(want), text[:60]
 
 
+def test_encode_ids_is_encode_without_offsets() -> None:
+    from tokspec import InvalidTextError
+    fast = load_engine("fast:cl100k_base")
+    for text in build_corpus(seed=6)[::10] + [""]:
+        assert fast.encode_ids(text).tolist() == list(fast.encode(text).ids or ())  # type: ignore[attr-defined]
+    with pytest.raises(InvalidTextError, match="surrogate"):
+        fast.encode_ids("a\ud800")  # type: ignore[attr-defined]
+
+
 def test_jit_off_subprocess_equals_compiled() -> None:
     """TOKSPEC_JIT=0 makes every kernel plain Python for the whole process: same output."""
     texts = ["Hello, world! It's 2024.\n\n  x", "\u4e2d\u6587\u5b57 123456 I'LL \u017ft", "\U0001f642\u200d!\r\n"]

@@ -100,10 +100,12 @@ def test_backends_return_serial_results_in_order(backend: str) -> None:
     eng = load_engine("tiktoken:cl100k_base")
     texts = [f"text number {i} " * (i + 1) for i in range(6)]
     assert Runner(backend, 2)(eng, texts) == [eng.encode(t) for t in texts]
+    arrays = Runner(backend, 2).arrays(eng, texts)
+    assert all(a.same_as(eng.encode_arrays(t)) for a, t in zip(arrays, texts, strict=True))
 
 
 def test_auto_backend_and_chunk_defaults() -> None:
-    assert auto_backend(CharEngine()) == "processes"
+    assert auto_backend(CharEngine()) == "threads"  # processes only when asked for
     assert default_chunk_len(10, 2, "threads") == 2048
     assert default_chunk_len(1_000_000, 2, "processes") == 500_000
     assert default_chunk_len(1_000_000, 2, "threads") == 125_000

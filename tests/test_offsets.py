@@ -91,3 +91,92 @@ def test_bulk_lengths_equal_plain_spans(text: str, cuts: list[int]) -> None:
         spans.append((pos, pos + n))
         pos += n
     assert char_offsets_from_byte_lengths(text, lengths) == char_offsets_from_byte_spans(text, spans)
+
+
+# --- array form: compiled kernels ---------------------------------------------------------------
+
+import random  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from tokspec._jit import interpreted  # noqa: E402
+from tokspec._offsets import (  # noqa: E402
+    _spans_of_byte_spans,
+    _spans_of_lengths,
+    char_spans_from_byte_lengths,
+    char_spans_from_byte_spans,
+    utf8_array,
+)
+
+
+def numpy_oracle(text: str, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The convention computed another way: a byte -> character table by np.repeat of each
+    character's UTF-8 length, gathered at each token's first and last byte."""
+    widths = np.array([len(c.encode("utf-8")) for c in text], dtype=np.int64)
+    table = np.append(np.repeat(np.arange(len(text)), widths), len(text))
+    ends_b = np.cumsum(lengths)
+    starts_b = ends_b - lengths
+    starts = table[starts_b]
+    ends = np.where(lengths > 0, table[np.maximum(ends_b - 1, 0)] + 1, starts)
+    return starts, ends
+
+
+def random_unicode(rng: random.Random, n: int) -> str:
+    """Text mixing ASCII, 2-, 3- and 4-byte characters, controls and marks (no surrogates)."""
+    pools = [(0x20, 0x7E), (0x00, 0x1F), (0x80, 0x7FF), (0x800, 0xD7FF), (0xE000, 0xFFFF),
+             (0x10000, 0x10FFFF)]
+    return "".join(chr(rng.randint(*rng.choice(pools))) for _ in range(n))
+
+
+def random_cuts(rng: random.Random, total: int, max_len: int = 9) -> np.ndarray:
+    lengths, used = [], 0
+    while used < total:
+        n = min(rng.randint(0, max_len), total - used)
+        lengths.append(n)
+        used += n
+    return np.array(lengths, dtype=np.int64)
+
+
+@given(st.text(), st.randoms(use_true_random=False))
+def test_hyp_array_spans_equal_list_form_and_interpreted(text: str, rng: random.Random) -> None:
+    """Array form == list form == the interpreted kernels, for any partition and any spans."""
+    data = utf8_array(text)
+    lengths = random_cuts(rng, len(data))
+    starts, ends = char_spans_from_byte_lengths(text, lengths)
+    assert list(zip(starts.tolist(), ends.tolist())) == char_offsets_from_byte_lengths(text, lengths.tolist())
+    py_s, py_e = interpreted(_spans_of_lengths)(data, lengths)
+    c_s, c_e = _spans_of_lengths(data, lengths)
+    assert np.array_equal(py_s, c_s) and np.array_equal(py_e, c_e)
+    b0 = np.array([rng.randint(0, len(data)) for _ in range(10)], dtype=np.int64)
+    b1 = np.array([rng.randint(int(b), len(data)) for b in b0], dtype=np.int64)
+    spans = char_spans_from_byte_spans(text, b0, b1)
+    assert list(zip(*(a.tolist() for a in spans))) == char_offsets_from_byte_spans(text, zip(b0.tolist(), b1.tolist()))
+    py = interpreted(_spans_of_byte_spans)(data, b0, b1)
+    assert all(np.array_equal(x, y) for x, y in zip(py, spans))
+
+
+@pytest.mark.parametrize("kind", ["mixed", "cjk", "ascii"])
+def test_long_text_array_spans_equal_numpy_oracle(kind: str) -> None:
+    """>= 1 MB of text: the compiled kernel equals an independent numpy derivation."""
+    rng = random.Random(kind)
+    if kind == "mixed":
+        text = random_unicode(rng, 450_000)
+    elif kind == "cjk":
+        text = "".join(chr(rng.randint(0x4E00, 0x9FFF)) for _ in range(350_000))
+    else:
+        text = "".join(rng.choice("abc de\n") for _ in range(1_050_000))
+    assert len(text.encode("utf-8")) >= 1_000_000
+    lengths = random_cuts(rng, len(text.encode("utf-8")))
+    starts, ends = char_spans_from_byte_lengths(text, lengths)
+    o_s, o_e = numpy_oracle(text, lengths)
+    assert np.array_equal(starts, o_s) and np.array_equal(ends, o_e)
+
+
+def test_bad_lengths_are_a_value_error() -> None:
+    with pytest.raises(ValueError, match="add up"):
+        char_spans_from_byte_lengths("ab", np.array([2, 1]))
+    with pytest.raises(ValueError, match=">= 0"):
+        char_spans_from_byte_lengths("ab", np.array([3, -1]))
+    with pytest.raises(ValueError, match="within"):
+        char_spans_from_byte_spans("ab", np.array([0]), np.array([3]))

@@ -15,7 +15,7 @@ import pytest
 
 from tokspec import Encoder, Encoding, EncodingArrays, EngineInfo
 from tokspec import records
-from tokspec.diff import compare
+from tokspec.diff import compare, format_comparison
 from tokspec.records import (HEX_CHARS, INLINE_TOKENS, dumps_record, make_record, read_record, record_name,
                              record_output, save_counterexample)
 
@@ -127,7 +127,15 @@ def test_version_1_records_are_read(path: Path) -> None:
         assert np.stack([got.starts, got.ends], axis=1).tolist() == stored["offsets"]
 
 
-def test_array_native_engines_never_build_tuples() -> None:
-    c = compare(Chars(), Chars("toy:chars2", bump="q"), "x" * 10_000 + "q")
-    assert c.a.tuples is None and c.b.tuples is None  # compared as arrays only
+def test_long_outputs_are_held_as_arrays_only() -> None:
+    a, b = Chars(), Chars("toy:chars2", bump="q")
+    c = compare(a, b, "x" * 10_000 + "q")
     assert c.index == 10_000 and c.classification == "same segmentation, different ids"
+    make_record(a, b, c)
+    format_comparison(a, b, c)
+    # neither the comparison, the record nor the report built a tuple per token
+    assert isinstance(c.a.shown(), EncodingArrays) and isinstance(c.b.shown(), EncodingArrays)
+    long_pairs = compare(Pairs(), a, "y" * 20_000)  # a tuple engine: its long Encoding is dropped
+    assert isinstance(long_pairs.a.shown(), EncodingArrays)
+    short_pairs = compare(Pairs(), a, "yy")  # a short one is kept (for the engine's pieces)
+    assert isinstance(short_pairs.a.shown(), Encoding)

@@ -36,6 +36,7 @@ from tokspec.reference.wordpiece import (
     wordpiece_word,
 )
 from tokspec.vocab import named_path
+from tokspec.versions import check_finding
 
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
 BERTY = st.text(st.sampled_from("Ab \t\n,.!$^\u00e9e\u0301\u4e00\u4e01\u0130\u00adx\x00\ufffd\u3000\u2e42\U0001F600"),
@@ -210,7 +211,8 @@ def test_bert_normalizer_stage_equals_hf_per_code_point(stage: str) -> None:
     want = {cp: o for cp, o in zip(cps, hf) if o != chr(cp) or maybe(cp) or cp % 61 == 0}
     got = bert_normalize(sep.join(map(chr, want)), BertNormalizerConfig(**kw)).text.split(sep)
     bad = [(hex(cp), w, g) for (cp, w), g in zip(want.items(), got) if w != g]
-    assert not bad, bad[:10]
+    # the reference re-derives HF's tables as of the recorded tokenizers (a Unicode-version fact)
+    check_finding(f"hf-bert-normalizer-{stage}-tables", "tokenizers", not bad, repr(bad[:3]) if bad else "")
 
 
 def test_bert_pretokenizer_equals_hf_on_every_code_point() -> None:

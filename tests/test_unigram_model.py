@@ -35,6 +35,7 @@ from tokspec.unigram_model import (
     unigram_model_from_tokenizer_json,
 )
 from tokspec.vocab import load_spm_model, named_path
+from tokspec.versions import check_finding
 
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=24)
 MARKY = st.text(st.sampled_from(
@@ -134,10 +135,12 @@ def test_hf_tables_match_library_exhaustively() -> None:
 
 
 def test_hf_tables_spot_checks() -> None:
+    """tokspec._hf_unicode holds HF's Unicode tables as of the recorded tokenizers (a Unicode-version
+    fact: asserted with that version, re-checked and reported with others)."""
     low = _hf_per_char(normalizers.Lowercase(), sorted(hfu.LOWER))
-    assert low == hfu.LOWER
     nfkd = _hf_per_char(normalizers.NFKD(), sorted(_ranges_contain(hfu.NO_COMPAT_DECOMP)))
-    assert all(out == chr(c) for c, out in nfkd.items())
+    check_finding("hf-unicode-tables-lowercase", "tokenizers", low == hfu.LOWER)
+    check_finding("hf-unicode-tables-nfkd", "tokenizers", all(out == chr(c) for c, out in nfkd.items()))
 
 
 # -- score parsing --------------------------------------------------------------------------------

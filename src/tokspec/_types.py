@@ -131,11 +131,37 @@ class EncodingArrays:
 
     def same_as(self, other: EncodingArrays) -> bool:
         """True iff ids (or both None) and offsets agree exactly."""
-        if (self.ids is None) != (other.ids is None):
-            return False
-        if self.ids is not None and not np.array_equal(self.ids, other.ids):
-            return False
-        return bool(np.array_equal(self.starts, other.starts) and np.array_equal(self.ends, other.ends))
+        return self.first_difference(other) is None
+
+    def first_difference(self, other: EncodingArrays) -> int | None:
+        """Index of the first token where ``self`` and ``other`` differ (id, start or end; ids
+        compared only when both have them), ``min(len)`` when one is a proper prefix of the other,
+        None when equal. O(tokens) in numpy."""
+        n = min(len(self), len(other))
+        differs = (self.starts[:n] != other.starts[:n]) | (self.ends[:n] != other.ends[:n])
+        if self.ids is not None and other.ids is not None:
+            differs |= self.ids[:n] != other.ids[:n]
+        elif (self.ids is None) != (other.ids is None):
+            return 0
+        hit = np.flatnonzero(differs)
+        if len(hit):
+            return int(hit[0])
+        return None if len(self) == len(other) else n
+
+    def validate(self, text: str, engine: str = "engine") -> EncodingArrays:
+        """Return self if well formed (int64 1-d arrays of one length, ``0 <= start <= end <=
+        len(text)``); raise EngineFault otherwise. O(tokens) in numpy."""
+        arrays = [a for a in (self.ids, self.starts, self.ends) if a is not None]
+        if any(not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype != np.int64 for a in arrays):
+            raise EngineFault(f"{engine} returned arrays that are not 1-d int64 numpy arrays")
+        if len({len(a) for a in arrays}) > 1:
+            raise EngineFault(f"{engine} returned arrays of lengths {[len(a) for a in arrays]}")
+        bad = np.flatnonzero((self.starts < 0) | (self.starts > self.ends) | (self.ends > len(text)))
+        if len(bad):
+            i = int(bad[0])
+            raise EngineFault(f"{engine} returned offset {i}={(int(self.starts[i]), int(self.ends[i]))} "
+                              f"outside text of length {len(text)}")
+        return self
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -165,6 +191,9 @@ class Encoder(ABC):
     ``_encode_arrays`` and gets ``encode`` from it; an engine that builds tuples implements
     ``_encode`` and gets ``encode_arrays`` by conversion.
 
+    ``encode_batch_arrays(texts)`` encodes several texts (default: a loop; engines with a batch
+    API, e.g. HF's ``encode_batch``, override ``_encode_batch_arrays``).
+
     ``token_piece(id)`` gives a readable surface for reports (default: the id); engines with a
     vocabulary override it.
     """
@@ -184,6 +213,22 @@ class Encoder(ABC):
         if not text:
             return EncodingArrays.empty(tokenizer=self.info.kind == "tokenizer")
         return self._encode_arrays(text)
+
+    def encode_batch_arrays(self, texts: list[str]) -> list[EncodingArrays]:
+        """:meth:`encode_arrays` of each text, in order. Every text is checked first (so nothing
+        is encoded when one is outside the text domain). Engines with a batch API (HF's
+        ``encode_batch``, which encodes on the library's threads) override :meth:`_encode_batch_arrays`;
+        the default is a loop."""
+        for text in texts:
+            check_text(text)
+        kind = self.info.kind == "tokenizer"
+        todo = [t for t in texts if t]
+        done = iter(self._encode_batch_arrays(todo) if todo else [])
+        return [next(done) if t else EncodingArrays.empty(tokenizer=kind) for t in texts]
+
+    def _encode_batch_arrays(self, texts: list[str]) -> list[EncodingArrays]:
+        """Encode non-empty texts in the text domain (default: one by one)."""
+        return [self._encode_arrays(t) for t in texts]
 
     def _encode(self, text: str) -> Encoding:
         """Encode a non-empty text in the text domain (default: from :meth:`_encode_arrays`)."""

@@ -20,16 +20,20 @@ tokenizer edge cases, not at frequency statistics.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import random
+import stat
 import sys
 import sysconfig
 import unicodedata
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["build_corpus", "category_table", "write_inputs", "generated_text", "machine_texts"]
+from tokspec._escape import dumps, escape
+from tokspec.errors import TokspecError
+
+__all__ = ["build_corpus", "category_table", "write_inputs", "check_output_path", "OutputPathError",
+           "generated_text", "machine_texts"]
 
 _WRITTEN: tuple[str, ...] = (
     "The quick test of a tokenizer is whether it survives its own documentation.",
@@ -172,11 +176,61 @@ def build_corpus(*, seed: int = 0, size: Literal["small", "large"] = "small") ->
     return texts
 
 
-def write_inputs(path: str | Path, texts: list[str]) -> None:
-    """Write texts as JSON Lines (``{"text": ...}`` per line), atomically."""
+class OutputPathError(TokspecError):
+    """An output file path names something tokspec must not write (a folder, a FIFO, a device...)."""
+
+
+def _describe(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def check_output_path(path: str | Path) -> None:
+    """Raise OutputPathError unless ``path`` is a regular file (or a symlink to one) or a new name
+    in an existing folder. Nothing is created. O(1)."""
     p = Path(path)
-    tmp = p.with_name(p.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        for text in texts:
-            fh.write(json.dumps({"text": text}, ensure_ascii=False) + "\n")
-    os.replace(tmp, p)
+    shown = escape(str(path))
+    try:
+        mode = os.stat(p).st_mode
+    except FileNotFoundError:
+        if p.is_symlink():
+            raise OutputPathError(f"--out {shown!r} is a symlink to a missing file; name the file itself") from None
+        parent = p.absolute().parent
+        if not parent.is_dir():
+            raise OutputPathError(f"--out {shown!r}: folder {escape(str(parent))!r} does not exist") from None
+        return
+    except OSError as exc:
+        raise OutputPathError(f"--out {shown!r}: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise OutputPathError(f"--out {shown!r} is {_describe(mode)}; give a regular file or a new path")
+
+
+def write_inputs(path: str | Path, texts: list[str]) -> None:
+    """Write texts as JSON Lines (``{"text": ...}`` per line) *through* ``path``.
+
+    ``path`` must be a regular file (or a symlink to one: the file it points to is written, the link
+    stays) or a new name in an existing folder, else OutputPathError, with nothing created or
+    changed. The file is opened for writing -- never replaced by a rename -- so its inode, links
+    and permissions stay; the content is built first and written in one go (a kill mid-write can
+    leave a partial file, never a stray temporary one). Strings are written with
+    :func:`tokspec._escape.dumps`. O(total length).
+    """
+    check_output_path(path)
+    content = "".join(dumps({"text": text}) + "\n" for text in texts).encode("utf-8")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o666)  # O_NONBLOCK: a FIFO without reader fails instead of blocking
+    except OSError as exc:
+        raise OutputPathError(f"--out {escape(str(path))!r}: cannot open for writing: {exc.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # it changed since the check: still nothing written
+            raise OutputPathError(f"--out {escape(str(path))!r} is {_describe(mode)}; give a regular file")
+        os.set_blocking(fd, True)
+        os.ftruncate(fd, 0)
+        view = memoryview(content)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)

@@ -16,7 +16,20 @@ Classification of a disagreement (first matching rule wins):
 
 A counterexample *record* (layout and reader in :mod:`tokspec.records`, re-exported here) holds the
 text once, both engines' :class:`~tokspec.EngineInfo`, the first divergence with a readable context,
-both token windows, the classification, both full outputs (compact), and a command that reproduces it.
+both token windows, the classification, both full outputs (compact), and a command that reproduces
+it. Records are written atomically (:func:`tokspec._atomic.write_atomic`) under a content-hash
+name, so the same finding is stored once.
+
+Memory: the comparison holds arrays (no Python object per token); an engine's own Encoding is kept
+only up to ``_KEEP_PIECES`` tokens (for its display pieces), so a 20 MB line costs the engines' own
+needs plus O(tokens) machine integers.
+
+Engines are untrusted: anything an engine raises, including ``SystemExit`` and other
+``BaseException``s (``KeyboardInterrupt`` excepted: that is the user), is a fault, and its message
+is escaped (:func:`tokspec._escape.escape`). Records are JSON written with
+:func:`tokspec._escape.dumps` (lone surrogates and control characters in pieces or names become
+``\\uXXXX`` escapes: exact, always UTF-8-encodable); :func:`format_comparison` escapes what it
+prints.
 
 Out of scope: alignment of the two token sequences after the first divergence (windows show
 context; the full outputs are in the record), and comparing engines on text outside the text
@@ -25,13 +38,14 @@ domain (:func:`tokspec.check_text` raises before either engine runs).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from tokspec._escape import escape
 from tokspec._types import Encoder, Encoding, EncodingArrays, check_text
-from tokspec.errors import EngineFault, TokspecError
+from tokspec.errors import TokspecError
 from tokspec.records import (RECORD_VERSION, array_window, dumps_record, make_record, record_name,
                              reproduce_command, save_counterexample, write_record)
 
@@ -57,30 +71,51 @@ CLASSES = ("engine fault", "decoded text differs", "same ids, different offsets"
            "same segmentation, different ids", "different segmentation")
 
 
-_KEEP_PIECES = 4096
-
-
-@dataclass(frozen=True)
 class Outcome:
-    """What one engine did with one text: arrays, or a fault message (never both).
+    """What one engine did with one text: an encoding, or a fault message (never both).
 
-    ``arrays`` is the output as :class:`~tokspec.EncodingArrays` (what is compared: no Python object
-    per token). :attr:`encoding` gives the tuple form on demand (built once, on first use; engines
-    that return tuples with ``pieces`` keep theirs, for display).
+    The encoding is held as :class:`EncodingArrays` (``arrays``), which is all the comparison
+    needs; ``encoding`` gives the tuple form, built on first use (for reports, on disagreements)
+    unless the engine gave one. Two outcomes are equal iff their faults and encodings are.
     """
 
-    arrays: EncodingArrays | None
-    fault: str | None = None
-    tuples: Encoding | None = field(default=None, repr=False, compare=False)
+    __slots__ = ("arrays", "fault", "_encoding")
+
+    def __init__(self, encoding: Encoding | EncodingArrays | None, fault: str | None = None) -> None:
+        self.fault = fault
+        self._encoding = encoding if isinstance(encoding, Encoding) else None
+        if isinstance(encoding, Encoding):
+            self.arrays: EncodingArrays | None = EncodingArrays.from_encoding(encoding)
+        else:
+            self.arrays = encoding
 
     @property
     def encoding(self) -> Encoding | None:
-        """The output as an :class:`~tokspec.Encoding` (None on a fault). O(tokens) on first use."""
-        if self.arrays is None:
-            return None
-        if self.tuples is None:
-            object.__setattr__(self, "tuples", self.arrays.to_encoding())
-        return self.tuples
+        """The tuple form (with the engine's pieces when it gave an Encoding)."""
+        if self._encoding is None and self.arrays is not None:
+            self._encoding = self.arrays.to_encoding()
+        return self._encoding
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Outcome):
+            return NotImplemented
+        if self.fault != other.fault or (self.arrays is None) != (other.arrays is None):
+            return False
+        return self.arrays is None or other.arrays is None or self.arrays.same_as(other.arrays)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Outcome(encoding={self.encoding!r}, fault={self.fault!r})"
+
+    def shown(self) -> Encoding | EncodingArrays | None:
+        """What reports show: the engine's own Encoding if kept (its pieces), else the arrays (no
+        tuples are built for display)."""
+        return self._encoding if self._encoding is not None else self.arrays
+
+
+#: An engine's own Encoding is kept (for its pieces) only up to this many tokens.
+_KEEP_PIECES = 4096
 
 
 @dataclass(frozen=True)
@@ -106,87 +141,77 @@ def check_pair(a: Encoder, b: Encoder) -> None:
             "compare tokenizers with tokenizers and pretokenizers with pretokenizers")
 
 
-def _validate_arrays(arrays: EncodingArrays, text: str, engine: str) -> None:
-    """:meth:`Encoding.validate` on arrays, vectorized: raise EngineFault unless well formed."""
-    n_tok = len(arrays.starts)
-    if len(arrays.ends) != n_tok or (arrays.ids is not None and len(arrays.ids) != n_tok):
-        got = "no" if arrays.ids is None else len(arrays.ids)
-        raise EngineFault(f"{engine} returned {got} ids, {n_tok} starts and {len(arrays.ends)} ends")
-    bad = (arrays.starts < 0) | (arrays.starts > arrays.ends) | (arrays.ends > len(text))
-    if n_tok and bool(bad.any()):
-        i = int(np.argmax(bad))
-        span = (int(arrays.starts[i]), int(arrays.ends[i]))
-        raise EngineFault(f"{engine} returned offset {i}={span} outside text of length {len(text)}")
-
-
-def _native_arrays(engine: Encoder) -> bool:
-    """True if ``engine`` produces arrays itself (then no tuple per token is ever built)."""
-    return getattr(type(engine), "_encode_arrays", None) is not Encoder._encode_arrays
+def _natively_arrays(engine: Encoder) -> bool:
+    """Does the engine produce arrays itself (so asking for tuples would only add a conversion)?"""
+    return type(engine)._encode_arrays is not Encoder._encode_arrays
 
 
 def run_engine(engine: Encoder, text: str) -> Outcome:
-    """Encode ``text``; any exception or invalid output becomes a fault message. O(encode).
+    """Encode ``text``; any exception or invalid encoding becomes an (escaped) fault message.
 
-    Engines implementing ``_encode_arrays`` are called through :meth:`Encoder.encode_arrays`;
-    others through :meth:`Encoder.encode`, converted to arrays once (their tuples are kept only
-    when they carry ``pieces`` and have at most ``_KEEP_PIECES`` tokens; longer ones are dropped
-    at once, so a long text holds arrays only, and windows name tokens by ``token_piece``).
-    """
+    ``SystemExit`` and other ``BaseException``s count as faults too; only ``KeyboardInterrupt``
+    (the user, or a signal the CLI turned into one) passes through. Engines that produce arrays
+    natively are asked for arrays (no Python object per token); the others for their Encoding
+    (which keeps their pieces for reports). O(encode)."""
     try:
-        tuples: Encoding | None = None
-        if _native_arrays(engine):
+        if _natively_arrays(engine):
             arrays = engine.encode_arrays(text)
             if not isinstance(arrays, EncodingArrays):
-                return Outcome(None, f"returned {type(arrays).__name__}, not EncodingArrays")
+                return Outcome(None, f"returned {type(arrays).__name__}, not an EncodingArrays")
+            has_ids = arrays.ids is not None
         else:
             encoding = engine.encode(text)
             if not isinstance(encoding, Encoding):
                 return Outcome(None, f"returned {type(encoding).__name__}, not an Encoding")
-            if encoding.ids is not None and len(encoding.ids) != len(encoding.offsets):
-                encoding.validate(text, engine.info.name)  # raises the EngineFault naming both counts
+            encoding.validate(text, engine.info.name)
             arrays = EncodingArrays.from_encoding(encoding)
-            # keep the tuples only for their display pieces, and only while they are small
-            tuples = encoding if encoding.pieces is not None and len(encoding) <= _KEEP_PIECES else None
-        if (arrays.ids is None) != (engine.info.kind == "pretokenizer"):
-            got = "no ids" if arrays.ids is None else "ids"
+            has_ids = encoding.ids is not None
+        if has_ids != (engine.info.kind == "tokenizer"):
+            got = "ids" if has_ids else "no ids"
             return Outcome(None, f"EngineFault: {engine.info.name} is a {engine.info.kind} but returned {got}")
-        _validate_arrays(arrays, text, engine.info.name)
-    except Exception as exc:  # noqa: BLE001 - an engine under test may raise anything
-        message = str(exc).replace("\n", " ")
-        return Outcome(None, f"{type(exc).__name__}: {message}")
-    return Outcome(arrays, None, tuples)
+        arrays.validate(text, engine.info.name)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - an engine under test may raise anything
+        return Outcome(None, _fault_message(exc))
+    if _natively_arrays(engine) or len(encoding) > _KEEP_PIECES:
+        return Outcome(arrays)  # a long Encoding is dropped at once: windows name tokens by token_piece
+    return Outcome(encoding)
 
 
-def _first_divergence(ea: EncodingArrays, eb: EncodingArrays) -> int | None:
-    """Index of the first differing token, or min(len) if one is a prefix; None if equal. O(n) numpy."""
-    m = min(len(ea), len(eb))
-    differs = (ea.starts[:m] != eb.starts[:m]) | (ea.ends[:m] != eb.ends[:m])
-    if ea.ids is not None and eb.ids is not None:
-        differs |= ea.ids[:m] != eb.ids[:m]
-    if m and bool(differs.any()):
-        return int(np.argmax(differs))
-    return None if len(ea) == len(eb) else m
+def _fault_message(exc: BaseException) -> str:
+    """``Type: message`` on one line, escaped; even a ``__str__`` that raises gives a message."""
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001 - hostile __str__
+        message = "(message unavailable: its __str__ raised)"
+    return escape(f"{type(exc).__name__}: {message}".replace("\n", " "))
 
 
-def _covered(enc: EncodingArrays, n: int) -> np.ndarray:
-    """Boolean mask of the characters of a text of length ``n`` that some token covers. O(n + tokens)."""
-    depth = np.bincount(enc.starts, minlength=n + 1) - np.bincount(enc.ends, minlength=n + 1)
+def _covered(arrays: EncodingArrays, n: int) -> np.ndarray:
+    """Which of the ``n`` characters some token covers (boolean array). O(n + tokens) in numpy."""
+    depth = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(depth, arrays.starts, 1)
+    np.add.at(depth, arrays.ends, -1)
     return np.cumsum(depth[:n]) > 0
 
 
-def _decoded(engine: Encoder, enc: EncodingArrays) -> str | None:
+def _decoded(engine: Encoder, arrays: EncodingArrays) -> str | None:
     decode = getattr(engine, "decode", None)
-    if decode is None or enc.ids is None:
+    if decode is None or arrays.ids is None:
         return None
     try:
-        out = decode(enc.ids.tolist())
-    except Exception:  # noqa: BLE001 - decoding is optional; fall back to coverage
+        out = decode(arrays.ids.tolist())
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - decoding is optional (even a sys.exit in it); fall back to coverage
         return None
     return out if isinstance(out, str) else None
 
 
 def _classify(a: Encoder, b: Encoder, ea: EncodingArrays, eb: EncodingArrays, n: int) -> str:
-    """Rules 2-5 of the module docstring (both engines produced an encoding of a text of length n)."""
+    """Rules 2-5 of the module docstring (both engines produced an encoding of a text of ``n``
+    characters). O(n + tokens) in numpy."""
     da, db = _decoded(a, ea), _decoded(b, eb)
     if da is not None and db is not None:
         text_differs = da != db
@@ -202,13 +227,12 @@ def _classify(a: Encoder, b: Encoder, ea: EncodingArrays, eb: EncodingArrays, n:
 
 
 def compare(a: Encoder, b: Encoder, text: str) -> Comparison:
-    """Run both engines on ``text`` and compare (see module docstring). O(encode + n), numpy only:
-    peak memory is the engines' own plus O(tokens) machine integers, never a Python object per token."""
+    """Run both engines on ``text`` and compare (see module docstring). O(encode + n)."""
     check_text(text)
     oa, ob = run_engine(a, text), run_engine(b, text)
     if oa.arrays is None or ob.arrays is None:
         return Comparison(text, oa, ob, None, "engine fault")
-    index = _first_divergence(oa.arrays, ob.arrays)
+    index = oa.arrays.first_difference(ob.arrays)
     if index is None:
         return Comparison(text, oa, ob, None, None)
     return Comparison(text, oa, ob, index, _classify(a, b, oa.arrays, ob.arrays, len(text)))
@@ -225,7 +249,7 @@ def _format_window(label: str, tokens: list[dict[str, Any]], index: int | None) 
     for t in tokens:
         mark = ">" if t["index"] == index else " "
         tid = "" if t["id"] is None else f"id={t['id']:<7} "
-        lines.append(f"   {mark} #{t['index']:<4} {tid}piece={t['piece']!r:<14} "
+        lines.append(f"   {mark} #{t['index']:<4} {tid}piece={escape(repr(t['piece'])):<14} "
                      f"offsets=({t['offsets'][0]}, {t['offsets'][1]})  text={t['text']!r}")
     if index is not None and all(t["index"] != index for t in tokens):
         lines.append(f"   > #{index:<4} (no token: this side ends here)")
@@ -234,20 +258,19 @@ def _format_window(label: str, tokens: list[dict[str, Any]], index: int | None) 
 
 def format_comparison(a: Encoder, b: Encoder, comparison: Comparison, *, width: int = 3,
                       max_text: int = 200) -> str:
-    """A readable multi-line report of one disagreement: the text and both token windows."""
+    """A readable multi-line report of one disagreement: the text and both token windows (escaped)."""
     text = comparison.text
     shown = repr(text) if len(text) <= max_text else repr(text[:max_text]) + f"... ({len(text)} chars)"
     lines = [f"{comparison.classification}: text={shown}"]
     for label, engine, outcome in (("A", a, comparison.a), ("B", b, comparison.b)):
-        name = f"{label} {engine.info.name}"
-        if outcome.arrays is None:
-            lines.append(f"  {name}: FAULT {outcome.fault}")
+        name = f"{label} {escape(engine.info.name)}"
+        shown = outcome.shown()
+        if shown is None:
+            lines.append(f"  {name}: FAULT {escape(outcome.fault)}")
             continue
         index = comparison.index
-        shown_enc = outcome.tuples if outcome.tuples is not None else outcome.arrays
-        assert shown_enc is not None
-        window = token_window(engine, text, shown_enc, index or 0, width)
-        count = len(shown_enc)
+        window = token_window(engine, text, shown, index or 0, width)
+        count = len(shown)
         lines += _format_window(f"{name} ({count} token{'' if count == 1 else 's'})", window, index)
     if comparison.index is not None:
         lines.insert(1, f"  first divergence at token #{comparison.index}")

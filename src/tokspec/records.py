@@ -38,9 +38,7 @@ import base64
 import dataclasses
 import hashlib
 import json
-import os
 import shlex
-import tempfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,6 +46,8 @@ from typing import Any
 
 import numpy as np
 
+from tokspec._atomic import write_atomic
+from tokspec._escape import dumps
 from tokspec._types import Encoder, Encoding, EncodingArrays
 
 __all__ = ["RECORD_VERSION", "HEX_CHARS", "INLINE_TOKENS", "CONTEXT_CHARS", "WINDOW_TEXT_CHARS",
@@ -78,7 +78,9 @@ def _piece(engine: Encoder, encoding: Encoding | EncodingArrays, token_id: int |
         return ""
     try:
         return str(engine.token_piece(token_id))
-    except Exception:  # noqa: BLE001 - display only
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - display only (even a sys.exit in an engine's token_piece)
         return "?"
 
 
@@ -111,9 +113,9 @@ def _unpack(data: str, dtype: str, n: int) -> np.ndarray:
 
 
 def _shown(outcome: Any) -> Encoding | EncodingArrays | None:
-    """An outcome's output for records: its tuples if it kept them (pieces), else its arrays."""
-    tuples = getattr(outcome, "tuples", None)
-    return tuples if tuples is not None else getattr(outcome, "arrays", outcome.encoding)
+    """An outcome's output for records: the engine's own Encoding if kept (pieces), else its arrays."""
+    shown = getattr(outcome, "shown", None)
+    return shown() if shown is not None else outcome.encoding
 
 
 def _output(outcome: Any) -> dict[str, Any]:
@@ -225,7 +227,7 @@ def reproduce_command(a: Encoder, b: Encoder, path: str | Path) -> str:
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return dumps(value)  # lone surrogates and control characters from engines become \uXXXX escapes
 
 
 def dumps_record(record: dict[str, Any]) -> str:
@@ -248,18 +250,8 @@ def dumps_record(record: dict[str, Any]) -> str:
 
 
 def write_record(record: dict[str, Any], path: str | Path) -> Path:
-    """Write ``record`` (:func:`dumps_record`) to ``path`` atomically (temp file in the same folder + rename)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(dumps_record(record))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    """Write ``record`` (:func:`dumps_record`) to ``path`` atomically (:mod:`tokspec._atomic`)."""
+    return write_atomic(path, dumps_record(record))
 
 
 def save_counterexample(a: Encoder, b: Encoder, comparison: Any, directory: str | Path,

@@ -3,8 +3,12 @@
 File mode: ``tokspec diff A B --inputs FILE [--json] [--report DIR] [--minimize]``.
 Fuzz mode: ``tokspec diff A B --fuzz --time SECONDS [--seed N] [--save-corpus DIR]``.
 
-Inputs file format: see :mod:`tokspec.app.inputs`. Exit codes: 0 every input agrees; 1 at least one disagreement or engine fault; 2 usage or setup
-error (one line on stderr). Every disagreement is saved as a counterexample record (see
+Inputs file format: see :mod:`tokspec.app.inputs`. Exit codes: 0 every input agrees; 1 at least
+one disagreement or engine fault; 2 usage or setup error (one line on stderr), including "nothing
+compared" (an empty inputs file: zero inputs compared is not agreement). Options are checked
+before any engine loads: ``--time``/``--shrink-time`` finite > 0, ``--show``/``--window`` >= 0,
+``--max-findings`` >= 1, ``--report``/``--save-corpus`` a writable folder or creatable as one.
+Everything printed that an engine supplied is escaped (:mod:`tokspec._escape`). Every disagreement is saved as a counterexample record (see
 :mod:`tokspec.diff`) in ``--report DIR`` (default ``tokspec-reports/``). ``--json`` prints exactly
 one summary object on stdout whose ``"counterexamples"`` is the list of record *paths*.
 Progress (rate, inputs done, findings) goes to stderr once a run has taken more than two seconds.
@@ -25,7 +29,6 @@ Out of scope: running engines in parallel (engines are called one input at a tim
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections import Counter
@@ -34,10 +37,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from tokspec._registry import load_engine
+from tokspec._escape import dumps, escape
 from tokspec._types import Encoder
 from tokspec.diff import Comparison, check_pair, compare, format_comparison, save_counterexample
 from tokspec.errors import TokspecError
+from tokspec.app._checks import (ArgumentError, at_least, check_output_dir, load_engine_checked,
+                                 positive_seconds)
 from tokspec.app.finder import Finder, Finding, minimized, run_search
 from tokspec.app.inputs import InputFileError, read_inputs
 from tokspec.app.search import LONG_SHARE, text_sources
@@ -148,7 +153,7 @@ def _report(a: Encoder, b: Encoder, c: Comparison, where: str, args: argparse.Na
     shown = len(results.counterexamples)
     if not args.json and shown <= args.show:
         print(f"--- {where}: {format_comparison(a, b, c, width=args.window)}", file=out)
-        print(f"  record: {path}", file=out)
+        print(f"  record: {escape(path)}", file=out)
     return path
 
 
@@ -197,10 +202,6 @@ class _Fuzzer:
 
 def _run_fuzz(a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO, err: TextIO | None
               ) -> _Results:
-    if args.time <= 0 or args.max_findings < 1 or args.shrink_time <= 0:
-        raise TokspecError(f"--time and --shrink-time must be > 0 and --max-findings >= 1, got "
-                           f"time={args.time!r}, shrink_time={args.shrink_time!r}, "
-                           f"max_findings={args.max_findings!r}")
     sources = text_sources(a, args.seed, long_share=LONG_SHARE)
     fuzzer = _Fuzzer(a, b, args, out)
     fuzzer.results.generators = [s.name for s in sources]
@@ -215,24 +216,31 @@ def _run_fuzz(a: Encoder, b: Encoder, args: argparse.Namespace, out: TextIO, err
 # ----------------------------------------------------------------------------- entry points
 
 
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Refuse option values that cannot work (module docstring), before any engine loads."""
+    positive_seconds(args.time, "--time")
+    positive_seconds(args.shrink_time, "--shrink-time")
+    at_least(args.max_findings, 1, "--max-findings")
+    at_least(args.show, 0, "--show")
+    at_least(args.window, 0, "--window")
+    check_output_dir(args.report, "--report")
+    if args.save_corpus:
+        check_output_dir(args.save_corpus, "--save-corpus")
+
+
 def _load(name: str) -> Encoder:
-    try:
-        return load_engine(name)
-    except TokspecError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a broken provider must still give one line, exit 2
-        raise TokspecError(f"cannot load engine {name!r}: {type(exc).__name__}: {exc}") from None
+    return load_engine_checked(name)
 
 
 def _print_summary(results: _Results, args: argparse.Namespace, out: TextIO) -> None:
     if args.json:
-        print(json.dumps(results.summary(), ensure_ascii=False), file=out)
+        print(dumps(results.summary()), file=out)
         return
     hidden = len(results.counterexamples) - args.show
     if hidden > 0:
         print(f"... {hidden} more counterexample records not shown", file=out)
-    names = " vs ".join(e["name"] for e in results.engines)
-    verdict = "all agree" if results.disagreed == 0 else f"records in {args.report}/"
+    names = escape(" vs ".join(e["name"] for e in results.engines))
+    verdict = "all agree" if results.disagreed == 0 else f"records in {escape(args.report)}/"
     print(f"{names}: {results.inputs} inputs, {results.agreed} agreed, {results.disagreed} disagreed "
           f"({results.faults} engine faults) in {results.seconds:.1f}s; {verdict}", file=out)
 
@@ -243,6 +251,7 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | No
     err = sys.stderr if err is None else err
     engines: list[Encoder] = []
     try:
+        _check_arguments(args)
         engines = [_load(args.a), _load(args.b)]
         a, b = engines
         check_pair(a, b)
@@ -250,9 +259,14 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | No
         mode = _run_fuzz if args.fuzz else _run_file
         results = mode(a, b, args, out, None if args.quiet else err)
         results.seconds = time.monotonic() - start
+        if results.inputs == 0:
+            source = "no text was generated within --time" if args.fuzz else \
+                f"the inputs file {args.inputs!r} holds no input"
+            raise ArgumentError(f"nothing compared: {source} (zero inputs compared is not agreement)")
+    except BrokenPipeError:
+        raise  # stdout closed early: tokspec.app.cli.main ends quietly
     except (TokspecError, OSError) as exc:
-        message = str(exc).replace("\n", " ")
-        print(f"tokspec diff: error: {message}", file=err)
+        print(f"tokspec diff: error: {escape(exc)}", file=err)
         return 2
     finally:
         for engine in engines:

@@ -7,14 +7,23 @@ from the engine's own vocabulary; chunk length and overlap drawn at random unles
 default from ``tokspec.corpus`` (small). Each difference is minimized (ddmin, ``tokspec.minimize``)
 and written as a JSON + HTML report (``tokspec.app.merge_report``) under ``--report DIR``.
 
-Exit codes: 0 no difference found, 1 differences found (reports written), 2 usage error.
-Out of scope: comparing two strategies with each other (compare each with serial).
+Fault model (the same as ``tokspec diff``): an engine that raises -- anything, ``sys.exit``
+included; Ctrl-C excepted -- during the merge or the serial encoding is a finding of class
+``"engine fault"`` with its own report (:func:`tokspec.app.merge_report.build_fault_report`),
+minimized like the others (keeping the exception type), and the run goes on. A bad parameter the
+strategy rejects (``MergeError``) stays a usage error. Each report's JSON and HTML paths are
+printed as it is written; progress goes to stderr once a run takes over two seconds (``--quiet``).
+
+Exit codes: 0 no difference found, 1 differences or engine faults found (reports written), 2 usage
+or setup error -- also when nothing was compared (an empty inputs file). Options are checked
+before the engine loads (``--time``/``--minimize-seconds`` finite > 0, ``--report`` a writable
+folder or creatable as one). Out of scope: comparing two strategies with each other (compare each
+with serial).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import time
@@ -22,7 +31,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tokspec import Encoder, Encoding, load_engine
+from tokspec import Encoder, Encoding
+from tokspec._escape import dumps, escape
+from tokspec.app._checks import check_output_dir, load_engine_checked, positive_seconds
 from tokspec.errors import TokspecError
 
 __all__ = ["add_arguments", "run", "read_inputs"]
@@ -54,6 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", default="tokspec-merge-reports", help="report folder")
     parser.add_argument("--max-reports", type=int, default=5, help="stop after this many differences")
     parser.add_argument("--minimize-seconds", type=float, default=10.0)
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
 def read_inputs(path: str) -> list[str]:
@@ -72,7 +84,7 @@ def _vocab_words(engine: Encoder, rng: random.Random, k: int) -> list[str]:
         tid = rng.randrange(30000)
         try:
             w = token_bytes(tid).decode("utf-8", "ignore") if token_bytes else engine.token_piece(tid)
-        except (TokspecError, KeyError, IndexError):
+        except Exception:  # noqa: BLE001 - any failure here only skips a word of generated text
             continue
         w = w.removeprefix("##").replace("▁", " ")
         if w:
@@ -128,21 +140,73 @@ def _write(engine: Encoder, strategy: str, text: str, chunk_len: int, overlap: i
             "chars": len(text), "text": text, "chunk_len": chunk_len, "overlap": overlap}
 
 
+def _outcome(engine: Encoder, strategy: str, text: str, chunk_len: int, overlap: int | None,
+             runner: Any) -> tuple[bool, BaseException | None]:
+    """(differs, fault): run the merge and serial encoding; an engine's exception is the fault."""
+    from tokspec.fast._chunking import MergeError
+
+    try:
+        return _merge_differs(engine, strategy, text, chunk_len, overlap, runner)[0], None
+    except (MergeError, KeyboardInterrupt):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - an engine under test may raise anything
+        return True, exc
+
+
+def _fault_text(exc: BaseException) -> str:
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001 - hostile __str__
+        message = "(message unavailable)"
+    return escape(f"{type(exc).__name__}: {message}".replace("\n", " "))
+
+
+def _write_fault(engine: Encoder, strategy: str, text: str, chunk_len: int, overlap: int | None,
+                 fault: str, args: argparse.Namespace, original_chars: int) -> dict[str, Any]:
+    """Write the fault report of ``text`` (JSON then HTML); return its summary entry."""
+    from tokspec.app.merge_report import build_fault_report, report_name, write_report
+
+    params = {"chunk_len": chunk_len, "overlap": overlap}
+    path = str(Path(args.report) / f"{report_name(engine, strategy, params, text)}.json")
+    rep = build_fault_report(engine, text, strategy=strategy, params=params, fault=fault,
+                             reproduce_path=path, original_chars=original_chars)
+    j, h = write_report(rep, args.report)
+    return {"id": rep["id"], "json": str(j), "html": str(h), "classification": "engine fault",
+            "chars": len(text), "text": text, "chunk_len": chunk_len, "overlap": overlap,
+            "fault": rep["fault"]}
+
+
 def _report(engine: Encoder, strategy: str, text: str, chunk_len: int, overlap: int | None,
-            runner: Any, args: argparse.Namespace) -> dict[str, Any]:
+            runner: Any, args: argparse.Namespace, fault: BaseException | None = None) -> dict[str, Any]:
     """Report the failing text as found first (so nothing is lost if shrinking fails), then
-    minimize it (ddmin) and replace that report by the minimized one."""
+    minimize it (ddmin, keeping a difference a difference and a fault a fault of the same type)
+    and replace that report by the minimized one."""
     from tokspec.minimize import minimize_text
 
-    found = _write(engine, strategy, text, chunk_len, overlap, runner, args, len(text))
+    def write(t: str, exc: BaseException | None) -> dict[str, Any]:
+        from tokspec.fast._chunking import MergeError
+
+        if exc is None:
+            try:  # runs the engine again (and token_piece): it may raise this time
+                return _write(engine, strategy, t, chunk_len, overlap, runner, args, len(text))
+            except (MergeError, KeyboardInterrupt):
+                raise
+            except BaseException as again:  # noqa: BLE001 - an engine under test may raise anything
+                exc = again
+        return _write_fault(engine, strategy, t, chunk_len, overlap, _fault_text(exc), args, len(text))
+
+    found = write(text, fault)
+    faults: dict[str, BaseException | None] = {}
 
     def still_fails(t: str) -> bool:
-        return _merge_differs(engine, strategy, t, chunk_len, overlap, runner)[0]
+        differs, exc = _outcome(engine, strategy, t, chunk_len, overlap, runner)
+        faults[t] = exc
+        return differs and type(exc) is type(fault)
 
     small = minimize_text(text, still_fails, seconds=args.minimize_seconds)
     if small == text:
         return found
-    smaller = _write(engine, strategy, small, chunk_len, overlap, runner, args, len(text))
+    smaller = write(small, faults.get(small, fault))
     for key in ("json", "html"):
         Path(found[key]).unlink(missing_ok=True)
     return smaller
@@ -155,8 +219,9 @@ def _check_params(args: argparse.Namespace) -> None:
             raise MergeCheckError(f"--{name.replace('_', '-')} must be >= 1, got {v}")
     if args.overlap is not None and args.overlap < 0:
         raise MergeCheckError(f"--overlap must be >= 0, got {args.overlap}")
-    if args.time <= 0:
-        raise MergeCheckError(f"--time must be > 0 seconds, got {args.time}")
+    positive_seconds(args.time, "--time")
+    positive_seconds(args.minimize_seconds, "--minimize-seconds")
+    check_output_dir(args.report, "--report")
 
 
 def _cases(engine: Encoder, args: argparse.Namespace, rng: random.Random
@@ -179,36 +244,83 @@ def _cases(engine: Encoder, args: argparse.Namespace, rng: random.Random
         yield _gen_text(engine, rng, corpus, chunk_len), chunk_len, overlap
 
 
+class _Progress:
+    """Progress lines on stderr: silent for the first 2 s, then at most once per second."""
+
+    def __init__(self, quiet: bool):
+        self.start = time.monotonic()
+        self.next = self.start + 2.0
+        self.quiet = quiet
+
+    def tick(self, n: int, found: int) -> None:
+        now = time.monotonic()
+        if self.quiet or now < self.next:
+            return
+        self.next = now + 1.0
+        elapsed = now - self.start
+        print(f"merge-check: {elapsed:.1f}s, {n} inputs ({n / elapsed:.0f}/s), {found} reports",
+              file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run merge-check; return the exit code (module docstring)."""
     from tokspec.fast.merge_engines import STRATEGIES
     from tokspec.fast.parallel import Runner
 
     _check_params(args)
-    engine = load_engine(args.engine)
+    engine = load_engine_checked(args.engine)
+    try:
+        return _run(engine, args, STRATEGIES, Runner)
+    finally:
+        engine.close()
+
+
+def _run(engine: Encoder, args: argparse.Namespace, strategies: Any, runner_class: Any) -> int:
     backend = args.backend or ("auto" if args.workers else "serial")
-    runner = Runner(backend, args.workers or 1)
+    runner = runner_class(backend, args.workers or 1)
     rng = random.Random(args.seed)
     n = agreed = 0
     found: list[dict[str, Any]] = []
+    progress = _Progress(args.quiet)
+    name = escape(engine.info.name)
     for text, chunk_len, overlap in _cases(engine, args, rng):
         n += 1
-        if not _merge_differs(engine, args.strategy, text, chunk_len, overlap, runner)[0]:
+        differs, fault = _outcome(engine, args.strategy, text, chunk_len, overlap, runner)
+        progress.tick(n, len(found))
+        if not differs:
             agreed += 1
             continue
-        found.append(_report(engine, args.strategy, text, chunk_len, overlap, runner, args))
+        entry = _report(engine, args.strategy, text, chunk_len, overlap, runner, args, fault)
+        found.append(entry)
+        if not args.json:
+            what = entry["classification"] + (f" ({entry['fault']})" if "fault" in entry else "")
+            print(f"  {escape(what)}: {entry['chars']} chars -> {escape(entry['json'])} "
+                  f"(HTML: {escape(entry['html'])})", flush=True)
         if len(found) >= args.max_reports:
             break
+    if n == 0:
+        source = "no text was generated within --time" if args.fuzz else \
+            f"the inputs file {args.inputs!r} holds no input"
+        raise MergeCheckError(f"nothing compared: {source} (zero inputs compared is not agreement)")
+    faults = sum(f["classification"] == "engine fault" for f in found)
     summary = {"engines": [engine.info.name], "strategy": args.strategy,
-               "lossless_claimed": STRATEGIES[args.strategy].lossless, "backend": runner.resolve(engine),
+               "lossless_claimed": strategies[args.strategy].lossless, "backend": runner.resolve(engine),
                "workers": runner.workers, "chunk_len": args.chunk_len, "overlap": args.overlap,
                "fuzz": args.fuzz, "inputs": n, "agreed": agreed, "disagreed": n - agreed,
-               "counterexamples": found}
+               "faults": faults, "counterexamples": found}
+    if args.strategy == "lopt":  # the rule decided from the engine's structure (or serial, and why)
+        from tokspec.fast.merge_structure import decision_for
+
+        decision, source = decision_for(engine)
+        summary["lopt_rule"] = {"family": decision.family, "structure": source,
+                                "rule": None if decision.rule is None else decision.rule.name,
+                                "theorem_or_reason": decision.why}
     if args.json:
-        print(json.dumps(summary, ensure_ascii=False))
+        print(dumps(summary))
     else:
-        print(f"merge-check {engine.info.name} --strategy {args.strategy}: {n} inputs, {agreed} agreed, "
-              f"{n - agreed} disagreed")
-        for f in found:
-            print(f"  {f['classification']}: {f['chars']} chars -> {f['json']}", file=sys.stdout)
+        print(f"merge-check {name} --strategy {args.strategy}: {n} inputs, {agreed} agreed, "
+              f"{n - agreed} disagreed ({faults} engine faults); "
+              + (f"{len(found)} reports (JSON + HTML) in {escape(args.report)}/" if found else "no reports"))
+        if "lopt_rule" in summary:
+            print(f"  lopt rule ({summary['lopt_rule']['structure']}): {escape(decision.describe())}")
     return 1 if found else 0

@@ -10,8 +10,14 @@ Classification (first rule that applies): ``"same ids, different offsets"``; ``"
 (some character covered by a serial token is covered by no merged token); ``"tokens duplicated"``
 (some character is covered by more merged tokens than serial ones); ``"tokens different"``.
 
-Files are written atomically (temp file in the target folder, then ``os.replace``), JSON first,
-under a content-hash name, so the same finding is stored once. The HTML escapes all input text.
+An engine that raises while the merge or the serial encoding runs gives a *fault report*
+(:func:`build_fault_report`, ``"kind": "merge-engine-fault"``, classification ``"engine fault"``):
+the input, the engine, the parameters, the escaped fault message and the reproduce command.
+
+Files are written atomically (:func:`tokspec._atomic.write_atomic`), JSON first, under a
+content-hash name, so the same finding is stored once. JSON goes through
+:func:`tokspec._escape.dumps` and the HTML escapes everything it shows (HTML-escaped, and unsafe
+characters such as lone surrogates from engine pieces made visible with :func:`tokspec._escape.escape`).
 Out of scope: diffing beyond the first divergence (full outputs are in the JSON).
 """
 
@@ -20,17 +26,17 @@ from __future__ import annotations
 import hashlib
 import html
 import json
-import os
 import shlex
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from tokspec import Encoder, Encoding
+from tokspec._atomic import write_atomic
+from tokspec._escape import dumps, escape
 from tokspec.fast._chunking import MergeResult
 
-__all__ = ["REPORT_VERSION", "classify", "first_divergence", "build_report", "report_name",
-           "write_report", "render_html", "reproduce_command"]
+__all__ = ["REPORT_VERSION", "classify", "first_divergence", "build_report", "build_fault_report",
+           "report_name", "write_report", "render_html", "reproduce_command"]
 
 REPORT_VERSION = 1
 
@@ -89,8 +95,8 @@ def reproduce_command(engine: Encoder, strategy: str, params: dict[str, Any], pa
 def report_name(engine: Encoder, strategy: str, params: dict[str, Any], text: str) -> str:
     """``<strategy>-<engine>-<hash16>``: stable per (engine, strategy, parameters, text)."""
     key = json.dumps([engine.info.name, strategy, params, text], ensure_ascii=False, sort_keys=True)
-    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
-    slug = "".join(c if c.isalnum() else "-" for c in engine.info.name).strip("-")
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]  # names may be hostile
+    slug = "".join(c if c.isalnum() else "-" for c in engine.info.name).strip("-")[:60]
     return f"{strategy}-{slug}-{digest}"
 
 
@@ -135,24 +141,32 @@ def build_report(engine: Encoder, text: str, result: MergeResult, serial: Encodi
     }
 
 
-def _atomic_write(path: Path, content: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(content)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+def _engine_info(engine: Encoder) -> dict[str, Any]:
+    info = engine.info
+    return {"name": info.name, "library": info.library, "library_version": info.library_version,
+            "vocab_sha256": info.vocab_sha256, "description": info.description}
+
+
+def build_fault_report(engine: Encoder, text: str, *, strategy: str, params: dict[str, Any],
+                       fault: str, reproduce_path: str, original_chars: int | None = None
+                       ) -> dict[str, Any]:
+    """The JSON-able report of an engine that raised on ``text`` (module docstring)."""
+    return {
+        "version": REPORT_VERSION, "kind": "merge-engine-fault",
+        "id": report_name(engine, strategy, params, text),
+        "engine": _engine_info(engine), "strategy": strategy, "params": params,
+        "text": text, "text_repr": repr(text), "text_hex": text.encode("utf-8").hex(),
+        "chars": len(text), "original_chars": original_chars,
+        "classification": "engine fault", "fault": escape(fault),
+        "reproduce": reproduce_command(engine, strategy, params, reproduce_path),
+    }
 
 
 def write_report(report: dict[str, Any], directory: str | Path) -> tuple[Path, Path]:
     """Write ``<id>.json`` then ``<id>.html`` into ``directory``, each atomically."""
     d = Path(directory)
-    j = _atomic_write(d / f"{report['id']}.json", json.dumps(report, ensure_ascii=False, indent=1) + "\n")
-    h = _atomic_write(d / f"{report['id']}.html", render_html(report))
+    j = write_atomic(d / f"{report['id']}.json", dumps(report, indent=1) + "\n")
+    h = write_atomic(d / f"{report['id']}.html", render_html(report))
     return j, h
 
 
@@ -163,7 +177,12 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;font-
 
 
 def _visible(s: str) -> str:
-    return html.escape(s.replace(" ", "\u00b7").replace("\n", "\u21b5").replace("\t", "\u2192"))
+    return html.escape(escape(s.replace(" ", "\u00b7").replace("\n", "\u21b5").replace("\t", "\u2192")))
+
+
+def _e(value: object) -> str:
+    """HTML-escaped, unsafe characters made visible (module docstring)."""
+    return html.escape(escape(value))
 
 
 def _row(text: str, tokens: list[list[Any]], bad_from: int | None, overlap: list[int] | None) -> str:
@@ -174,16 +193,18 @@ def _row(text: str, tokens: list[list[Any]], bad_from: int | None, overlap: list
             cls += " bad"
         elif overlap is not None and overlap[0] <= s < overlap[1]:
             cls += " ov"
-        title = html.escape(f"#{k} id={tid} [{s},{e}) {piece}", quote=True)
+        title = _e(f"#{k} id={tid} [{s},{e}) {piece}")
         cells.append(f'<span class="{cls}" title="{title}">{_visible(text[s:e]) or "&empty;"}</span>')
     return "".join(cells)
 
 
 def render_html(report: dict[str, Any]) -> str:
     """A self-contained page: chunks with overlaps, serial and merged tokens, the divergence."""
+    if report.get("kind") == "merge-engine-fault":
+        return _render_fault_html(report)
     text = report["text"]
     k = report["first_divergence"]
-    e = html.escape
+    e = _e
     parts = [f"<!doctype html><meta charset=utf-8><title>{e(report['id'])}</title><style>{_CSS}</style>",
              f"<h1>{e(report['strategy'])} differs from serial: {e(report['classification'])}</h1>",
              f"<p>engine <b>{e(report['engine']['name'])}</b> (vocab sha256 "
@@ -214,3 +235,16 @@ def render_html(report: dict[str, Any]) -> str:
         parts.append(f"<tr><td>{k + i}</td><td>{cell[0]}</td><td>{cell[1]}</td></tr>")
     parts.append("</table>")
     return "\n".join(parts) + "\n"
+
+
+def _render_fault_html(report: dict[str, Any]) -> str:
+    """A short page for a fault report: what raised, on which input, and how to reproduce it."""
+    e = _e
+    return "\n".join([
+        f"<!doctype html><meta charset=utf-8><title>{e(report['id'])}</title><style>{_CSS}</style>",
+        f"<h1>{e(report['strategy'])}: engine fault</h1>",
+        f"<p>engine <b>{e(report['engine']['name'])}</b>; params {e(json.dumps(report['params']))}</p>",
+        f"<p>fault: <code>{e(report['fault'])}</code></p>",
+        f"<p>input ({report['chars']} chars): <code>{e(report['text_repr'])}</code><br>"
+        f"hex <code>{e(report['text_hex'])}</code></p>",
+        f"<p>reproduce: <code>{e(report['reproduce'])}</code></p>"]) + "\n"

@@ -1,14 +1,18 @@
 """Adapters for the byte-level BPE libraries: ``tiktoken`` and the Rust encoder of ``bpe-openai``.
 
-Both give token ids only. Offsets are derived here from each token's bytes (read from the rank
-table tokspec loaded and sha256-verified) by :func:`tokspec._offsets.char_offsets_from_byte_lengths`,
-so a token that splits a multi-byte character covers the whole character (``tokspec._types``).
+Both give token ids only. Offsets are derived here from each token's byte length (read from the
+rank table tokspec loaded and sha256-verified, gathered per id into an int64 array) by the compiled
+:func:`tokspec._offsets.char_spans_from_byte_lengths`, so a token that splits a multi-byte character
+covers the whole character (``tokspec._types``). ``encode_arrays`` builds no Python object per token:
+tiktoken's ids come as a numpy array (``encode_to_numpy`` with no special token allowed or
+disallowed, which runs the same core encoder as ``encode_ordinary``), bpe-openai's as a list
+converted in C.
 
 Special tokens are ordinary text: ``tiktoken`` is called through ``encode_ordinary`` and the Rust
 backend of ``bpe-openai`` has no special-token handling at all, so ``"<|endoftext|>"`` in the input
 is encoded as the ordinary tokens of its characters.
 
-Out of scope: tiktoken's ``allowed_special``, batch and numpy APIs; other encodings than cl100k_base
+Out of scope: tiktoken's ``allowed_special`` and batch APIs; other encodings than cl100k_base
 and o200k_base for ``bpe-openai``.
 """
 
@@ -17,10 +21,12 @@ from __future__ import annotations
 from importlib import metadata
 from typing import Any
 
+import numpy as np
 import tiktoken
 
-from tokspec._offsets import char_offsets_from_byte_lengths
-from tokspec._types import Encoder, Encoding, EngineInfo
+from tokspec._offsets import char_spans_from_byte_lengths
+from tokspec._types import Encoder, Encoding, EncodingArrays, EngineInfo
+from tokspec.errors import EngineFault
 from tokspec.errors import UnknownEngineError
 from tokspec.vocab import TiktokenVocab
 
@@ -64,16 +70,36 @@ class _ByteLevelEngine(Encoder):
         self.info = info
         self._token_bytes = _bytes_by_id(vocab.ranks)
         self._special = {i: s for s, i in special.items()}
+        #: byte length of each mergeable token by id; -1 for ids that are not mergeable tokens
+        self._token_len = np.full(max(self._token_bytes, default=-1) + 1, -1, dtype=np.int64)
+        for token_id, token in self._token_bytes.items():
+            self._token_len[token_id] = len(token)
 
-    def _ids(self, text: str) -> list[int]:
+    def _id_array(self, text: str) -> np.ndarray:
+        """The library's ids for ``text`` as an integer array."""
         raise NotImplementedError
 
+    def _encode_arrays(self, text: str) -> EncodingArrays:
+        """Encode; offsets from token byte lengths (compiled). O(bytes) beyond the library's encode,
+        no Python object per token."""
+        ids = self._id_array(text).astype(np.int64)
+        if len(ids) and (int(ids.max()) >= len(self._token_len) or int(ids.min()) < 0
+                         or int(self._token_len[ids].min()) < 0):
+            bad = next(int(i) for i in ids if not 0 <= i < len(self._token_len) or self._token_len[i] < 0)
+            raise EngineFault(f"{self.info.name}: library returned id {bad}, not a mergeable token")
+        lens = self._token_len[ids]
+        if int(lens.sum()) != len(text.encode("utf-8")):
+            raise EngineFault(f"{self.info.name}: the tokens cover "
+                              f"{int(lens.sum())} bytes of a {len(text.encode('utf-8'))}-byte text")
+        starts, ends = char_spans_from_byte_lengths(text, lens)
+        return EncodingArrays(ids, starts, ends)
+
     def _encode(self, text: str) -> Encoding:
-        """Encode; offsets from token byte lengths. O(n) beyond the library's own encode."""
-        ids = self._ids(text)
-        pieces = [self.token_bytes(i) for i in ids]
-        offsets = char_offsets_from_byte_lengths(text, [len(p) for p in pieces])
-        return Encoding.of(ids, offsets, [repr(p)[2:-1] for p in pieces]).validate(text, self.info.name)
+        """The tuple form of :meth:`_encode_arrays`, with each token's bytes as its piece."""
+        arrays = self._encode_arrays(text)
+        enc = arrays.to_encoding()
+        pieces = tuple(repr(self._token_bytes[i])[2:-1] for i in enc.ids or ())
+        return Encoding(enc.ids, enc.offsets, pieces).validate(text, self.info.name)
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of a mergeable token; raises UnknownEngineError for an id outside the vocab."""
@@ -106,8 +132,10 @@ class TiktokenEngine(_ByteLevelEngine):
         self.library_encoding = tiktoken.Encoding(
             name=name, pat_str=pattern, mergeable_ranks=vocab.ranks, special_tokens=special)
 
-    def _ids(self, text: str) -> list[int]:
-        return self.library_encoding.encode_ordinary(text)
+    def _id_array(self, text: str) -> np.ndarray:
+        # allowed_special=set(), disallowed_special=(): no special token is matched nor refused,
+        # which is encode_ordinary (tests compare the two on every corpus text)
+        return self.library_encoding.encode_to_numpy(text, allowed_special=set(), disallowed_special=())
 
 
 def _bpe_openai_backend(encoding: str) -> Any:
@@ -133,5 +161,6 @@ class BpeOpenaiEngine(_ByteLevelEngine):
         super().__init__(info, vocab, SPECIAL_TOKENS[encoding])
         self.backend = _bpe_openai_backend(encoding)
 
-    def _ids(self, text: str) -> list[int]:
-        return list(self.backend.encode(text))
+    def _id_array(self, text: str) -> np.ndarray:
+        ids = self.backend.encode(text)
+        return np.fromiter(ids, dtype=np.int64, count=len(ids))

@@ -24,6 +24,12 @@ whitespace) belong to the normalized character before them. The dummy prefix ``‚
 If the pieces do not tile the normalized text (not seen in the tests; checked on every call), the
 raw spans are used with the rule of :func:`contract_byte_spans`.
 
+``encode_arrays`` does the same without a Python object per token: ids from sentencepiece's plain
+``encode`` (its own encode time), the ordinary pieces' text from the vocabulary (sentencepiece's
+pieces are the normalized text they matched, so they equal the vocabulary's), and the tiling by
+the compiled :func:`tile_kernel` (:func:`aligned_spans` over arrays; tests check they agree);
+when it does not tile, the list path above runs.
+
 Out of scope: sampling, n-best, BOS/EOS, ``reverse``, decoding.
 """
 
@@ -31,14 +37,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import sentencepiece
 
+from tokspec._jit import kernel
 from tokspec._offsets import char_offsets_from_byte_spans
-from tokspec._types import Encoder, Encoding, EngineInfo
+from tokspec._types import Encoder, Encoding, EncodingArrays, EngineInfo
 from tokspec.errors import EngineFault
 from tokspec.vocab import SpmModel
 
-__all__ = ["SpmEngine", "contract_byte_spans"]
+__all__ = ["SpmEngine", "contract_byte_spans", "aligned_spans", "tile_kernel"]
 
 _DUMMY_PREFIX = "\u2581"
 
@@ -117,6 +125,90 @@ def aligned_spans(norm: str, offs: list[int], pieces: list[str], kinds: list[str
     return out if pos == len(norm) and not byte else None
 
 
+_ORDINARY, _BYTE, _UNKNOWN = 0, 1, 2
+
+
+@kernel
+def tile_kernel(norm: np.ndarray, offs: np.ndarray, ids: np.ndarray, kind_of_id: np.ndarray,
+                piece_flat: np.ndarray, piece_at: np.ndarray, dummy: int
+                ) -> tuple[np.ndarray, np.ndarray, bool]:
+    """:func:`aligned_spans` over arrays: ``norm`` the normalized text's code points, ``offs`` its
+    offsets (``len(norm) + 1``), token ``k`` of kind ``kind_of_id[ids[k]]`` (0 ordinary, 1 byte,
+    2 unknown) and, when ordinary, text ``piece_flat[piece_at[id]:piece_at[id + 1]]``; ``dummy``
+    the dummy-prefix index or -1. Returns (starts, ends, tiled); when ``tiled`` is False the
+    spans are meaningless. O(len(norm) + tokens) (an unknown piece scans to the next match).
+    """
+    n = len(norm)
+    t_count = len(ids)
+    starts = np.zeros(t_count, dtype=np.int64)
+    ends = np.zeros(t_count, dtype=np.int64)
+    nxt = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        if offs[i] > offs[i + 1]:
+            return starts, ends, False
+    bound = offs[n]
+    for i in range(n - 1, -1, -1):
+        if offs[i + 1] > offs[i]:
+            bound = offs[i + 1]
+        nxt[i] = max(bound, offs[i])
+    pos = 0
+    byte = 0
+    for k in range(t_count):
+        kind = kind_of_id[ids[k]]
+        if (byte != 0 and kind != _BYTE) or pos >= n:
+            return starts, ends, False
+        if kind == _BYTE:
+            starts[k] = offs[pos]
+            ends[k] = nxt[pos]
+            byte += 1
+            cp = norm[pos]
+            width = 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+            if byte == width:
+                pos += 1
+                byte = 0
+            continue
+        if kind == _UNKNOWN:
+            following = -1
+            if k + 1 < t_count and kind_of_id[ids[k + 1]] == _ORDINARY:
+                following = ids[k + 1]
+            end = pos + 1
+            while end < n and (following < 0 or not _matches(norm, end, piece_flat, piece_at, following)):
+                end += 1
+        elif _matches(norm, pos, piece_flat, piece_at, ids[k]):
+            end = pos + piece_at[ids[k] + 1] - piece_at[ids[k]]
+        else:
+            return starts, ends, False
+        first = -1
+        last_end = 0
+        for i in range(pos, end):
+            if i != dummy:
+                if first < 0:
+                    first = i
+                    last_end = nxt[i]
+                last_end = max(last_end, nxt[i])
+        if first < 0:
+            starts[k] = offs[pos]
+            ends[k] = offs[pos]
+        else:
+            starts[k] = offs[first]
+            ends[k] = last_end
+        pos = end
+    return starts, ends, pos == n and byte == 0
+
+
+@kernel
+def _matches(norm: np.ndarray, pos: int, piece_flat: np.ndarray, piece_at: np.ndarray, pid: int) -> bool:
+    """``norm[pos:]`` starts with the text of piece ``pid``. O(piece)."""
+    a = piece_at[pid]
+    size = piece_at[pid + 1] - a
+    if pos + size > len(norm):
+        return False
+    for t in range(size):
+        if norm[pos + t] != piece_flat[a + t]:
+            return False
+    return True
+
+
 class SpmEngine(Encoder):
     """One ``sentencepiece.SentencePieceProcessor`` loaded from tokspec's verified bytes."""
 
@@ -130,6 +222,18 @@ class SpmEngine(Encoder):
             name, "tokenizer", "sentencepiece", sentencepiece.__version__, model.sha256,
             f"sentencepiece {model.model_type} ({model.normalizer_name}, "
             f"byte_fallback={model.byte_fallback}) from {model.path}")
+        self._init_tables()
+
+    def _init_tables(self) -> None:
+        """Per-id kinds and the ordinary pieces' code points (flattened) for :func:`tile_kernel`."""
+        kinds = {"byte": _BYTE, "unknown": _UNKNOWN}
+        self._kind_of_id = np.array([kinds.get(t, _ORDINARY) for t in self.model.types], dtype=np.int64)
+        size = self.library_processor.get_piece_size()
+        pieces = [str(self.library_processor.id_to_piece(i)) for i in range(size)]
+        lens = np.array([len(p) for p in pieces], dtype=np.int64)
+        self._piece_at = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(lens, out=self._piece_at[1:])
+        self._piece_flat = np.frombuffer("".join(pieces).encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
 
     def library_encode(self, text: str) -> dict[str, list]:  # type: ignore[type-arg]
         """sentencepiece's own ``offset_mapping`` output with byte offsets."""
@@ -152,6 +256,26 @@ class SpmEngine(Encoder):
             spans = contract_byte_spans(pieces, [tuple(s) for s in out["offsets"]])
             offsets = char_offsets_from_byte_spans(text, spans)
         return Encoding.of(ids, offsets, pieces).validate(text, self.info.name)
+
+    def _encode_arrays(self, text: str) -> EncodingArrays:
+        """Encode as arrays (module docstring); O(n + tokens) compiled beyond sentencepiece's
+        encode and normalization, the list path when the pieces do not tile."""
+        try:
+            raw = self.library_processor.encode(text)
+        except Exception as exc:
+            raise EngineFault(f"{self.info.name}: sentencepiece failed on text={text!r:.80}: {exc}") from exc
+        ids = np.fromiter(raw, dtype=np.int64, count=len(raw))
+        norm, offs = self.library_normalizer.normalize(text, with_offsets=True)
+        dummy = self._dummy_index(norm)
+        if len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= len(self._kind_of_id)):
+            raise EngineFault(f"{self.info.name}: sentencepiece returned an id outside the vocabulary")
+        starts, ends, tiled = tile_kernel(
+            np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32).astype(np.int64),
+            np.fromiter(offs, dtype=np.int64, count=len(offs)), ids, self._kind_of_id,
+            self._piece_flat, self._piece_at, -1 if dummy is None else dummy)
+        if not tiled:
+            return EncodingArrays.from_encoding(self._encode(text))
+        return EncodingArrays(ids, starts, ends).validate(text, self.info.name)
 
     def _dummy_index(self, norm: str) -> int | None:
         """Where the normalizer inserted the dummy prefix (suffix) ``‚ñÅ``, if it did."""

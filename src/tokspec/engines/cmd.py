@@ -12,11 +12,20 @@ Options go in brackets before the command: ``cmd:[timeout=5,startup=60] python3 
 - ``timeout``: seconds per request (default: env ``TOKSPEC_CMD_TIMEOUT``, else 10);
 - ``startup``: seconds to wait for the handshake (default: env ``TOKSPEC_CMD_STARTUP``, else 60).
 
+Each must be a finite number > 0 (else :class:`~tokspec.errors.UnknownEngineError`, one line).
+
 A crash (EOF or exit), a hang (no complete reply within ``timeout``), or a malformed reply raises
 :class:`CmdEngineFault` (an :class:`~tokspec.errors.EngineFault`) naming the input that caused it and
 the tail of the program's stderr; the process is killed (its whole process group) and restarted on
 the next call, so a caller such as ``tokspec diff`` records the fault and continues. An ``"error"``
-reply is also an EngineFault, but the program stays up.
+reply is also an EngineFault, but the program stays up. A reply line longer than
+:func:`tokspec.engines._cmd_process._line_limit` bytes (a stdout flood) is a fault of its own ("flooded its stdout"); reading a
+reply is linear in its length (the buffer is never rescanned).
+
+The program runs under :func:`tokspec._procs.spawn`: in its own process group, which dies with
+tokspec on any exit (a SIGKILL of tokspec included) and when the engine is closed or restarted.
+Everything the program sends that ends up in a message (stderr tail, error replies) is escaped
+with :func:`tokspec._escape.escape` (no raw control characters, bidi overrides, lone surrogates).
 
 Out of scope: concurrency (one request in flight; an engine object is not thread-safe) and
 Windows (process groups and ``select`` on pipes are POSIX).
@@ -25,17 +34,18 @@ Windows (process groups and ``select`` on pipes are POSIX).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
-import selectors
 import shlex
-import signal
+import shutil
 import subprocess
-import tempfile
 import time
-from typing import IO, Any, NoReturn
+from typing import Any, NoReturn
 
+from tokspec._escape import escape
 from tokspec._types import Encoder, Encoding, EngineInfo
+from tokspec.engines._cmd_process import _Flood, _line_limit, _Process
 from tokspec.errors import EngineFault, UnknownEngineError
 
 __all__ = ["CmdEngine", "CmdEngineFault", "load", "engines", "PROTOCOL_VERSION"]
@@ -52,97 +62,43 @@ class CmdEngineFault(EngineFault):
         self.text = text
 
 
+def _seconds(value: str, what: str) -> float:
+    """``value`` as a finite number of seconds > 0, else UnknownEngineError naming ``what``."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise UnknownEngineError(f"{what}={value!r} is not a number (seconds)") from None
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise UnknownEngineError(f"{what}={value!r} must be a finite number of seconds > 0")
+    return seconds
+
+
 def _parse_options(arg: str) -> tuple[dict[str, float], str]:
     """Split ``[k=v,...] command`` into (options, command); defaults come from the environment."""
-    options = {"timeout": float(os.environ.get("TOKSPEC_CMD_TIMEOUT", "10")),
-               "startup": float(os.environ.get("TOKSPEC_CMD_STARTUP", "60"))}
+    options = {key: _seconds(os.environ.get(env, default), env) for key, env, default in
+               (("timeout", "TOKSPEC_CMD_TIMEOUT", "10"), ("startup", "TOKSPEC_CMD_STARTUP", "60"))}
     m = _OPTIONS.match(arg)
     if m is None:
         return options, arg
     for item in filter(None, (s.strip() for s in m.group(1).split(","))):
         key, _, value = item.partition("=")
         if key not in options:
-            raise UnknownEngineError(f"cmd engine option {key!r} unknown in name 'cmd:{arg}'; "
+            raise UnknownEngineError(f"cmd engine option {key!r} unknown in name {escape('cmd:' + arg)!r}; "
                                      "options: timeout, startup (seconds)")
-        try:
-            options[key] = float(value)
-        except ValueError:
-            raise UnknownEngineError(f"cmd engine option {key}={value!r} is not a number") from None
-        if options[key] <= 0:
-            raise UnknownEngineError(f"cmd engine option {key}={value!r} must be > 0")
+        options[key] = _seconds(value, f"cmd engine option {key}")
     return options, arg[m.end():]
-
-
-class _Process:
-    """One running engine program with a byte buffer over its stdout. Internal to CmdEngine."""
-
-    def __init__(self, argv: list[str]):
-        self.stderr: IO[bytes] = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.stderr, bufsize=0, start_new_session=True)
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        os.set_blocking(self.proc.stdin.fileno(), False)
-        self.buffer = bytearray()
-
-    def exchange(self, request: bytes, deadline: float) -> bytes | None:
-        """Send ``request``; return the next full line, or None on EOF. TimeoutError at deadline."""
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        pending = memoryview(request)
-        with selectors.DefaultSelector() as sel:
-            sel.register(self.proc.stdout, selectors.EVENT_READ)
-            if pending:
-                sel.register(self.proc.stdin, selectors.EVENT_WRITE)
-            while b"\n" not in self.buffer:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError
-                for key, _ in sel.select(left):
-                    if key.fileobj is self.proc.stdin:
-                        written = os.write(self.proc.stdin.fileno(), pending[:65536])
-                        pending = pending[written:]
-                        if not pending:
-                            sel.unregister(self.proc.stdin)
-                    else:
-                        chunk = os.read(self.proc.stdout.fileno(), 65536)
-                        if not chunk:
-                            return None
-                        self.buffer += chunk
-        line, _, rest = bytes(self.buffer).partition(b"\n")
-        self.buffer = bytearray(rest)
-        return line
-
-    def stderr_tail(self, limit: int = 300) -> str:
-        try:
-            self.stderr.seek(0, os.SEEK_END)
-            size = self.stderr.tell()
-            self.stderr.seek(max(0, size - limit))
-            return self.stderr.read().decode("utf-8", "replace").strip().replace("\n", " | ")
-        except (OSError, ValueError):
-            return ""
-
-    def kill(self, grace: float = 1.0) -> None:
-        """Close stdin, give the program ``grace`` s to exit, then kill its process group. Idempotent."""
-        try:
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
-            self.proc.wait(timeout=grace)
-        except (OSError, subprocess.TimeoutExpired):
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.proc.wait()
-        finally:
-            if self.proc.stdout is not None:
-                self.proc.stdout.close()
-            self.stderr.close()
 
 
 class CmdEngine(Encoder):
     """An engine run as a subprocess speaking the protocol of ``docs/protocol.md``.
 
     Each ``encode`` costs one request/response round trip: O(len(text)) plus the program's time.
+    One program serves one request at a time (``thread_safe`` is False: ``lopt`` encodes its
+    pieces one after another). A handshake ``structure`` becomes ``merge_structure``.
     """
+
+    thread_safe = False
+    merge_structure: dict[str, Any] | None = None
 
     def __init__(self, arg: str):
         self.options, command = _parse_options(arg)
@@ -158,21 +114,29 @@ class CmdEngine(Encoder):
         self.restarts = 0
         handshake = self._start()
         self.info = self._info_from(handshake)
+        structure = handshake.get("structure")
+        self.merge_structure = structure if isinstance(structure, dict) else None
 
     # -- process management -------------------------------------------------------------
 
     def _start(self) -> dict[str, Any]:
         """Start the program and read its handshake line (raises UnknownEngineError/EngineFault)."""
+        if shutil.which(self.argv[0]) is None:
+            raise UnknownEngineError(f"cmd engine {self.name!r}: cannot start {self.argv[0]!r}: "
+                                     "no such executable file (on PATH or at that path)")
         try:
             self._proc = _Process(self.argv)
         except OSError as exc:
             raise UnknownEngineError(f"cmd engine {self.name!r}: cannot start {self.argv[0]!r}: "
                                      f"{exc.strerror or exc}") from None
         try:
-            line = self._proc.exchange(b"", time.monotonic() + self.options["startup"])
+            line = self._proc.exchange(b"", time.monotonic() + self.options["startup"], 1 << 20)
         except TimeoutError:
             line = None
             problem = f"sent no handshake line within {self.options['startup']:g}s"
+        except _Flood:
+            line = None
+            problem = "flooded its stdout (over 1 MiB before a handshake line ended)"
         else:
             problem = "exited before its handshake line"
         if line is None:
@@ -234,11 +198,14 @@ class CmdEngine(Encoder):
                 raise CmdEngineFault(f"{exc} (while restarting it for text={text!r:.120})", text=text) from None
         assert self._proc is not None
         self._next_id += 1
-        request = json.dumps({"id": self._next_id, "text": text}, ensure_ascii=True) + "\n"
+        request = (json.dumps({"id": self._next_id, "text": text}, ensure_ascii=True) + "\n").encode("ascii")
+        limit = _line_limit(request)
         try:
-            line = self._proc.exchange(request.encode("ascii"), time.monotonic() + self.options["timeout"])
+            line = self._proc.exchange(request, time.monotonic() + self.options["timeout"], limit)
         except TimeoutError:
             self._fail(f"hung (no reply within {self.options['timeout']:g}s)", text)
+        except _Flood:
+            self._fail(f"flooded its stdout (over {limit} bytes without a complete reply line)", text)
         except OSError as exc:
             self._fail(f"crashed (pipe error: {exc.strerror or exc})", text)
         if line is None:
@@ -255,7 +222,7 @@ class CmdEngine(Encoder):
     def _encode(self, text: str) -> Encoding:
         reply = self._request(text)
         if "error" in reply:
-            raise CmdEngineFault(f"cmd engine {self.name!r} reported error {reply['error']!r} "
+            raise CmdEngineFault(f"cmd engine {self.name!r} reported error {reply['error']!r:.300} "
                                  f"on text={text!r:.120}", text=text)
         encoding = _encoding_of(reply)
         if encoding is None:

@@ -19,6 +19,12 @@ Cases (``quick=False``; sizes are UTF-8 bytes of generated text):
   Unicode 16.0 as the reference runs it, and as written) on ~1 MB of English, Chinese-like text,
   code; spans checked equal in the same run.
 
+- ``adapter``: each production adapter's ids + contract offsets (``encode_arrays``) vs the library's
+  own encode (ids only) on ~2 MB of English-like and Chinese-like text; the case names the extra
+  fraction the offsets cost (issue 10's target: at most +0.30). And ``hf:`` ``encode_batch_arrays``
+  (HF's ``encode_batch``) vs a loop of ``encode_arrays`` over ~200 paragraphs. Subject and baseline
+  are timed interleaved (minimum of each).
+
 ``quick=True``: the same kinds of rows on ~20 KB inputs with a generated tiny BPE vocabulary and a
 small trained Unigram model, a few seconds in all. Text is generated at run time: prose from
 ``tokspec.corpus``, code from this Python's standard library sources, CJK from code point ranges.
@@ -117,10 +123,11 @@ def _peek2_rows(size: int) -> list[BenchRow]:
 
 
 def _bpe_text_rows(size: int) -> list[BenchRow]:
-    """``fast:cl100k_base`` (compiled Peek2 + backtracking BPE, ids and offsets in one pass) vs raw
-    tiktoken ``encode_ordinary`` (ids only), the bpe-openai Rust encoder (ids only) and the tiktoken
-    adapter's ids + offsets, on English, Chinese-like and code; ``fast:o200k_base`` likewise on
-    English. Ids (and, against the adapter, offsets) are checked equal in the same run."""
+    """``fast:cl100k_base`` ids (compiled Peek2 + backtracking BPE, ``encode_ids``) vs raw tiktoken
+    ``encode_ordinary`` and the bpe-openai Rust encoder (ids only), and its ids + offsets (one
+    compiled pass, ``encode_arrays``) vs the tiktoken adapter's ids + offsets, on English,
+    Chinese-like and code; ``fast:o200k_base`` likewise on English. Ids (and, against the adapter,
+    offsets) are checked equal in the same run."""
     rows = []
     cases = [("cl100k_base", "english", english(size)), ("cl100k_base", "chinese-like", chinese_like(size)),
              ("cl100k_base", "code", code(size)), ("o200k_base", "english", english(size))]
@@ -133,14 +140,18 @@ def _bpe_text_rows(size: int) -> list[BenchRow]:
         assert got.ids is not None
         ids = got.ids.tolist()
         n = len(text.encode())
-        for base_name, base, same in (
-                ("tiktoken encode_ordinary", lambda t=text: library.encode_ordinary(t),
-                 ids == library.encode_ordinary(text)),
-                ("bpe-openai encode", lambda t=text: rust.encode(t), ids == list(rust.encode(text))),
-                ("tiktoken adapter ids+offsets", lambda t=text: adapter.encode_arrays(t), got.same_as(want))):
-            ts, tb = _paired(lambda t=text: fast.encode_arrays(t), base, 3)
-            rows.append(BenchRow(SUITE, _exact(f"bpe-text {vocab[:-5]} {label}", same),
-                                 f"fast:{vocab} ids+offsets", base_name, n, ts, tb))
+        ids_only = fast.encode_ids  # type: ignore[attr-defined]
+        ids_same = ids_only(text).tolist() == ids  # the ids-only path gives the same ids
+        for subject, fs, base_name, base, same in (
+                ("ids", lambda t=text: ids_only(t), "tiktoken encode_ordinary",
+                 lambda t=text: library.encode_ordinary(t), ids == library.encode_ordinary(text)),
+                ("ids", lambda t=text: ids_only(t), "bpe-openai encode", lambda t=text: rust.encode(t),
+                 ids == list(rust.encode(text))),
+                ("ids+offsets", lambda t=text: fast.encode_arrays(t), "tiktoken adapter ids+offsets",
+                 lambda t=text: adapter.encode_arrays(t), got.same_as(want))):
+            ts, tb = _paired(fs, base, 3)
+            rows.append(BenchRow(SUITE, _exact(f"bpe-text {vocab[:-5]} {label}", same and ids_same),
+                                 f"fast:{vocab} {subject}", base_name, n, ts, tb))
     return rows
 
 
@@ -226,11 +237,72 @@ def _unigram_rows(quick: bool) -> list[BenchRow]:
     return rows
 
 
+def _interleaved(fs: Callable[[], object], fb: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Minimum seconds of ``fs`` and of ``fb``, called alternately ``repeat`` times each (so load
+    changes on a shared machine hit both alike); one untimed warm-up call of each first."""
+    import time
+    fs()
+    fb()
+    best_s = best_b = float("inf")
+    for _ in range(max(1, repeat)):
+        t0 = time.perf_counter()
+        fs()
+        best_s = min(best_s, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        fb()
+        best_b = min(best_b, time.perf_counter() - t0)
+    return best_s, best_b
+
+
+def _library_encode(engine: object) -> Callable[[str], object]:
+    """The library's own encode (ids only) behind a production adapter."""
+    lib_encoding = getattr(engine, "library_encoding", None)
+    if lib_encoding is not None:  # tiktoken
+        return lambda t: lib_encoding.encode_ordinary(t)
+    backend = getattr(engine, "backend", None)
+    if backend is not None:  # bpe-openai
+        return lambda t: backend.encode(t)
+    processor = getattr(engine, "library_processor", None)
+    if processor is not None:  # sentencepiece
+        return lambda t: processor.encode(t)
+    return lambda t: engine.library_encode(t).ids  # type: ignore[attr-defined]
+
+
+def _adapter_rows(quick: bool) -> list[BenchRow]:
+    """Adapter ids + offsets vs library encode, and HF batch vs loop (module docstring)."""
+    from tokspec import models
+    size, repeat = (20_000, 5) if quick else (2_000_000, 3)
+    texts = {"english": english(size), "chinese-like": chinese_like(size)}
+    names = ["tiktoken:cl100k_base", "bpe-openai:cl100k_base", "hf:bert-base-uncased", "hf:mon-unigram",
+             models.engine_name("spm-unigram-bytes")]
+    rows = []
+    for name in names:
+        engine = load_engine(name)
+        label = name if len(name) < 24 else "spm:spm-unigram-bytes"
+        lib = _library_encode(engine)
+        for lang, text in texts.items():
+            t_adapter, t_lib = _interleaved(lambda e=engine, t=text: e.encode_arrays(t),
+                                            lambda t=text: lib(t), repeat)
+            rows.append(BenchRow(SUITE, f"adapter {lang[:2]} extra {t_adapter / t_lib - 1:+.2f}",
+                                 f"{label} ids+offsets", "library encode", len(text.encode()),
+                                 t_adapter, t_lib))
+    paragraphs = [english(size // 200, seed=i) for i in range(200)]
+    n_bytes = sum(len(p.encode()) for p in paragraphs)
+    for name in ("hf:bert-base-uncased", "hf:mon-unigram"):
+        engine = load_engine(name)
+        t_batch, t_loop = _interleaved(lambda e=engine: e.encode_batch_arrays(paragraphs),
+                                       lambda e=engine: [e.encode_arrays(p) for p in paragraphs], repeat)
+        rows.append(BenchRow(SUITE, "adapter batch 200 paragraphs", f"{name} encode_batch_arrays",
+                             "loop of encode_arrays", n_bytes, t_batch, t_loop))
+    return rows
+
+
 def run(*, quick: bool) -> list[BenchRow]:
     """All rows of the suite (see module docstring); ``quick`` keeps it to a few seconds."""
     rows = _peek2_rows(20_000 if quick else 1_000_000)
     rows += _bpe_whole_rows(quick)
     rows += _unigram_rows(quick)
+    rows += _adapter_rows(quick)
     if not quick:
         rows += _bpe_text_rows(1_000_000)
         text = english(300_000)

@@ -1,23 +1,28 @@
 """Suite ``parallel``: chunked parallel encoding (tokspec's ``lopt`` and the published merges)
 against serial encoding by the same engine, with 2 workers, on generated prose-like text.
 
-One row per (engine, strategy), plus ``lopt`` through threads and processes explicitly:
-subject = the merge through its backend (``tokspec.fast.parallel``
-``auto``: threads for tiktoken, processes for HF ``tokenizers`` engines), baseline = one serial
-``engine.encode`` of the whole text. Process pools are started and warmed before timing (start-up
-is reported separately as a note in the case name, not hidden in the ratio). Every subject's
-output is compared with the serial output and the row's case says ``exact`` or ``DIFFERS``.
-Ratios are honest for this machine: with 2 cores the ceiling is 2x, and pickling chunks to worker
-processes costs real time. Out of scope: batch throughput of many texts (not what merges are for).
+Two parts. *Families* (full run): ``lopt:`` over every engine family, production and fast, named
+and trained on this machine by ``tokspec.models`` (sentencepiece Unigram/BPE with and without
+byte fallback, HF byte-level BPE, WordPiece uncased and cased, Unigram with Metaspace), on 2 MB:
+subject = ``LoptEncoder`` with its default runner (threads; ``encode_arrays``), baseline = one serial
+``encode_arrays`` of the whole text, run interleaved, best of the repeats. The case names the rule
+decided from the engine's structure (or ``serial`` and the reason) and says ``exact`` or
+``DIFFERS`` (output compared in the same run). *Strategies* (full run): each published merge on
+1 MB over the three named engines, through ``merge_text`` (traced, tuple encodings).
+Ratios are honest for this machine: with 2 cores the ceiling is 2x; engines that hold the GIL
+(Python-level offsets in the adapters) cannot overlap under threads. Out of scope: batch
+throughput of many texts (not what merges are for).
 """
 
 from __future__ import annotations
 
 import random
 
+import time
+
 from tokspec import Encoder, Encoding, load_engine
 from tokspec.app.bench import BenchRow, time_best
-from tokspec.fast.merge_engines import merge_text
+from tokspec.fast.merge_engines import LoptEncoder, merge_text
 from tokspec.fast.parallel import Runner, default_chunk_len
 
 __all__ = ["run", "generate_text"]
@@ -25,6 +30,14 @@ __all__ = ["run", "generate_text"]
 _ENGINES = ("tiktoken:cl100k_base", "hf:bert-base-uncased", "hf:mon-unigram")
 _STRATEGIES = ("lopt", "lopt-paper", "overlap-filter", "id-lcs", "delimiter")
 _WORKERS = 2
+#: family label -> engine name (``models:KIND`` = trained here; ``cased`` = WordPiece, lowercase off).
+_FAMILIES = (("tiktoken", "tiktoken:cl100k_base"), ("bpe-openai", "bpe-openai:cl100k_base"),
+             ("HF BERT", "hf:bert-base-uncased"), ("HF mon-unigram", "hf:mon-unigram"),
+             ("fast BPE", "fast:cl100k_base"), ("fast Unigram", "fast:mon-unigram"),
+             ("spm Unigram", "models:spm-unigram"), ("spm Unigram bytes", "models:spm-unigram-bytes"),
+             ("spm BPE bytes", "models:spm-bpe"), ("HF byte-level BPE", "models:hf-bpe"),
+             ("HF WordPiece uncased", "models:hf-wordpiece"), ("HF WordPiece cased", "cased"),
+             ("HF Unigram Metaspace", "models:hf-unigram"))
 
 
 def generate_text(n_chars: int, seed: int = 0) -> str:
@@ -62,10 +75,48 @@ def _serial(engine: Encoder, text: str, repeat: int) -> tuple[float, Encoding]:
     return seconds, out[0]
 
 
+def _family_engine(name: str) -> Encoder:
+    from tokspec import models
+
+    if name == "cased":
+        from tokspec.engines._hf import HfEngine
+        from tokspec.vocab import load_tokenizer_json
+
+        tj = load_tokenizer_json(models.trained_model("hf-wordpiece"))
+        tj.data["normalizer"]["lowercase"] = False
+        return HfEngine("hf:wordpiece-cased(trained)", tj)
+    if name.startswith("models:"):
+        return load_engine(models.engine_name(name.removeprefix("models:")))
+    return load_engine(name)
+
+
+def family_row(label: str, engine: Encoder, text: str, repeat: int) -> BenchRow:
+    """lopt over ``engine`` vs serial, interleaved; exactness and the rule in the case name."""
+    lopt = LoptEncoder(engine)
+    exact = "exact" if lopt.encode_arrays(text).same_as(engine.encode_arrays(text)) else "DIFFERS"
+    best_serial = best_lopt = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        engine.encode_arrays(text)
+        t1 = time.perf_counter()
+        lopt.encode_arrays(text)
+        t2 = time.perf_counter()
+        best_serial, best_lopt = min(best_serial, t1 - t0), min(best_lopt, t2 - t1)
+    dec = lopt.decision
+    rule = f"rule {dec.rule.name} ({dec.why[:40]})" if dec.rule else f"serial ({dec.why[:60]})"
+    return BenchRow("parallel", f"{label} {len(text) // 1000}k {exact} {rule}",
+                    f"lopt {lopt.runner.resolve(engine)} x{lopt.runner.workers}", "serial encode",
+                    len(text.encode("utf-8")), best_lopt, best_serial)
+
+
 def run(*, quick: bool) -> list[BenchRow]:
-    """quick: 20k characters, cl100k, lopt only. Full: 1 MB per engine; lopt through auto, threads
-    and processes, and each published strategy through auto; best of 2 runs each."""
+    """quick: 20k characters, cl100k, lopt only. Full: every family on 2 MB (lopt, default runner),
+    then each published strategy on 1 MB per named engine; best of 2 runs each."""
     rows: list[BenchRow] = []
+    if not quick:
+        text2 = generate_text(2_000_000)
+        for label, name in _FAMILIES:
+            rows.append(family_row(label, _family_engine(name), text2, 2))
     cases: list[tuple[str, int, tuple[str, ...]]]
     if quick:
         cases = [("tiktoken:cl100k_base", 20_000, ("lopt",))]
