@@ -1,271 +1,269 @@
-"""Unigram Viterbi over a double-array trie (seed ``unigram-double-array-viterbi``).
+"""Unigram Viterbi over a double-array trie (seed ``unigram-double-array-viterbi``), compiled.
 
 What it computes (the definitions of ``tokspec.unigram_model`` and the Unigram spec): the maximal-
 score segmentation of each normalized pretoken into matchable pieces, where a character that no
 one-character piece covers may be crossed by an *unknown edge* (score ``model.unk_score``); path
-scores are float64 (HF) or float32 (sentencepiece) sums; ties keep the first predecessor that
-reached the best score (``tie_break="hf"``/``"spm"``; ``"last"`` keeps the latest, for tests).
-Unknown edges then become tokens as the model's library does: HF fuses runs of unknowns and emits
-the run's piece, its byte pieces or ``<unk>``; sentencepiece emits byte pieces per character or
-merges runs into one ``<unk>``. Offsets (``offsets=``): ``"contract"`` (default, tokspec's
-convention: a byte token covers its own character; spans from the pretoken's origins) or
-``"library"`` (HF: every byte token of a run spans the run; sentencepiece: all but the last byte
-token of a character are empty).
+scores are float64 (HF) or float32 (sentencepiece) sums, re-based past ``model.score_reset`` as
+sentencepiece 0.2.x does; ties keep the first predecessor that reached the best score
+(``tie_break="hf"``/``"spm"``; ``"last"`` keeps the latest, for tests). Unknown edges then become
+tokens as the model's library does (HF: fused runs -> the run's piece, its byte pieces or
+``<unk>``; sentencepiece: byte pieces per character, or runs merged into one ``<unk>``).
+Offsets (``offsets=``): ``"contract"`` (default: a byte token covers its own character; spans
+from the pretoken's origins) or ``"library"`` (HF: every byte token of a run spans the run;
+sentencepiece: all but the last byte token of a character are empty).
 
-Theorem relied on: Viterbi's optimal substructure (the best path to position ``e`` extends a best
-path to its predecessor), with the tie rule applied at each relaxation; positions are relaxed in
-increasing order, so "first predecessor" is "earliest start". The property that checks it is spec/
-"Unigram exactness" (``tests/test_fast_unigram_datrie.py`` against ``tokspec.reference.unigram``).
+The work is one compiled kernel per text (``tokspec.fast._unigram_kernels.encode_pretokens``:
+Viterbi, backtrack, emission and offsets over numpy arrays, nogil); see that module for the theorem
+relied on and the complexity. The property that checks it is spec/ "Unigram exactness"
+(``tests/test_fast_unigram_datrie.py`` against ``tokspec.reference.unigram`` and the libraries).
+``trie="hash"`` runs the same kernel over :class:`tokspec.fast._hash_trie.HashTrie` (open
+addressing over ``(node, byte)`` keys) for the benchmark.
 
-The loop: positions are UTF-8 byte offsets of the pretoken (only character starts are relaxed:
-pieces are whole strings, so every match ends on a character boundary); the trie walk per start is
-two list loads and a compare per byte (``base``/``check``, see ``tokspec.fast._double_array``), the
-piece id and score come from flat per-slot / per-id lists, and nothing is allocated per match.
-O(n * L) per pretoken, L = longest piece in bytes. ``trie="dict"`` runs the same loop over a
-dict-of-dicts trie (the seed's "baseline") for the benchmark.
+Normalization: a sentencepiece model's normalizer (precompiled charsmap such as nmt_nfkc, or
+identity) is compiled too (``tokspec.fast._spm_kernels``), so an spm encode runs no Python per
+character. HF pipelines (``tokenizer.json``: NFKC, Metaspace, ...) stay in Python
+(``model.pretokenize``, plus turning its alignment into arrays): O(n) Python steps per text,
+which dominate a full HF encode.
 
 Out of scope: n-best, sampling, user-defined-symbol bonuses, special tokens (ordinary text).
 """
 
 from __future__ import annotations
 
-from array import array
+import functools
+import importlib.util
+import itertools
+import sys
+import threading
 from pathlib import Path
+from types import ModuleType
 from typing import Literal
 
-from tokspec import Encoder, Encoding, EngineInfo
+import numpy as np
+
+from tokspec import Encoder, EncodingArrays, EngineInfo, _jit
 from tokspec import __version__ as _VERSION
-from tokspec._offsets import byte_to_char_index
+from tokspec._types import check_text
+from tokspec.fast import _spm_kernels, _unigram_emit, _unigram_kernels
 from tokspec.fast._double_array import DoubleArray
+from tokspec.fast._hash_trie import HashTrie
 from tokspec.normalize import Aligned
-from tokspec.unigram_model import UnigramModel, unigram_model_from_spm, unigram_model_from_tokenizer_json
+from tokspec.spm_normalize import SpmNormalizer
+from tokspec.unigram_model import (
+    UnigramModel,
+    unigram_model_from_spm,
+    unigram_model_from_tokenizer_json,
+)
 from tokspec.vocab import NAMED_FILES, load_tokenizer_json, named_path
 
-__all__ = ["DatrieUnigram", "datrie_encoder", "OffsetMode", "TieBreak"]
+__all__ = ["DatrieUnigram", "OffsetMode", "TieBreak", "TrieKind", "datrie_encoder"]
 
 TieBreak = Literal["hf", "spm", "last"]
 OffsetMode = Literal["contract", "library"]
-Edge = tuple[int, int, int, bool]  # (start, end, id, is_unknown); bytes, then characters
-_NEG = float("-inf")
-_PAYLOAD = 256
-
-
-def _utf8_len(lead: int) -> int:
-    return 1 if lead < 0x80 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
-
-
-_CHAR_LEN = [_utf8_len(b) for b in range(256)]
+TrieKind = Literal["double-array", "hash"]
+Edge = tuple[int, int, int, bool]  # (start, end, id, is_unknown) in bytes of the pretoken
+_NONE = np.zeros(0, dtype=np.int64)
 
 
 class DatrieUnigram(Encoder):
     """Fast Unigram engine over a :class:`UnigramModel` (see module docstring).
 
-    Build: the double array over the matchable pieces' UTF-8 bytes (or the dict trie).
+    Build: the double array over the matchable pieces' UTF-8 bytes (cached on disk), or the hash
+    trie. ``tie_break`` and ``offsets`` are read at each encode (tests switch them).
     """
 
     def __init__(self, model: UnigramModel, name: str, *, tie_break: TieBreak | None = None,
-                 trie: Literal["double-array", "dict"] = "double-array",
-                 offsets: OffsetMode = "contract") -> None:
+                 trie: TrieKind = "double-array", offsets: OffsetMode = "contract", jit: bool = True) -> None:
+        if trie not in ("double-array", "hash"):
+            raise ValueError(f"trie={trie!r}: expected 'double-array' or 'hash'")
+        # jit=False: the same kernel sources run as plain Python, nested calls included (fuzzing
+        # with coverage, and the compiled == interpreted check)
+        self._uk = _unigram_kernels if jit else interpreted_module(_unigram_kernels)
+        self._sk = _spm_kernels if jit else interpreted_module(_spm_kernels)
+        self._ek = _unigram_emit if jit else interpreted_module(_unigram_emit)
         self.model = model
         self.offsets: OffsetMode = offsets
         self.tie_break: TieBreak = tie_break or model.flavour
+        self.trie_kind: TrieKind = trie
         ids = [i for i, ok in enumerate(model.matchable) if ok]
         keys = [model.pieces[i].encode("utf-8") for i in ids]
-        self.trie_kind = trie
+        # HF matches every piece (``matchable`` all true), so the trie is also the exact-piece index
+        # its fused unknown runs are looked up in.
+        self.da: DoubleArray | None = None
+        self.ht: HashTrie | None = None
+        self._da = (_NONE, _NONE, _NONE)
+        self._ht = (_NONE, _NONE, 0, _NONE)
         if trie == "double-array":
             self.da = DoubleArray.cached(keys, ids)
+            self._da = tuple(np.asarray(a, dtype=np.int64) for a in (self.da.base, self.da.check, self.da.value))
         else:
-            self.dict_trie = DoubleArray._dict_trie(keys, ids)
-        self.scores = [_f32(s) if model.float32 else s for s in model.scores]
-        self.unk_score = _f32(model.unk_score) if model.float32 else model.unk_score
-        self.index = {p: i for i, p in enumerate(model.pieces)}  # for HF's fused-unknown lookup
+            self.ht = HashTrie(keys, ids)
+            self._ht = (self.ht.keys, self.ht.child, self.ht.mask, self.ht.node_value)
+        self.scores = np.asarray(model.scores, dtype=np.float32 if model.float32 else np.float64).astype(np.float64)
+        self.unk_score = float(np.float32(model.unk_score)) if model.float32 else model.unk_score
+        self.reset = float(model.score_reset or 0.0)
+        self.byte_ids = np.asarray(model.byte_ids, dtype=np.int64) if model.byte_fallback else _NONE
+        self._spm = None if model.spm_normalizer is None else _spm_arrays(model.spm_normalizer, self._sk)
+        self._work = _Workspace()
         self.info = EngineInfo(name=name, kind="tokenizer", library="tokspec.fast",
                                library_version=_VERSION, vocab_sha256=model.sha256,
-                               description=f"{trie} trie Unigram Viterbi ({model.flavour} flavour)")
+                               description=f"{trie} trie Unigram Viterbi ({model.flavour} flavour), numba kernel")
 
     def token_piece(self, token_id: int) -> str:
         return self.model.pieces[token_id]
 
-    # -- Viterbi ---------------------------------------------------------------------------------
+    def forward(self, data: np.ndarray, best: np.ndarray, bstart: np.ndarray, bid: np.ndarray) -> None:
+        """The Viterbi forward pass alone over one pretoken's bytes (for the benchmark)."""
+        f32, last = self.model.float32, self.tie_break == "last"
+        if self.trie_kind == "double-array":
+            self._uk.forward_da(data, 0, len(data), *self._da, self.scores, self.unk_score, f32, last, self.reset,
+                       best, bstart, bid)
+        else:
+            self._uk.forward_hash(data, 0, len(data), *self._ht, self.scores, self.unk_score, f32, last, self.reset,
+                         best, bstart, bid)
+
+    def forward_all(self, data: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The forward pass alone over every pretoken of :meth:`normalized` output (benchmark)."""
+        return self._uk.forward_pretokens(data, bounds, self.trie_kind == "hash", *self._da, *self._ht,
+                                          self.scores, self.unk_score, self.model.float32,
+                                          self.tie_break == "last", self.reset)
 
     def viterbi(self, data: bytes) -> list[Edge]:
         """Best segmentation of the UTF-8 bytes of one pretoken: edges in byte offsets."""
-        n = len(data)
-        best = [_NEG] * (n + 1)
-        back_start = [0] * (n + 1)
-        back_id = [0] * (n + 1)  # -1: unknown edge
-        best[0] = 0.0
-        if self.trie_kind == "double-array":
-            self._forward_da(data, best, back_start, back_id)
-        else:
-            self._forward_dict(data, best, back_start, back_id)
+        arr = np.frombuffer(data, dtype=np.uint8)
+        n = len(arr)
+        best = np.empty(n + 1, dtype=np.float64)
+        bstart = np.empty(n + 1, dtype=np.int64)
+        bid = np.empty(n + 1, dtype=np.int64)
+        self.forward(arr, best, bstart, bid)
         edges: list[Edge] = []
         e = n
         while e > 0:
-            s, pid = back_start[e], back_id[e]
+            s, pid = int(bstart[e]), int(bid[e])
             edges.append((s, e, self.model.unk_id if pid < 0 else pid, pid < 0))
             e = s
         edges.reverse()
         return edges
 
-    def _forward_da(self, data: bytes, best: list[float], back_start: list[int], back_id: list[int]) -> None:
-        """Relax every edge leaving every character start, walking the double array."""
-        base, check, value = self.da.base, self.da.check, self.da.value
-        scores, unk, f32, last = self.scores, self.unk_score, self.model.float32, self.tie_break == "last"
-        r32 = array("f", [0.0])
-        n = len(data)
-        for start in range(n):
-            lead = data[start]
-            if 0x80 <= lead < 0xC0:
-                continue  # not a character start
-            here, single = best[start], start + _CHAR_LEN[lead]
-            has_single, s, q = False, 0, start
-            while q < n:
-                t = base[s] + data[q]
-                if check[t] != s:  # always in range (the arrays are padded)
-                    break
-                s, q = t, q + 1
-                v = value[s]
-                if v >= 0:
-                    cand = here + scores[v]
-                    if f32:
-                        r32[0] = cand
-                        cand = r32[0]
-                    if cand > best[q] or (last and cand == best[q]):
-                        best[q], back_start[q], back_id[q] = cand, start, v
-                    has_single = has_single or q == single
-            if not has_single:
-                self._relax_unknown(here, start, single, best, back_start, back_id, unk, f32, last, r32)
+    def normalized(self, text: str, *, alignment: bool = True) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
+        """(normalized bytes, pretoken byte bounds, per-character alignment arrays) of ``text``:
+        compiled for a sentencepiece normalizer, else from ``model.pretokenize`` (Python).
+        ``alignment=False`` (ids only): the compiled path skips the alignment arrays (empty)."""
+        if self._spm is not None:
+            ws = self._work
+            raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+            n = len(raw)
+            out, n2o, r1, k, m = self._sk.spm_normalize(
+                raw, *self._spm, ws.get("rep", self._spm[1].size + 4, np.uint8),
+                ws.get("out", n + n // 2 + 8, np.uint8), ws.get("n2o", n + 10, np.int64),
+                ws.get("r1", n + 9, np.int64))
+            ws.keep(out=out, n2o=n2o, r1=r1)
+            if not alignment:
+                return out[:k], np.array([0, k], dtype=np.int64), (_NONE, _NONE, _NONE, _NONE)
+            table = ws.get("table", n + 1, np.int64)
+            self._uk.char_of_byte_into(raw, table)
+            aligned = tuple(ws.get(name, m, np.int64)[:m] for name in ("o_start", "o_end", "sp_start", "sp_end"))
+            self._sk.spm_alignment(n2o, r1, m, table, *aligned)
+            return out[:k], np.array([0, k], dtype=np.int64), aligned
+        pres = self.model.pretokenize(text)
+        encoded = [p.text.encode("utf-8") for p in pres]
+        data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        bounds = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(b) for b in encoded], out=bounds[1:])
+        return data, bounds, _alignment_arrays(pres)
 
-    def _forward_dict(self, data: bytes, best: list[float], back_start: list[int], back_id: list[int]) -> None:
-        """The same relaxation over the dict-of-dicts trie (benchmark baseline)."""
-        root = self.dict_trie
-        scores, unk, f32, last = self.scores, self.unk_score, self.model.float32, self.tie_break == "last"
-        r32 = array("f", [0.0])
-        n = len(data)
-        for start in range(n):
-            lead = data[start]
-            if 0x80 <= lead < 0xC0:
-                continue
-            here, single = best[start], start + _CHAR_LEN[lead]
-            has_single, node, q = False, root, start
-            while q < n:
-                node = node.get(data[q])  # type: ignore[assignment]
-                if node is None:
-                    break
-                q += 1
-                v = node.get(_PAYLOAD, -1)
-                if v >= 0:  # type: ignore[operator]
-                    cand = here + scores[v]  # type: ignore[index]
-                    if f32:
-                        r32[0] = cand
-                        cand = r32[0]
-                    if cand > best[q] or (last and cand == best[q]):
-                        best[q], back_start[q], back_id[q] = cand, start, v  # type: ignore[assignment]
-                    has_single = has_single or q == single
-            if not has_single:
-                self._relax_unknown(here, start, single, best, back_start, back_id, unk, f32, last, r32)
+    def encode_ids(self, text: str) -> np.ndarray:
+        """Token ids of ``text`` only (int64 array; alignment and offsets are skipped), like
+        sentencepiece's ``encode``. Same text domain as :meth:`encode` (InvalidTextError outside)."""
+        check_text(text)
+        if not text:
+            return _NONE.copy()
+        return self._run(text, offsets=False)[0]
 
-    @staticmethod
-    def _relax_unknown(here: float, start: int, end: int, best: list[float], back_start: list[int],
-                       back_id: list[int], unk: float, f32: bool, last: bool, r32: array[float]) -> None:
-        cand = here + unk
-        if f32:
-            r32[0] = cand
-            cand = r32[0]
-        if cand > best[end] or (last and cand == best[end]):
-            best[end], back_start[end], back_id[end] = cand, start, -1
+    def _encode_arrays(self, text: str) -> EncodingArrays:
+        return EncodingArrays(*self._run(text, offsets=True))
 
-    # -- tokens ----------------------------------------------------------------------------------
-
-    def encode_pretoken(self, text: str) -> list[tuple[int, int, int]]:
-        """Tokens ``(id, start, end)`` of one normalized pretoken, offsets in its characters."""
-        data = text.encode("utf-8")
-        to_char = byte_to_char_index(text)
-        edges = [(to_char[s], to_char[e], pid, unk) for s, e, pid, unk in self.viterbi(data)]
-        return self._emit_hf(text, edges) if self.model.flavour == "hf" else self._emit_spm(text, edges)
-
-    def _byte_ids(self, chunk: str) -> list[int] | None:
-        if not self.model.byte_fallback:
-            return None
-        ids = [self.model.byte_ids[b] for b in chunk.encode("utf-8")]
-        return None if -1 in ids else ids
-
-    def _per_char_bytes(self, text: str, s: int, e: int) -> list[tuple[int, int, int]]:
-        """Contract offsets: each byte token covers the one character its byte belongs to."""
-        byte_ids = self.model.byte_ids
-        return [(byte_ids[b], c, c + 1) for c in range(s, e) for b in text[c].encode("utf-8")]
-
-    def _emit_hf(self, text: str, edges: list[Edge]) -> list[tuple[int, int, int]]:
-        """HF: fuse unknown runs (if the model does); run -> its piece, else byte pieces, else unk."""
-        runs: list[Edge] = []
-        for edge in edges:
-            if self.model.fuse_unk and edge[3] and runs and runs[-1][3]:
-                runs[-1] = (runs[-1][0], edge[1], edge[2], True)
-            else:
-                runs.append(edge)
-        out: list[tuple[int, int, int]] = []
-        for s, e, pid, unknown in runs:
-            if not unknown:
-                out.append((pid, s, e))
-                continue
-            chunk = text[s:e]
-            byte_ids = self._byte_ids(chunk)
-            if chunk in self.index:
-                out.append((self.index[chunk], s, e))
-            elif byte_ids is not None and self.offsets == "contract":
-                out.extend(self._per_char_bytes(text, s, e))
-            elif byte_ids is not None:  # HF's own offsets: every byte token spans the whole run
-                out.extend((b, s, e) for b in byte_ids)
-            else:
-                out.append((self.model.unk_id, s, e))
-        return out
-
-    def _emit_spm(self, text: str, edges: list[Edge]) -> list[tuple[int, int, int]]:
-        """sentencepiece: byte pieces per unknown character, else merge unknown runs into one unk."""
-        out: list[tuple[int, int, int]] = []
-        prev_unknown = False
-        unk_id = self.model.unk_id
-        for s, e, pid, unknown in edges:
-            byte_ids = self._byte_ids(text[s:e]) if unknown else None
-            if byte_ids is not None and self.offsets == "contract":
-                out.extend(self._per_char_bytes(text, s, e))
-            elif byte_ids is not None:  # library offsets: empty spans, the last byte has the char
-                out.extend((b, s, s) for b in byte_ids[:-1])
-                out.append((byte_ids[-1], s, e))
-            elif unknown and prev_unknown:
-                out[-1] = (unk_id, out[-1][1], e)
-            else:
-                out.append((unk_id if unknown else pid, s, e))
-            prev_unknown = unknown and byte_ids is None
-        return out
-
-    def _encode(self, text: str) -> Encoding:
-        ids: list[int] = []
-        offsets: list[tuple[int, int]] = []
-        contract = self.offsets == "contract"
-        for pre in self.model.pretokenize(text):
-            for tid, s, e in self.encode_pretoken(pre.text):
-                ids.append(tid)
-                offsets.append(pre.contract_span(s, e) if contract and s < e else _original(pre, s, e))
-        return Encoding.of(ids, offsets)
+    def _run(self, text: str, *, offsets: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """ids, starts, ends (the spans meaningful only with ``offsets``)."""
+        data, bounds, (o_start, o_end, sp_start, sp_end) = self.normalized(text, alignment=offsets)
+        ws, n = self._work, len(data)
+        width = int(np.diff(bounds).max(initial=0)) + 1
+        scratch = [ws.get(name, width, np.int64) for name in ("bstart", "bid", "es", "eid")]
+        outs = [ws.get(name, max(n, 1), np.int64) for name in ("ids", "ts", "te")]
+        k = self._ek.encode_pretokens(
+            data, bounds, self.trie_kind == "hash", *self._da, *self._ht, self.scores, self.unk_score,
+            self.model.unk_id, self.model.float32, self.tie_break == "last", self.reset,
+            self.model.flavour == "hf", self.model.fuse_unk, self.byte_ids, self.offsets == "contract",
+            o_start, o_end, sp_start, sp_end, ws.get("best", width, np.float64), *scratch, *outs,
+            ws.get("cob", n + 1, np.int64), offsets)
+        if not offsets:
+            return outs[0][:k].copy(), _NONE, _NONE
+        ids, starts, ends = (a[:k].copy() for a in outs)  # the buffers are reused by the next call
+        return ids, starts, ends
 
 
-def _original(pre: Aligned, s: int, e: int) -> tuple[int, int]:
-    """Original-text span of normalized characters [s, e); an empty span sits at character s."""
-    if s == e:
-        start = pre.spans[s][0] if s < len(pre.spans) else pre.spans[-1][1]
-        return (start, start)
-    return pre.original_span(s, e)
+class _Workspace(threading.local):
+    """Per-thread buffers reused across encodes: allocating fresh arrays for every text costs page
+    faults that, measured on this machine, took longer than the kernels themselves. One per
+    engine and thread (``lopt:`` threads never share a buffer)."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def get(self, name: str, size: int, dtype: type) -> np.ndarray:
+        """A buffer of at least ``size`` entries (contents undefined)."""
+        have = self.arrays.get(name)
+        if have is None or len(have) < size:
+            have = np.empty(max(size, 2 * len(have) if have is not None else size), dtype=dtype)
+            self.arrays[name] = have
+        return have
+
+    def keep(self, **grown: np.ndarray) -> None:
+        """Keep buffers a kernel regrew."""
+        self.arrays.update(grown)
 
 
-def _f32(x: float) -> float:
-    return array("f", [x])[0]
+@functools.cache
+def interpreted_module(module: ModuleType) -> ModuleType:
+    """A second copy of a kernel module whose ``@kernel`` functions are all plain Python (calls
+    between kernels included: ``tokspec._jit.interpreted`` gives one plain function whose callees
+    stay compiled). Loaded from the same file, so it is the same source by construction."""
+    spec = importlib.util.spec_from_file_location(f"{module.__name__}_interpreted", module.__file__)
+    assert spec is not None and spec.loader is not None
+    plain = importlib.util.module_from_spec(spec)
+    saved = _jit.kernel
+    _jit.kernel = lambda fn: fn  # type: ignore[assignment]  # what TOKSPEC_JIT=0 does, for this copy only
+    try:
+        spec.loader.exec_module(plain)
+    finally:
+        _jit.kernel = saved  # type: ignore[assignment]
+    for name, value in list(vars(plain).items()):  # kernels imported from another kernel module
+        fn = getattr(value, "py_func", None)
+        if fn is not None and fn.__module__.startswith("tokspec.fast."):
+            setattr(plain, name, getattr(interpreted_module(sys.modules[fn.__module__]), fn.__name__))
+    return plain
 
 
-def datrie_encoder(arg: str, *, tie_break: TieBreak | None = None,
-                   trie: Literal["double-array", "dict"] = "double-array",
-                   offsets: OffsetMode = "contract") -> DatrieUnigram:
+def _spm_arrays(norm: SpmNormalizer, kernels: ModuleType) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool, bool]:
+    """The arguments of ``spm_normalize`` after the text: charsmap units, pool, first bytes, flags."""
+    cm = norm.charsmap
+    units = np.asarray(cm.units if cm else (), dtype=np.int64)
+    pool = np.frombuffer(cm.pool if cm else b"", dtype=np.uint8)
+    return units, pool, kernels.starters(units), norm.add_dummy_prefix, norm.remove_extra, norm.space != " "
+
+
+def _alignment_arrays(pres: list[Aligned]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per normalized character (all pretokens in order): contract origin and library span."""
+    origins = np.fromiter(itertools.chain.from_iterable(itertools.chain.from_iterable(p.origins for p in pres)),
+                          dtype=np.int64).reshape(-1, 2)
+    spans = np.fromiter(itertools.chain.from_iterable(itertools.chain.from_iterable(p.spans for p in pres)),
+                        dtype=np.int64).reshape(-1, 2)
+    return (np.ascontiguousarray(origins[:, 0]), np.ascontiguousarray(origins[:, 1]),
+            np.ascontiguousarray(spans[:, 0]), np.ascontiguousarray(spans[:, 1]))
+
+
+def datrie_encoder(arg: str, *, tie_break: TieBreak | None = None, trie: TrieKind = "double-array",
+                   offsets: OffsetMode = "contract", jit: bool = True) -> DatrieUnigram:
     """``fast:ARG``: ``mon-unigram``, a Unigram ``tokenizer.json`` path, or a sentencepiece ``.model``."""
     if arg in NAMED_FILES:
         model = unigram_model_from_tokenizer_json(load_tokenizer_json(named_path(arg), NAMED_FILES[arg].sha256))
@@ -273,4 +271,4 @@ def datrie_encoder(arg: str, *, tie_break: TieBreak | None = None,
         model = unigram_model_from_spm(arg)
     else:
         model = unigram_model_from_tokenizer_json(arg)
-    return DatrieUnigram(model, f"fast:{arg}", tie_break=tie_break, trie=trie, offsets=offsets)
+    return DatrieUnigram(model, f"fast:{arg}", tie_break=tie_break, trie=trie, offsets=offsets, jit=jit)

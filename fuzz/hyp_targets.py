@@ -114,7 +114,8 @@ def _tiny_segment(engine: str, scores: dict[str, float], text: str, tie_break: s
         edges = viterbi(model, index, max(map(len, scores), default=1), text, tie_break)  # type: ignore[arg-type]
     elif engine == "datrie":
         from tokspec.fast.unigram_datrie import DatrieUnigram
-        edges = DatrieUnigram(model, "tiny", tie_break=tie_break).viterbi(text.encode())  # type: ignore[arg-type]
+        # jit=False: the kernels run as Python, so a coverage-guided fuzzer sees their branches
+        edges = DatrieUnigram(model, "tiny", tie_break=tie_break, jit=False).viterbi(text.encode())  # type: ignore[arg-type]
     else:
         raise ValueError(f"unknown tiny Unigram engine={engine!r}")
     return None if any(e[3] for e in edges) else [model.pieces[e[2]] for e in edges]

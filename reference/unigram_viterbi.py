@@ -16,6 +16,12 @@ Definitions (the spec this module implements; ``unigram_bruteforce`` checks it b
   their ARITHMETIC differs: sentencepiece sums in float32 (``model.float32``), and HF parses
   tokenizer.json scores 1 ulp off (``tokspec.unigram_model.serde_json_f64``); an early experiment
   that looked like a different HF tie-break was exactly that.
+- Score re-basing (``model.score_reset``, sentencepiece 0.2.x; None for HF): before relaxing the
+  edges leaving ``start``, if ``|best[start]| > score_reset``, that score is subtracted (in the
+  model's arithmetic) from ``best[start]`` and from every position after ``start`` reached so
+  far. Without float32 rounding this would change no decision; with it, the later sums are
+  rounded near 0 instead of near -1e5, so long inputs (past ~100K characters, where path scores
+  pass -1e5) segment differently (finding ``spm-score-reset-long-input``).
 
 Positions are characters, not bytes: pieces are whole strings, so a byte-level lattice has edges
 only between character boundaries and both views give the same segmentations.
@@ -79,6 +85,9 @@ def viterbi(model: UnigramModel, index: dict[str, int], max_len: int, text: str,
     for start in range(n):
         here = best[start]
         assert here is not None, "every position is reachable (unknown edges)"
+        if model.score_reset is not None and abs(here) > model.score_reset:
+            _rebase(model, best, start, min(n, start + max_len), here)
+            here = 0.0
         for edge in edges_at(model, index, text, start, max_len):
             end = edge[1]
             cand = path_add(model, here, edge_score(model, edge))
@@ -87,6 +96,17 @@ def viterbi(model: UnigramModel, index: dict[str, int], max_len: int, text: str,
             if old is None or cand > old or (tie_break == "last" and cand == old):
                 best[end], back[end] = cand, edge
     return _backtrack(back, n)
+
+
+def _rebase(model: UnigramModel, best: list[float | None], start: int, last: int, offset: float) -> None:
+    """Subtract ``offset`` from the scores of ``start`` and of the reached positions after it.
+
+    Only ``start .. last`` can be reached yet: edges from before ``start`` end at most
+    ``max_len - 1`` characters after it (the caller passes ``last = start + max_len``, clipped)."""
+    for i in range(start, last + 1):
+        old = best[i]
+        if old is not None:
+            best[i] = f32(old - offset) if model.float32 else old - offset
 
 
 def _backtrack(back: list[Edge | None], n: int) -> list[Edge]:

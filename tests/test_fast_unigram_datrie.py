@@ -63,7 +63,7 @@ def pair(kind: str) -> tuple[DatrieUnigram, UnigramReference, DatrieUnigram]:
     path = str(trained_model(kind))
     ref = load_engine(f"reference:{path}")
     assert isinstance(ref, UnigramReference)
-    return datrie_encoder(path), ref, datrie_encoder(path, trie="dict")
+    return datrie_encoder(path), ref, datrie_encoder(path, trie="hash")
 
 
 def assert_same(fast: DatrieUnigram, ref: UnigramReference, text: str) -> None:

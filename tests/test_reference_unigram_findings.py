@@ -26,7 +26,7 @@ from tokspec import load_engine
 from tokspec.models import trained_model
 from tokspec.reference.unigram import unigram_encoder_from_spm_model, unigram_encoder_from_tokenizer_json
 from tokspec.spm_normalize import synthesize_spm_model
-from tokspec.unigram_model import unigram_model_from_tokenizer_json
+from tokspec.unigram_model import unigram_model_from_spm, unigram_model_from_tokenizer_json
 from tokspec.reference.unigram import UnigramReference
 from tokspec.vocab import load_spm_model, named_path
 
@@ -155,12 +155,42 @@ def hf_precompiled_quirks() -> dict[str, Any]:
             "classification": "decoded text differs / offsets differ", "cases": cases}
 
 
+def spm_score_reset() -> dict[str, Any]:
+    """sentencepiece 0.2.x re-bases its Viterbi scores (``kScoreResetThreshold = 1e5`` in
+    ``unigram_model.cc``): when the best score at a start position passes 1e5 in magnitude it is
+    subtracted from that position and every later position already reached, and the walk goes on
+    from 0. In float32 this changes near-ties: at -1e5 the spacing of floats is 1/128, so
+    "▁x" + "ab" (-100001 - 2.001) and "▁x" + "a" + "b" (-100001 - 1 - 1) round to the same sum and
+    the first predecessor ("ab") wins; re-based, -2 > -2.001 and "a" "b" wins. On real models and
+    texts the same happens once path scores pass -1e5 (~100-200K characters of English): the
+    plain float32 Viterbi first differed from sentencepiece at token 57,624 of a 200,000-character
+    text. ``a``: sentencepiece; ``b``: the plain float32 Viterbi (``score_reset=None``)."""
+    vocab = [*CONTROLS, ("▁x", -100001.0, "normal"), ("a", -1.0, "normal"), ("b", -1.0, "normal"),
+             ("ab", -2.0009765625, "normal")]
+    path = synthesize_spm_model(Path(tempfile.mkdtemp()) / "r.model", vocab, specs_from=trained_model("spm-unigram"))
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(path))
+    plain = UnigramReference(unigram_model_from_spm(path, score_reset=None), "plain", offsets="library")
+    rebased = unigram_encoder_from_spm_model(path, "rebased", offsets="library")
+    fast = load_engine(f"fast:{path}")
+    text = "xab"
+    lib = sp.encode(text, return_type="offset_mapping")
+    a = {"ids": lib["ids"], "pieces": sp.encode(text, out_type=str), "offsets": [list(o) for o in lib["offsets"]]}
+    enc = plain.encode(text)
+    b = {"ids": list(enc.ids), "pieces": [vocab[i][0] for i in enc.ids], "offsets": [list(o) for o in enc.offsets]}
+    got = rebased.encode(text)
+    return {"engines": ["sentencepiece 0.2.x", "float32 Viterbi without score re-basing"],
+            "classification": "same text, different tokens", "input": text, "a": a, "b": b,
+            "reference_reproduces_both": (list(got.ids), [list(o) for o in got.offsets]) == (a["ids"], a["offsets"]),
+            "fast_reproduces_a": list(fast.encode(text).ids) == a["ids"]}
+
+
 FINDINGS: dict[str, Callable[[], dict[str, Any]]] = {
     "hf-serde-score-ties": serde_score_ties,
     "hf-unicode-tables-ccc": hf_unicode_tables,
     "hf-matches-byte-and-control-pieces": hf_matches_byte_and_control_pieces,
     "spm-float32-vs-hf-float64": spm_float32_vs_hf_float64,
     "hf-precompiled-quirks": hf_precompiled_quirks,
+    "spm-score-reset-long-input": spm_score_reset,
 }
 
 
@@ -197,6 +227,7 @@ def test_findings_are_disagreements() -> None:
         for case in data.get("cases", [data]):
             assert case.get("reference_reproduces_both", True)
         assert data.get("reference_serde_equals_a", True)
+        assert data.get("fast_reproduces_a", True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""sentencepiece normalization with alignment, and the ``"spm"``-flavour :class:`UnigramModel`.
+"""sentencepiece normalization with alignment (and HF's ``Precompiled`` reading of the same charsmap).
 
-Shared on purpose by the reference and the fast Unigram engines (see ``tokspec.unigram_model``).
+Shared on purpose by the reference and the fast Unigram engines: ``tokspec.unigram_model`` builds
+the ``"spm"``-flavour model on it (this module does not import that one).
 
 The normalizer (sentencepiece ``normalizer.cc``, reimplemented from its documented behaviour):
 
@@ -38,16 +39,11 @@ from tokspec.engines._protowire import iter_fields
 from tokspec.engines._protowire import write_varint as _varint
 from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.normalize import Aligned, apply_edits
-from tokspec.unigram_model import UNK_PENALTY, UnigramModel, byte_piece
-from tokspec.vocab import SpmModel, load_spm_model
+from tokspec.vocab import SpmModel
 
-__all__ = ["CharsMap", "SpmNormalizer", "spm_unigram_model", "synthesize_spm_model", "hf_precompiled"]
+__all__ = ["CharsMap", "SpmNormalizer", "synthesize_spm_model", "hf_precompiled"]
 
 _SPACE = "\u2581"
-
-
-def _f32(x: float) -> float:
-    return float(struct.unpack("<f", struct.pack("<f", x))[0])
 
 
 @dataclass(frozen=True)
@@ -178,34 +174,6 @@ def _aligned(text: str, out: list[tuple[str, int, int, int]], end: int) -> Align
             last += 1
         origins.append((table[r0], max(table[r1], n2o[last + 1])))
     return Aligned("".join(c for c, _, _, _ in out), spans, tuple(origins))
-
-
-def spm_unigram_model(path: str | Path) -> UnigramModel:
-    """An ``"spm"``-flavour :class:`UnigramModel` from a sentencepiece Unigram ``.model``.
-
-    NORMAL pieces are matchable; UNUSED, CONTROL, UNKNOWN and BYTE pieces are not; scores are
-    float32 and ``unk_score = f32(min(NORMAL scores) - 10)``. O(vocab + charsmap).
-    """
-    m = load_spm_model(path)
-    if m.model_type != "unigram":
-        raise UnsupportedComponentError(f"{m.path}: model_type={m.model_type!r}, expected 'unigram'")
-    if "user" in m.types:
-        raise UnsupportedComponentError(f"{m.path}: user-defined symbols are not supported")
-    normal = [s for s, t in zip(m.scores, m.types) if t == "normal"]
-    if not normal:
-        raise VocabularyError(f"{m.path}: no NORMAL pieces")
-    index = m.piece_to_id()
-    byte_ids = tuple(index[byte_piece(b)] for b in range(256)) if m.byte_fallback else ()
-    normalizer = SpmNormalizer(m)
-    return UnigramModel(
-        pieces=m.pieces, scores=tuple(_f32(s) for s in m.scores),
-        matchable=tuple(t == "normal" for t in m.types), unk_id=m.unk_id,
-        unk_score=_f32(min(normal) - UNK_PENALTY), byte_fallback=m.byte_fallback, byte_ids=byte_ids,
-        fuse_unk=False, flavour="spm", float32=True,
-        pretokenizer=lambda text: [normalizer.normalize(text)],
-        source=m.path, sha256=m.sha256,
-        description=f"sentencepiece Unigram {len(m.pieces)} pieces ({m.normalizer_name or 'identity'})",
-    ).check()
 
 
 # -- writing small .model files (tests and findings need models with chosen pieces and scores) ---

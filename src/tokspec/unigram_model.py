@@ -14,7 +14,10 @@ Library flavours (``flavour``), found by reading both libraries and by experimen
   unknown characters are fused into one ``<unk>``; with byte fallback each byte token of a fused run
   carries the whole run's offsets.
 - ``"spm"`` (sentencepiece): only NORMAL and USER_DEFINED pieces are matchable; scores and sums are
-  float32; ``unk_score = min(NORMAL scores) - 10``; see ``tokspec.spm_normalize``.
+  float32; ``unk_score = min(NORMAL scores) - 10``; see ``tokspec.spm_normalize``. Scores are
+  re-based once they pass 1e5 in magnitude (``score_reset``, sentencepiece 0.2.x's
+  ``kScoreResetThreshold``): this changes float32 results, so long inputs (from ~100K characters)
+  segment differently without it (finding ``spm-score-reset-long-input``).
 
 Out of scope: HF pipelines with normalizers/pretokenizers not listed in ``NORMALIZERS`` /
 ``PRETOKENIZERS`` (UnsupportedComponentError, never silently ignored); non-special added tokens;
@@ -24,38 +27,48 @@ sampling / n-best. Special tokens are ordinary text (tokspec contract): compare 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-import regex
-
-from tokspec import normalize as nz
 from tokspec.errors import UnsupportedComponentError, VocabularyError
+from tokspec.hf_pipeline import NORMALIZERS, PRETOKENIZERS, hf_pipeline
 from tokspec.normalize import Aligned
-from tokspec.vocab import TokenizerJson, load_tokenizer_json, read_verified
+from tokspec.spm_normalize import SpmNormalizer
+from tokspec.vocab import (
+    TokenizerJson,
+    load_spm_model,
+    load_tokenizer_json,
+    read_verified,
+)
 
 __all__ = [
-    "UnigramModel",
-    "UNK_PENALTY",
     "NORMALIZERS",
     "PRETOKENIZERS",
-    "unigram_model_from_tokenizer_json",
-    "unigram_model_from_spm",
+    "SPM_SCORE_RESET",
+    "UNK_PENALTY",
+    "UnigramModel",
     "byte_piece",
     "serde_json_f64",
+    "unigram_model_from_spm",
+    "unigram_model_from_tokenizer_json",
 ]
 
 #: Both libraries score an unknown character ``min_score - UNK_PENALTY`` (kUnkPenalty / K_UNK_PENALTY).
 UNK_PENALTY = 10.0
 
 Flavour = Literal["hf", "spm"]
-Normalizer = Callable[[Aligned], Aligned]
-PreTokenizer = Callable[[Aligned], list[Aligned]]
+
+#: sentencepiece (since 0.2.x, ``kScoreResetThreshold``) re-bases its Viterbi scores when the best
+#: score at a position passes this magnitude; see :attr:`UnigramModel.score_reset`.
+SPM_SCORE_RESET = 100000.0
+
+
+def _f32(x: float) -> float:
+    return float(struct.unpack("<f", struct.pack("<f", x))[0])
 
 
 _U64_MAX = 2**64 - 1
@@ -116,6 +129,13 @@ class UnigramModel:
     source: str = ""                 # path of the file the model came from
     sha256: str | None = None
     description: str = ""
+    # sentencepiece's score re-basing: when the best score at a start position ``p`` exceeds this
+    # magnitude (strictly), it is subtracted (float32) from the scores of ``p`` and of every
+    # position after ``p`` already reached, and ``p`` continues from 0. None: never (HF).
+    score_reset: float | None = None
+    # the normalizer as data, when the whole pipeline is sentencepiece's (``pretokenizer`` is then
+    # ``[spm_normalizer.normalize(text)]``): fast engines compile it instead of calling Python
+    spm_normalizer: SpmNormalizer | None = field(default=None, repr=False)
 
     def pretokenize(self, text: str) -> list[Aligned]:
         """Normalized pretokens of ``text`` with alignment to original characters (non-empty)."""
@@ -130,149 +150,11 @@ class UnigramModel:
             raise VocabularyError(f"{self.source!r}: duplicate piece {dup!r}")
         if not 0 <= self.unk_id < n:
             raise VocabularyError(f"{self.source!r}: unk_id={self.unk_id} outside 0..{n - 1}")
+        if self.score_reset is not None and not self.score_reset > 0:
+            raise VocabularyError(f"{self.source!r}: score_reset={self.score_reset!r} must be > 0 or None")
         if self.byte_fallback != (len(self.byte_ids) == 256):
             raise VocabularyError(f"{self.source!r}: byte_ids must have 256 entries iff byte_fallback")
         return self
-
-
-# -- HF tokenizer.json pipelines ------------------------------------------------------------------
-
-def _pattern(spec: dict[str, Any], where: str) -> regex.Pattern[str]:
-    pat = spec.get("pattern", {})
-    if "Regex" in pat:
-        return regex.compile(pat["Regex"])
-    if "String" in pat:
-        return regex.compile(regex.escape(pat["String"]))
-    raise UnsupportedComponentError(f"{where}: Replace pattern {pat!r} is neither Regex nor String")
-
-
-def _normalizer(spec: dict[str, Any] | None, where: str) -> Normalizer:
-    """Build one normalizer step from its tokenizer.json object."""
-    if spec is None:
-        return lambda a: a
-    kind = spec.get("type")
-    if kind == "Sequence":
-        steps = [_normalizer(s, where) for s in spec["normalizers"]]
-        return lambda a: _chain(a, steps)
-    if kind in ("NFC", "NFD", "NFKC", "NFKD"):
-        return lambda a, f=kind: nz.unicode_form(a, f)
-    if kind == "Replace":
-        pattern, content = _pattern(spec, where), str(spec["content"])
-        return lambda a: nz.replace(a, pattern, content)
-    if kind == "Lowercase":
-        return nz.lowercase
-    if kind == "Prepend":
-        return lambda a, s=str(spec["prepend"]): nz.prepend(a, s)
-    if kind == "Precompiled":
-        return _precompiled(spec, where)
-    if kind == "Strip":
-        left, right = bool(spec.get("strip_left", True)), bool(spec.get("strip_right", True))
-        return lambda a: nz.strip(a, left=left, right=right)
-    raise UnsupportedComponentError(
-        f"{where}: normalizer type={kind!r} is not supported (supported: {', '.join(NORMALIZERS)})")
-
-
-NORMALIZERS = ("Sequence", "NFC", "NFD", "NFKC", "NFKD", "Replace", "Lowercase", "Prepend",
-               "Precompiled", "Strip")
-
-
-def _precompiled(spec: dict[str, Any], where: str) -> Normalizer:
-    """HF ``Precompiled``: a sentencepiece charsmap (base64) applied HF's way."""
-    from tokspec.spm_normalize import CharsMap, hf_precompiled  # local: that module imports this one
-    try:
-        blob = base64.b64decode(str(spec.get("precompiled_charsmap") or ""), validate=True)
-    except binascii.Error as exc:
-        raise VocabularyError(f"{where}: Precompiled precompiled_charsmap is not base64: {exc}") from exc
-    cm = CharsMap.parse(blob, where)
-    return (lambda a: a) if cm is None else (lambda a: hf_precompiled(a, cm))
-PRETOKENIZERS = ("Metaspace", "WhitespaceSplit", "Sequence")
-
-
-def _chain(a: Aligned, steps: list[Normalizer]) -> Aligned:
-    for step in steps:
-        a = step(a)
-    return a
-
-
-def _split_before(a: Aligned, marker: str) -> list[Aligned]:
-    """Split so every ``marker`` character starts a new piece (HF ``MergedWithNext``)."""
-    cuts = [i for i, c in enumerate(a.text) if c == marker and i > 0]
-    bounds = [0, *cuts, len(a.text)]
-    return [a.slice(s, e) for s, e in zip(bounds, bounds[1:]) if e > s]
-
-
-def _metaspace(spec: dict[str, Any]) -> Callable[[Aligned, int], list[Aligned]]:
-    """HF Metaspace: ' ' -> replacement, prepend per ``prepend_scheme``, split before each marker."""
-    rep = str(spec.get("replacement", "\u2581"))
-    scheme = spec.get("prepend_scheme")
-    if scheme is None:  # older files: add_prefix_space
-        scheme = "always" if spec.get("add_prefix_space", True) else "never"
-    if scheme not in ("always", "first", "never"):
-        raise UnsupportedComponentError(f"Metaspace prepend_scheme={scheme!r} is not supported")
-    split = bool(spec.get("split", True))
-
-    def run(a: Aligned, index: int) -> list[Aligned]:
-        # HF "first": the piece starts at original offset 0 (the unsplit root always does)
-        first = isinstance(a, _Root) or bool(a.spans and a.spans[0][0] == 0)
-        a = nz.apply_edits(a, [(rep if c == " " else c, 0) for c in a.text])
-        if scheme == "always" or (scheme == "first" and first):
-            if not a.text.startswith(rep):
-                a = nz.prepend(a, rep)
-        return _split_before(a, rep) if split else [a]
-    return run
-
-
-class _Root(Aligned):
-    """The whole normalized text before any split (HF: its original offsets start at 0 even when
-    normalization deleted leading characters)."""
-
-
-def _whitespace_split(a: Aligned) -> list[Aligned]:
-    """HF WhitespaceSplit: maximal runs of non-White_Space characters."""
-    out: list[Aligned] = []
-    start: int | None = None
-    for i, c in enumerate(a.text + " "):
-        if nz.is_rust_whitespace(c):
-            if start is not None:
-                out.append(a.slice(start, i))
-            start = None
-        elif start is None:
-            start = i
-    return out
-
-
-def _pretokenizer(spec: dict[str, Any] | None, where: str) -> Callable[[list[Aligned]], list[Aligned]]:
-    """Build a pretokenizer step mapping a list of pieces to a list of pieces."""
-    if spec is None:
-        return lambda pieces: pieces
-    kind = spec.get("type")
-    if kind == "Sequence":
-        steps = [_pretokenizer(s, where) for s in spec["pretokenizers"]]
-        return lambda pieces: _chain_pre(pieces, steps)
-    if kind == "Metaspace":
-        run = _metaspace(spec)
-        return lambda pieces: [q for i, p in enumerate(pieces) for q in run(p, i)]
-    if kind == "WhitespaceSplit":
-        return lambda pieces: [q for p in pieces for q in _whitespace_split(p)]
-    raise UnsupportedComponentError(
-        f"{where}: pre_tokenizer type={kind!r} is not supported (supported: {', '.join(PRETOKENIZERS)})")
-
-
-def _chain_pre(pieces: list[Aligned], steps: list[Callable[[list[Aligned]], list[Aligned]]]) -> list[Aligned]:
-    for step in steps:
-        pieces = step(pieces)
-    return pieces
-
-
-def hf_pipeline(tj: TokenizerJson) -> Callable[[str], list[Aligned]]:
-    """The normalizer + pretokenizer of a tokenizer.json as one function text -> pretokens."""
-    norm = _normalizer(tj.data.get("normalizer"), tj.path)
-    pre = _pretokenizer(tj.data.get("pre_tokenizer"), tj.path)
-
-    def pipeline(text: str) -> list[Aligned]:
-        root = norm(Aligned.of(text))
-        return pre([_Root(root.text, root.spans, root.origins)])
-    return pipeline
 
 
 def _check_added_tokens(tj: TokenizerJson) -> None:
@@ -322,7 +204,33 @@ def unigram_model_from_tokenizer_json(tj: TokenizerJson | str | Path, *,
     ).check()
 
 
-def unigram_model_from_spm(path: str | Path) -> UnigramModel:
-    """An ``"spm"``-flavour model from a sentencepiece ``.model`` file (see ``tokspec.spm_normalize``)."""
-    from tokspec.spm_normalize import spm_unigram_model  # local: spm_normalize imports this module
-    return spm_unigram_model(path)
+def unigram_model_from_spm(path: str | Path, *,
+                           score_reset: float | None = SPM_SCORE_RESET) -> UnigramModel:
+    """An ``"spm"``-flavour :class:`UnigramModel` from a sentencepiece Unigram ``.model``.
+
+    NORMAL pieces are matchable; UNUSED, CONTROL, UNKNOWN and BYTE pieces are not; scores are
+    float32 and ``unk_score = f32(min(NORMAL scores) - 10)``; normalization is
+    :class:`tokspec.spm_normalize.SpmNormalizer`. ``score_reset`` (default
+    :data:`SPM_SCORE_RESET`, what sentencepiece 0.2.x does; None: the plain float32 Viterbi of
+    earlier versions) see :attr:`UnigramModel.score_reset`. O(vocab + charsmap).
+    """
+    m = load_spm_model(path)
+    if m.model_type != "unigram":
+        raise UnsupportedComponentError(f"{m.path}: model_type={m.model_type!r}, expected 'unigram'")
+    if "user" in m.types:
+        raise UnsupportedComponentError(f"{m.path}: user-defined symbols are not supported")
+    normal = [s for s, t in zip(m.scores, m.types) if t == "normal"]
+    if not normal:
+        raise VocabularyError(f"{m.path}: no NORMAL pieces")
+    index = m.piece_to_id()
+    byte_ids = tuple(index[byte_piece(b)] for b in range(256)) if m.byte_fallback else ()
+    normalizer = SpmNormalizer(m)
+    return UnigramModel(
+        pieces=m.pieces, scores=tuple(_f32(s) for s in m.scores),
+        matchable=tuple(t == "normal" for t in m.types), unk_id=m.unk_id,
+        unk_score=_f32(min(normal) - UNK_PENALTY), byte_fallback=m.byte_fallback, byte_ids=byte_ids,
+        fuse_unk=False, flavour="spm", float32=True, score_reset=score_reset, spm_normalizer=normalizer,
+        pretokenizer=lambda text: [normalizer.normalize(text)],
+        source=m.path, sha256=m.sha256,
+        description=f"sentencepiece Unigram {len(m.pieces)} pieces ({m.normalizer_name or 'identity'})",
+    ).check()

@@ -12,9 +12,12 @@ Cases (``quick=False``; sizes are UTF-8 bytes of generated text):
   of English, Chinese-like text and code (``fast:o200k_base``: English), subject and baseline timed
   alternately, output checked equal in the same run (a mismatch marks the case ``INEXACT``); and
   ``fast:cl100k_base`` vs ``reference:cl100k_base`` on 300 KB.
-- ``unigram``: double-array Viterbi vs the dict-trie Viterbi (same loop, the seed's baseline; on
-  normalized pretokens, so only the trie differs), and ``fast:mon-unigram`` vs
-  ``reference:mon-unigram``, ``hf:mon-unigram``; a trained sentencepiece model vs ``spm:``.
+- ``unigram``: double-array Viterbi vs the same compiled Viterbi over an open-addressing hash trie
+  (``tokspec.fast._hash_trie``; forward pass only, on normalized pretokens prepared beforehand, so
+  only the trie differs); ``fast:MODEL`` ids vs ``sentencepiece`` ``encode`` on 1 MB (a trained
+  nmt_nfkc + byte-fallback model), ``fast:MODEL`` vs ``spm:MODEL`` (ids + offsets), and
+  ``fast:mon-unigram`` vs ``hf:mon-unigram``. Subject and baseline run interleaved, best of 5,
+  and each row first checks both outputs are equal (a mismatch marks the case ``INEXACT``).
 - ``peek2``: Peek2 spans (compiled kernel) vs ``regex`` spans (tiktoken's pattern, pinned to
   Unicode 16.0 as the reference runs it, and as written) on ~1 MB of English, Chinese-like text,
   code; spans checked equal in the same run.
@@ -36,6 +39,8 @@ import inspect
 import random
 import textwrap
 from collections.abc import Callable
+
+import numpy as np
 
 from tokspec import load_engine
 from tokspec.app.bench import BenchRow, time_best
@@ -209,31 +214,59 @@ def _engine_rows(case: str, subject: str, baselines: list[str], text: str) -> li
     return rows
 
 
-def _viterbi_row(case: str, da: object, dt: object, text: str) -> BenchRow:
-    """Double array vs dict trie on the Viterbi alone (normalization done beforehand: it is the
-    same code for both and dominates a full encode)."""
-    pres = [p.text.encode("utf-8") for p in da.model.pretokenize(text)]  # type: ignore[attr-defined]
-    return _row(case, "double-array viterbi", "dict-trie viterbi", sum(map(len, pres)),
-                lambda: [da.viterbi(p) for p in pres],  # type: ignore[attr-defined]
-                lambda: [dt.viterbi(p) for p in pres])  # type: ignore[attr-defined]
+def _viterbi_row(case: str, da: object, ht: object, text: str, repeat: int) -> BenchRow:
+    """Double array vs hash trie on the Viterbi forward pass alone (the same compiled loop; the
+    normalized pretokens are prepared once beforehand), both outputs compared."""
+    data, bounds, _ = da.normalized(text)  # type: ignore[attr-defined]
+    a, b = da.forward_all(data, bounds), ht.forward_all(data, bounds)  # type: ignore[attr-defined]
+    same = all(np.array_equal(x, y) for x, y in zip(a, b))
+    ts, tb = _paired(lambda: da.forward_all(data, bounds), lambda: ht.forward_all(data, bounds),  # type: ignore[attr-defined]
+                     repeat)
+    return BenchRow(SUITE, _exact(case, same), "double-array viterbi", "hash-trie viterbi (open addr.)", len(data), ts, tb)
+
+
+def _unigram_engine_row(case: str, subject: str, baseline: str, text: str, repeat: int) -> BenchRow:
+    """Two engines, ids and offsets as arrays, interleaved, outputs compared."""
+    fast, base = load_engine(subject), load_engine(baseline)
+    a, b = fast.encode_arrays(text), base.encode_arrays(text)
+    same = a.same_as(b)
+    ts, tb = _paired(lambda: fast.encode_arrays(text), lambda: base.encode_arrays(text), repeat)
+    return BenchRow(SUITE, _exact(case, same), subject.split("/")[-1], baseline.split("/")[-1], len(text.encode()), ts, tb)
+
+
+def _spm_ids_row(case: str, path: str, text: str, repeat: int) -> BenchRow:
+    """``fast:MODEL`` ids (``encode_ids``: no alignment, no offsets) vs sentencepiece's own
+    ``encode`` (ids); the ids are checked equal to sentencepiece's and to ``encode_arrays``'."""
+    import sentencepiece
+
+    fast = load_engine(f"fast:{path}")
+    sp = sentencepiece.SentencePieceProcessor(model_file=path)
+    got = fast.encode_ids(text)  # type: ignore[attr-defined]
+    same = got.tolist() == sp.encode(text) == fast.encode_arrays(text).ids.tolist()  # type: ignore[union-attr]
+    ts, tb = _paired(lambda: fast.encode_ids(text), lambda: sp.encode(text), repeat)  # type: ignore[attr-defined]
+    return BenchRow(SUITE, _exact(case, same), "fast:MODEL encode_ids", "sentencepiece encode (ids)", len(text.encode()), ts, tb)
 
 
 def _unigram_rows(quick: bool) -> list[BenchRow]:
+    """Unigram rows (sentencepiece model: ``spm-unigram-bytes``, nmt_nfkc and byte fallback,
+    trained by ``tokspec.models``; HF: mon-unigram)."""
     from tokspec.fast.unigram_datrie import datrie_encoder
     from tokspec.models import trained_model
     path = str(trained_model("spm-unigram-bytes"))
-    text = english(20_000 if quick else 300_000)
-    rows = [_viterbi_row("unigram spm-small english", datrie_encoder(path), datrie_encoder(path, trie="dict"),
-                         text)]
-    rows += _engine_rows("unigram spm-small english", f"fast:{path}", [f"reference:{path}", f"spm:{path}"], text)
+    text = english(20_000 if quick else 1_000_000)
+    repeat = 2 if quick else 5
+    da, ht = datrie_encoder(path), datrie_encoder(path, trie="hash")
+    rows = [_viterbi_row("unigram spm-small english", da, ht, text, repeat),
+            _spm_ids_row("unigram spm-small english", path, text, repeat),
+            _unigram_engine_row("unigram spm-small english", f"fast:{path}", f"spm:{path}", text, repeat)]
     if not quick:
         rng = random.Random(2)
         burmese = "".join(chr(rng.randint(0x1000, 0x102A)) + " " * (i % 5 == 0) for i in range(100_000))
-        da, dt = datrie_encoder("mon-unigram"), datrie_encoder("mon-unigram", trie="dict")
-        rows.append(_viterbi_row("unigram mon english", da, dt, text))
-        rows.append(_viterbi_row("unigram mon burmese-like", da, dt, burmese))
-        rows += _engine_rows("unigram mon english", "fast:mon-unigram",
-                             ["reference:mon-unigram", "hf:mon-unigram"], text)
+        da, ht = datrie_encoder("mon-unigram"), datrie_encoder("mon-unigram", trie="hash")
+        rows.append(_viterbi_row("unigram mon english", da, ht, text[:300_000], repeat))
+        rows.append(_viterbi_row("unigram mon burmese-like", da, ht, burmese, repeat))
+        rows.append(_unigram_engine_row("unigram mon english", "fast:mon-unigram", "hf:mon-unigram",
+                                        text[:300_000], 3))
     return rows
 
 

@@ -1,0 +1,279 @@
+"""Compiled Unigram kernels: the Viterbi over a double array or a hash trie, token emission, offsets.
+
+One source, two modes (``tokspec._jit``): every function here is a numba ``@kernel`` (nopython,
+nogil) and runs unchanged as plain Python with ``TOKSPEC_JIT=0``. Inputs are numpy arrays only.
+
+Definitions are ``tokspec.unigram_model``'s (the spec ``Unigram exactness``, checked by
+``tests/test_fast_unigram_datrie.py`` against ``tokspec.reference.unigram`` and the libraries):
+positions are UTF-8 byte offsets of one normalized pretoken ``data[lo:hi]``; only character
+starts are relaxed (pieces are whole strings); an edge ``start -> end`` is a matchable piece, or
+the *unknown edge* over one character when no one-character piece covers it. Sums are float64, or
+float32 (each sum rounded, sentencepiece) when ``f32``; ties keep the first predecessor (``last``:
+the latest, for tests); ``reset > 0`` re-bases scores past that magnitude as sentencepiece 0.2.x
+does (``UnigramModel.score_reset``).
+
+Theorem relied on: Viterbi's optimal substructure with the tie rule applied at each relaxation
+(positions relaxed in increasing order, so "first predecessor" is "earliest start"). Re-basing
+subtracts the same offset from every live score, so it changes no comparison except through
+float32 rounding, which the kernels reproduce operation for operation.
+
+Two tries, one Viterbi loop each (the benchmark compares the tries only):
+
+- double array (Aoe; ``tokspec.fast._double_array``): child of ``s`` on byte ``c`` is
+  ``t = base[s] + c`` iff ``check[t] == s``: two loads and a compare per byte.
+- ``HashTrie`` (``tokspec.fast._hash_trie``): open addressing with linear probing over int64 keys
+  ``node * 256 + byte`` in a power-of-two table (load <= 1/2): a multiply, a mask, one or more
+  probes per byte.
+
+Tokens and offsets from the best paths: ``tokspec.fast._unigram_emit``.
+
+Complexity: O(n * L) per pretoken, L = the longest piece in bytes; a re-basing costs O(L) and
+happens at most once per 1e5 of score. Memory: O(max pretoken) scratch plus O(n) output.
+Out of scope: n-best, sampling, user-defined symbols.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tokspec._jit import kernel
+
+__all__ = [
+    "char_of_byte",
+    "char_of_byte_into",
+    "forward_da",
+    "forward_hash",
+    "forward_pretokens",
+    "lookup_da",
+    "lookup_hash",
+]
+
+_NEG = -np.inf
+
+
+@kernel
+def _round(x: float, f32: bool) -> float:
+    """One path-score operation in the model's arithmetic (float32 rounding when ``f32``)."""
+    if f32:
+        return np.float64(np.float32(x))
+    return x
+
+
+@kernel
+def _char_len(lead: int) -> int:
+    if lead < 0x80:
+        return 1
+    if lead < 0xE0:
+        return 2
+    if lead < 0xF0:
+        return 3
+    return 4
+
+
+@kernel
+def _relax(best: np.ndarray, bstart: np.ndarray, bid: np.ndarray, q: int, cand: float, start: int,
+           pid: int, last: bool) -> None:
+    if cand > best[q] or (last and cand == best[q]):
+        best[q] = cand
+        bstart[q] = start
+        bid[q] = pid
+
+
+@kernel
+def _rebase(best: np.ndarray, bstart: np.ndarray, start: int, frontier: int, offset: float,
+            f32: bool) -> None:
+    """sentencepiece's re-basing: subtract ``offset`` from ``start`` and every reached later position."""
+    for i in range(start, frontier + 1):
+        if i == start or bstart[i] >= 0:
+            best[i] = _round(best[i] - offset, f32)
+
+
+@kernel
+def forward_da(data: np.ndarray, lo: int, hi: int, base: np.ndarray, check: np.ndarray,
+               value: np.ndarray, scores: np.ndarray, unk_score: float, f32: bool, last: bool,
+               reset: float, best: np.ndarray, bstart: np.ndarray, bid: np.ndarray) -> None:
+    """Viterbi forward pass over ``data[lo:hi]`` walking the double array.
+
+    Fills ``best[0..n]``, ``bstart`` (predecessor position, -1 unreached) and ``bid`` (piece id,
+    -1 for an unknown edge), positions relative to ``lo``."""
+    n = hi - lo
+    for i in range(n + 1):
+        best[i] = _NEG
+        bstart[i] = -1
+        bid[i] = -1
+    best[0] = 0.0
+    frontier = 0
+    for start in range(n):
+        lead = data[lo + start]
+        if 0x80 <= lead < 0xC0:
+            continue  # not a character start
+        here = best[start]
+        if reset > 0.0 and abs(here) > reset:
+            _rebase(best, bstart, start, frontier, here, f32)
+            here = 0.0
+        single = start + _char_len(lead)
+        has_single = False
+        s = 0
+        q = start
+        while q < n:
+            t = base[s] + data[lo + q]
+            if check[t] != s:  # always in range: the arrays are padded
+                break
+            s = t
+            q += 1
+            v = value[s]
+            if v >= 0:
+                frontier = max(frontier, q)
+                cand = here + scores[v]
+                if f32:
+                    cand = np.float64(np.float32(cand))
+                if cand > best[q] or (last and cand == best[q]):  # the tie rule (inlined)
+                    best[q] = cand
+                    bstart[q] = start
+                    bid[q] = v
+                if q == single:
+                    has_single = True
+        if not has_single:
+            end = min(single, n)
+            frontier = max(frontier, end)
+            _relax(best, bstart, bid, end, _round(here + unk_score, f32), start, -1, last)
+
+
+@kernel
+def _hash_child(keys: np.ndarray, child: np.ndarray, mask: int, node: int, byte: int) -> int:
+    """Child of ``node`` on ``byte`` in the open-addressing table, or -1."""
+    b = np.int64(byte)  # a uint8 would overflow (numpy) or wrap: widen first
+    key = node * 256 + b
+    h = (node * 0x9E3779B1 + b * 0x85EBCA77) & mask
+    while True:
+        k = keys[h]
+        if k == key:
+            return child[h]
+        if k < 0:
+            return -1
+        h = (h + 1) & mask
+
+
+@kernel
+def forward_hash(data: np.ndarray, lo: int, hi: int, keys: np.ndarray, child: np.ndarray, mask: int,
+                 node_value: np.ndarray, scores: np.ndarray, unk_score: float, f32: bool, last: bool,
+                 reset: float, best: np.ndarray, bstart: np.ndarray, bid: np.ndarray) -> None:
+    """:func:`forward_da` with the trie step done in the hash trie (everything else identical)."""
+    n = hi - lo
+    for i in range(n + 1):
+        best[i] = _NEG
+        bstart[i] = -1
+        bid[i] = -1
+    best[0] = 0.0
+    frontier = 0
+    for start in range(n):
+        lead = data[lo + start]
+        if 0x80 <= lead < 0xC0:
+            continue
+        here = best[start]
+        if reset > 0.0 and abs(here) > reset:
+            _rebase(best, bstart, start, frontier, here, f32)
+            here = 0.0
+        single = start + _char_len(lead)
+        has_single = False
+        s = 0
+        q = start
+        while q < n:
+            t = _hash_child(keys, child, mask, s, data[lo + q])
+            if t < 0:
+                break
+            s = t
+            q += 1
+            v = node_value[s]
+            if v >= 0:
+                frontier = max(frontier, q)
+                cand = here + scores[v]
+                if f32:
+                    cand = np.float64(np.float32(cand))
+                if cand > best[q] or (last and cand == best[q]):  # the tie rule (inlined)
+                    best[q] = cand
+                    bstart[q] = start
+                    bid[q] = v
+                if q == single:
+                    has_single = True
+        if not has_single:
+            end = min(single, n)
+            frontier = max(frontier, end)
+            _relax(best, bstart, bid, end, _round(here + unk_score, f32), start, -1, last)
+
+
+@kernel
+def lookup_da(data: np.ndarray, lo: int, hi: int, base: np.ndarray, check: np.ndarray,
+              value: np.ndarray) -> int:
+    """The id of the piece equal to ``data[lo:hi]``, or -1."""
+    s = 0
+    for q in range(lo, hi):
+        t = base[s] + data[q]
+        if check[t] != s:
+            return -1
+        s = t
+    return value[s]
+
+
+@kernel
+def lookup_hash(data: np.ndarray, lo: int, hi: int, keys: np.ndarray, child: np.ndarray, mask: int,
+                node_value: np.ndarray) -> int:
+    """:func:`lookup_da` in the hash trie."""
+    s = 0
+    for q in range(lo, hi):
+        s = _hash_child(keys, child, mask, s, data[q])
+        if s < 0:
+            return -1
+    return node_value[s]
+
+
+@kernel
+def char_of_byte(data: np.ndarray) -> np.ndarray:
+    """``out[b]`` = index of the character containing byte ``b`` (``out[len] = characters``)."""
+    out = np.empty(len(data) + 1, dtype=np.int64)
+    char_of_byte_into(data, out)
+    return out
+
+
+@kernel
+def char_of_byte_into(data: np.ndarray, out: np.ndarray) -> None:
+    """:func:`char_of_byte` into ``out`` (at least ``len(data) + 1`` entries)."""
+    c = -1
+    for b in range(len(data)):
+        if not 0x80 <= data[b] < 0xC0:
+            c += 1
+        out[b] = c
+    out[len(data)] = c + 1
+
+
+@kernel
+def forward_pretokens(data: np.ndarray, bounds: np.ndarray, use_hash: bool, base: np.ndarray,
+                      check: np.ndarray, value: np.ndarray, hkeys: np.ndarray, hchild: np.ndarray,
+                      hmask: int, hvalue: np.ndarray, scores: np.ndarray, unk_score: float, f32: bool,
+                      last: bool, reset: float) -> tuple[np.ndarray, np.ndarray]:
+    """The Viterbi forward pass alone over every pretoken (the trie comparison of the benchmark):
+    predecessors and ids of every position, pretoken by pretoken (``n + 1`` entries each)."""
+    total = len(bounds) - 1
+    width = 1
+    for p in range(len(bounds) - 1):
+        total += bounds[p + 1] - bounds[p]
+        width = max(width, bounds[p + 1] - bounds[p] + 1)
+    best = np.empty(width, dtype=np.float64)
+    bstart = np.empty(width, dtype=np.int64)
+    bid = np.empty(width, dtype=np.int64)
+    all_start = np.empty(total, dtype=np.int64)
+    all_id = np.empty(total, dtype=np.int64)
+    at = 0
+    for p in range(len(bounds) - 1):
+        lo = bounds[p]
+        hi = bounds[p + 1]
+        if use_hash:
+            forward_hash(data, lo, hi, hkeys, hchild, hmask, hvalue, scores, unk_score, f32, last, reset,
+                         best, bstart, bid)
+        else:
+            forward_da(data, lo, hi, base, check, value, scores, unk_score, f32, last, reset,
+                       best, bstart, bid)
+        all_start[at:at + hi - lo + 1] = bstart[:hi - lo + 1]
+        all_id[at:at + hi - lo + 1] = bid[:hi - lo + 1]
+        at += hi - lo + 1
+    return all_start, all_id
