@@ -12,6 +12,10 @@ Text strategies (all shrink towards short, simple text):
 - :func:`vocab_text` / :func:`single_token`: concatenations of real vocabulary tokens (get them
   with :func:`named_vocab_tokens`).
 - :func:`mixed_text`: one of all the above.
+- :func:`long_text`: long texts (1,000 characters to 2 MiB): heavy-tailed and boundary-targeted
+  lengths (powers of two and ten, in characters and UTF-8 bytes, plus or minus a token), built by
+  length-extension moves with seam fragments planted across boundaries (:mod:`tokspec.longtext`).
+  Shrinks towards 1,000 characters. Use it as a fraction of draws: a long text costs ~1000 short ones.
 
 Tiny generated vocabularies (so theorems are checked for many vocabularies, not just cl100k):
 :func:`bpe_merge_ranks` (a proper merge table: each token is the merge of two earlier tokens),
@@ -23,6 +27,7 @@ Out of scope: strategies for special tokens, and realistic word frequencies.
 
 from __future__ import annotations
 
+import math
 import random
 
 from collections.abc import Sequence
@@ -41,6 +46,7 @@ __all__ = [
     "single_token",
     "named_vocab_tokens",
     "mixed_text",
+    "long_text",
     "byte_strings",
     "bpe_merge_ranks",
     "bpe_any_ranks",
@@ -161,6 +167,26 @@ def mixed_text(*, max_size: int = 40) -> st.SearchStrategy[str]:
     """Any of the text strategies above (not vocabulary-aware)."""
     return st.one_of(unicode_text(max_size=max_size), shaped_text(),
                      repetitions(max_repeat=60), boundary_text(chunk_len=16, max_chunks=2))
+
+
+@st.composite
+def long_text(draw: st.DrawFn, *, min_size: int = 1000, max_size: int = 2 ** 21,
+              pieces: Sequence[str] = ()) -> str:
+    """A long text (module docstring): ``min_size <= len <= max_size`` characters, or that many UTF-8
+    bytes for a byte-targeted length. ``pieces`` (e.g. corpus texts) feed the extension moves."""
+    from tokspec.longtext import BOUNDARY_SIZES, grow_text
+
+    if not 1 <= min_size <= max_size:
+        raise ValueError(f"need 1 <= min_size <= max_size, got min_size={min_size!r}, max_size={max_size!r}")
+    sizes = [s for s in BOUNDARY_SIZES if min_size <= s <= max_size]
+    boundary = st.tuples(st.sampled_from(sizes), st.integers(min_value=-16, max_value=16)).map(
+        lambda t: min(max_size, max(min_size, t[0] + t[1])))
+    heavy = st.floats(min_value=math.log(min_size), max_value=math.log(max_size)).map(
+        lambda x: min(max_size, max(min_size, int(math.exp(x)))))
+    n = draw(st.one_of(heavy, boundary) if sizes else heavy)
+    unit = draw(st.sampled_from(("chars", "bytes")))
+    seed = draw(st.integers(min_value=0, max_value=2 ** 32 - 1))
+    return grow_text(random.Random(seed), n, unit=unit, pieces=list(pieces))
 
 
 def byte_strings(alphabet: bytes = b"abc", *, max_size: int = 10) -> st.SearchStrategy[bytes]:

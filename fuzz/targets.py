@@ -139,8 +139,21 @@ def target_by_name(name: str) -> Target:
     raise ValueError(f"unknown fuzz target name={name!r}; known: {', '.join(t.name for t in TARGETS)}")
 
 
+#: A first byte that never occurs in UTF-8: an input starting with it asks for a long text.
+LONG_MARK = 0xF8
+
+
 def text_from_bytes(data: bytes) -> str:
-    """Fuzzer bytes to text (module docstring): may contain lone surrogates, on purpose."""
+    """Fuzzer bytes to text (module docstring): may contain lone surrogates, on purpose.
+
+    Length extension: ``LONG_MARK, k, d, body...`` gives ``body`` (decoded the same way) repeated
+    to ``BOUNDARY_SIZES[k % len] + (d - 128) // 8`` characters (a power of two or ten, +-16), so
+    libFuzzer's short inputs (``-max_len``) still reach chunk seams and buffer sizes up to 2 MiB."""
+    if len(data) >= 3 and data[0] == LONG_MARK:
+        from tokspec.longtext import BOUNDARY_SIZES
+        size = max(1, BOUNDARY_SIZES[data[1] % len(BOUNDARY_SIZES)] + (data[2] - 128) // 8)
+        body = text_from_bytes(data[3:]) or "a"
+        return (body * (size // len(body) + 1))[:size]
     try:
         return data.decode("utf-8", errors="surrogatepass")
     except UnicodeDecodeError:

@@ -14,11 +14,15 @@ Classification of a disagreement (first matching rule wins):
 4. ``"same segmentation, different ids"``: equal offsets, different ids.
 5. ``"different segmentation"``: everything else.
 
-A counterexample *record* is a JSON object (schema below, ``RECORD_VERSION``) holding the text and
-its UTF-8 hex, both engines' :class:`~tokspec.EngineInfo`, the first divergence, both token windows,
-the classification, both full outputs, and a command that reproduces it. Records are written
-atomically (:func:`tokspec._atomic.write_atomic`) under a content-hash name, so the same finding
-is stored once.
+A counterexample *record* (layout and reader in :mod:`tokspec.records`, re-exported here) holds the
+text once, both engines' :class:`~tokspec.EngineInfo`, the first divergence with a readable context,
+both token windows, the classification, both full outputs (compact), and a command that reproduces
+it. Records are written atomically (:func:`tokspec._atomic.write_atomic`) under a content-hash
+name, so the same finding is stored once.
+
+Memory: the comparison holds arrays (no Python object per token); an engine's own Encoding is kept
+only up to ``_KEEP_PIECES`` tokens (for its display pieces), so a 20 MB line costs the engines' own
+needs plus O(tokens) machine integers.
 
 Engines are untrusted: anything an engine raises, including ``SystemExit`` and other
 ``BaseException``s (``KeyboardInterrupt`` excepted: that is the user), is a fault, and its message
@@ -34,20 +38,16 @@ domain (:func:`tokspec.check_text` raises before either engine runs).
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
-import shlex
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from tokspec._atomic import write_atomic
-from tokspec._escape import dumps, escape
+from tokspec._escape import escape
 from tokspec._types import Encoder, Encoding, EncodingArrays, check_text
 from tokspec.errors import TokspecError
+from tokspec.records import (RECORD_VERSION, array_window, dumps_record, make_record, record_name,
+                             reproduce_command, save_counterexample, write_record)
 
 __all__ = [
     "Outcome",
@@ -67,7 +67,6 @@ __all__ = [
     "format_comparison",
 ]
 
-RECORD_VERSION = 1
 CLASSES = ("engine fault", "decoded text differs", "same ids, different offsets",
            "same segmentation, different ids", "different segmentation")
 
@@ -108,6 +107,15 @@ class Outcome:
 
     def __repr__(self) -> str:
         return f"Outcome(encoding={self.encoding!r}, fault={self.fault!r})"
+
+    def shown(self) -> Encoding | EncodingArrays | None:
+        """What reports show: the engine's own Encoding if kept (its pieces), else the arrays (no
+        tuples are built for display)."""
+        return self._encoding if self._encoding is not None else self.arrays
+
+
+#: An engine's own Encoding is kept (for its pieces) only up to this many tokens.
+_KEEP_PIECES = 4096
 
 
 @dataclass(frozen=True)
@@ -166,7 +174,9 @@ def run_engine(engine: Encoder, text: str) -> Outcome:
         raise
     except BaseException as exc:  # noqa: BLE001 - an engine under test may raise anything
         return Outcome(None, _fault_message(exc))
-    return Outcome(arrays) if _natively_arrays(engine) else Outcome(encoding)
+    if _natively_arrays(engine) or len(encoding) > _KEEP_PIECES:
+        return Outcome(arrays)  # a long Encoding is dropped at once: windows name tokens by token_piece
+    return Outcome(encoding)
 
 
 def _fault_message(exc: BaseException) -> str:
@@ -228,111 +238,10 @@ def compare(a: Encoder, b: Encoder, text: str) -> Comparison:
     return Comparison(text, oa, ob, index, _classify(a, b, oa.arrays, ob.arrays, len(text)))
 
 
-def _piece(engine: Encoder, enc: Encoding, i: int) -> str:
-    if enc.pieces is not None:
-        return enc.pieces[i]
-    if enc.ids is None:
-        return ""
-    try:
-        return str(engine.token_piece(enc.ids[i]))
-    except KeyboardInterrupt:
-        raise
-    except BaseException:  # noqa: BLE001 - display only
-        return "?"
-
-
-def token_window(engine: Encoder, text: str, enc: Encoding, index: int, width: int = 3
+def token_window(engine: Encoder, text: str, enc: Encoding | EncodingArrays, index: int, width: int = 3
                  ) -> list[dict[str, Any]]:
     """Tokens ``index - width .. index + width`` of ``enc`` as dicts (index, id, piece, offsets, text)."""
-    lo, hi = max(0, index - width), min(len(enc), index + width + 1)
-    return [{"index": i, "id": None if enc.ids is None else enc.ids[i],
-             "piece": _piece(engine, enc, i), "offsets": list(enc.offsets[i]),
-             "text": text[enc.offsets[i][0]:enc.offsets[i][1]]} for i in range(lo, hi)]
-
-
-def _info(engine: Encoder) -> dict[str, Any]:
-    return dataclasses.asdict(engine.info)
-
-
-def _output(outcome: Outcome) -> dict[str, Any]:
-    if outcome.encoding is None:
-        return {"fault": outcome.fault}
-    enc = outcome.encoding
-    return {"ids": None if enc.ids is None else list(enc.ids), "offsets": [list(s) for s in enc.offsets]}
-
-
-def record_name(a: Encoder, b: Encoder, text: str) -> str:
-    """The content-hash file name of the record for (a, b, text)."""
-    key = json.dumps([a.info.name, b.info.name, text], ensure_ascii=True)
-    return hashlib.sha256(key.encode("ascii")).hexdigest()[:20] + ".json"
-
-
-def make_record(a: Encoder, b: Encoder, comparison: Comparison, *, width: int = 3,
-                reproduce: str | None = None) -> dict[str, Any]:
-    """The counterexample record of a disagreement (see module docstring). O(len(text))."""
-    assert not comparison.agree, "records are for disagreements"
-    text, index = comparison.text, comparison.index
-    first: dict[str, Any] = {"index": index}
-    windows: dict[str, Any] = {"a": [], "b": []}
-    for side, engine, outcome in (("a", a, comparison.a), ("b", b, comparison.b)):
-        enc = outcome.encoding
-        if enc is not None:  # on a fault, the other side's window starts at token 0
-            windows[side] = token_window(engine, text, enc, index or 0, width)
-            first[side] = next((t for t in windows[side] if t["index"] == index), None)
-    return {
-        "tokspec_counterexample": RECORD_VERSION,
-        "text": text,
-        "text_utf8_hex": text.encode("utf-8").hex(),
-        "engines": [_info(a), _info(b)],
-        "classification": comparison.classification,
-        "first_divergence": first,
-        "windows": windows,
-        "outputs": {"a": _output(comparison.a), "b": _output(comparison.b)},
-        "reproduce": reproduce,
-    }
-
-
-def reproduce_command(a: Encoder, b: Encoder, path: str | Path) -> str:
-    """The shell command that re-runs the comparison stored in the record at ``path``."""
-    return " ".join(["tokspec", "diff", shlex.quote(a.info.name), shlex.quote(b.info.name),
-                     "--inputs", shlex.quote(str(path))])
-
-
-def _compact(value: Any) -> str:
-    return dumps(value)
-
-
-def dumps_record(record: dict[str, Any]) -> str:
-    """``record`` as JSON, one line per top-level key, per engine and per side (a, b) of a dict value.
-
-    Plain ``indent=`` JSON puts every offset number on its own line: a record of a 2000-character
-    text grows to ~80 kB. This layout stays small and diff-friendly. ``json.loads`` gives back
-    ``record``. O(size of record).
-    """
-    parts = []
-    for key, value in record.items():
-        if isinstance(value, dict) and value:
-            body = ",\n".join(f"  {_compact(k)}: {_compact(v)}" for k, v in value.items())
-            parts.append(f" {_compact(key)}: {{\n{body}\n }}")
-        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-            body = ",\n".join(f"  {_compact(v)}" for v in value)
-            parts.append(f" {_compact(key)}: [\n{body}\n ]")
-        else:
-            parts.append(f" {_compact(key)}: {_compact(value)}")
-    return "{\n" + ",\n".join(parts) + "\n}\n"
-
-
-def write_record(record: dict[str, Any], path: str | Path) -> Path:
-    """Write ``record`` (:func:`dumps_record`) to ``path`` atomically (:mod:`tokspec._atomic`)."""
-    return write_atomic(path, dumps_record(record))
-
-
-def save_counterexample(a: Encoder, b: Encoder, comparison: Comparison, directory: str | Path,
-                        *, width: int = 3) -> Path:
-    """Make and write the record of ``comparison`` into ``directory``; return its path."""
-    path = Path(directory) / record_name(a, b, comparison.text)
-    record = make_record(a, b, comparison, width=width, reproduce=reproduce_command(a, b, path))
-    return write_record(record, path)
+    return array_window(engine, text, enc, index, width)
 
 
 def _format_window(label: str, tokens: list[dict[str, Any]], index: int | None) -> list[str]:
@@ -355,12 +264,13 @@ def format_comparison(a: Encoder, b: Encoder, comparison: Comparison, *, width: 
     lines = [f"{comparison.classification}: text={shown}"]
     for label, engine, outcome in (("A", a, comparison.a), ("B", b, comparison.b)):
         name = f"{label} {escape(engine.info.name)}"
-        if outcome.encoding is None:
+        shown = outcome.shown()
+        if shown is None:
             lines.append(f"  {name}: FAULT {escape(outcome.fault)}")
             continue
         index = comparison.index
-        window = token_window(engine, text, outcome.encoding, index or 0, width)
-        count = len(outcome.encoding)
+        window = token_window(engine, text, shown, index or 0, width)
+        count = len(shown)
         lines += _format_window(f"{name} ({count} token{'' if count == 1 else 's'})", window, index)
     if comparison.index is not None:
         lines.insert(1, f"  first divergence at token #{comparison.index}")

@@ -17,7 +17,8 @@ Fuzz mode alternates, in one-second slices, two seeded text sources: tokspec's o
 corpus generators of :mod:`tokspec.corpus`, adversarial repetitions, corpus slices) and the public
 hypothesis strategies of :mod:`tokspec.fuzz.strategies` (Unicode-category text, shaped text,
 repetitions), both with vocabulary-aware text made of the token surfaces engine A produces on the
-small corpus. Hypothesis serves as a generator only there. It shrinks each disagreement with
+small corpus. Hypothesis serves as a generator only there. Both also draw long texts (1,000
+characters to 2 MiB, :mod:`tokspec.longtext`) with up to ``LONG_SHARE`` of their cost. It shrinks each disagreement with
 :func:`tokspec.minimize.minimize_text` keeping its classification, and reports each distinct
 minimized text once. Shrinking may run past ``--time`` by at most ``--shrink-time`` per finding. Engine faults count as one
 finding per distinct fault message (input text cut out); other findings per distinct minimized text.

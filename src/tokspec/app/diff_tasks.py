@@ -163,10 +163,10 @@ def fuzz_loop(params: FuzzParams, seed: int, emit: Callable[[Finding], None], st
     Returns (generator names, how many inputs got each classification: None = agreed). Each new
     minimized finding (by :func:`~tokspec.app.finder.finding_key`, within this loop) goes to ``emit``.
     """
-    from tokspec.app.search import text_sources
+    from tokspec.app.search import LONG_SHARE, text_sources
 
     a, b = engines_for(params.a, params.b)
-    sources = text_sources(a, seed)
+    sources = text_sources(a, seed, long_share=LONG_SHARE)
     classes: Counter[str | None] = Counter()
 
     def on_finding(f: Any) -> None:

@@ -23,6 +23,7 @@ Out of scope: parallel engines (one text at a time, in order) and writing record
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable
@@ -68,17 +69,29 @@ def finding_key(c: Comparison) -> tuple[Any, ...]:
 def minimized(a: Encoder, b: Encoder, c: Comparison, seconds: float, max_tests: int = 5000) -> Comparison:
     """The comparison on a minimized text with the same :func:`signature` as ``c``, after at most
     ``max_tests`` comparisons or about ``seconds`` (whichever ends first: only the count is
-    reproducible across machines)."""
+    reproducible across machines).
+
+    Every comparison's signature is kept (by text; long texts by their sha256), so no text (a hang
+    costs a timeout) runs twice; whole comparisons are kept only for short texts, so shrinking a
+    1 MB text holds one text's encodings at a time, not one per comparison."""
     want = signature(c)
-    seen = {c.text: c}  # every comparison made, so no text (a hang costs a timeout) runs twice
+    signatures: dict[str | bytes, tuple[Any, ...]] = {}
+    kept = {c.text: c}
+
+    def key(text: str) -> str | bytes:
+        return text if len(text) <= 256 else hashlib.sha256(text.encode("utf-8")).digest()
 
     def still_fails(text: str) -> bool:
-        if text not in seen:
-            seen[text] = compare(a, b, text)
-        return signature(seen[text]) == want
+        k = key(text)
+        if k not in signatures:
+            comparison = compare(a, b, text)
+            signatures[k] = signature(comparison)
+            if len(text) <= 4096:
+                kept[text] = comparison
+        return signatures[k] == want
 
     small = minimize_text(c.text, still_fails, seconds=seconds, max_tests=max_tests)
-    return seen[small]
+    return kept[small] if small in kept else compare(a, b, small)
 
 
 @dataclass(frozen=True)

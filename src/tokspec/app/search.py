@@ -6,6 +6,14 @@ hypothesis strategies of :mod:`tokspec.fuzz.strategies` (Unicode-category text, 
 repetitions), both with vocabulary-aware text made of the token surfaces engine A produces on the
 small corpus. Hypothesis serves as a generator only there.
 
+Input length is a dimension of both sources (:mod:`tokspec.longtext`): besides their short texts,
+each draws *long* texts (1,000 characters to 2 MiB, heavy-tailed and boundary-targeted, built by
+length-extension moves from corpus texts and earlier inputs, with seam fragments planted across
+power-of-two and power-of-ten positions). A :class:`LongBudget` gives long texts at most
+``long_share`` (in ``tokspec diff --fuzz``: :data:`LONG_SHARE`) of each source's *cost*, counted as characters plus
+:data:`TEXT_COST` per text (about what one call costs an engine): deterministic, so counted slices
+stay reproducible, and short-text throughput stays within a factor ~1/(1 - share) of before.
+
 Each source has a ``name``, a relative ``cost`` per text, and ``run(until, on_text)``: it feeds texts
 to ``on_text`` until the monotonic time ``until`` or until ``on_text`` returns True. The search loop
 itself is :func:`tokspec.app.finder.run_search`.
@@ -17,12 +25,39 @@ import functools
 import random
 import sys
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tokspec._types import Encoder
 
-__all__ = ["text_sources", "search_strategy", "own_text", "small_corpus", "token_pool"]
+__all__ = ["text_sources", "search_strategy", "own_text", "small_corpus", "token_pool", "LONG_SHARE",
+           "TEXT_COST", "LongBudget"]
+
+#: The default largest share of a source's cost spent on long texts.
+LONG_SHARE = 0.5
+#: Cost of one text beyond its characters, in characters (call overhead of a typical engine pair).
+TEXT_COST = 2000
+_HISTORY = 64
+
+
+class LongBudget:
+    """Decides when the next text is long: while long texts took at most ``share`` of the cost so far.
+
+    ``charge(text, long)`` records one text's cost (``len(text) + TEXT_COST``). Deterministic.
+    """
+
+    def __init__(self, share: float = LONG_SHARE):
+        self.share, self.long_cost, self.total_cost = share, 0, 0
+
+    def want_long(self) -> bool:
+        """True when the next text should be long (never the first: a run starts with short texts)."""
+        return self.share > 0 and self.total_cost > 0 and self.long_cost <= self.share * self.total_cost
+
+    def charge(self, text: str, long: bool) -> None:
+        cost = len(text) + TEXT_COST
+        self.total_cost += cost
+        self.long_cost += cost if long else 0
 
 
 _REPEAT_UNITS = ("a", " ", "\n", "  ", "ab", "\r\n", "1", "0 ", "'s", "é", "🙂", "的", "\t", ".", "=")
@@ -69,17 +104,34 @@ class _OwnGenerator:
     name = "tokspec.corpus generators"
     cost = 1
 
-    def __init__(self, seed: int, corpus: list[str], pool: list[str]):
+    def __init__(self, seed: int, corpus: list[str], pool: list[str], long_share: float = LONG_SHARE):
         self.rng = random.Random(seed)
         self.corpus, self.pool = corpus, pool
+        self.budget = LongBudget(long_share)
+        self.history: list[str] = []
 
     def _text(self) -> str:
         return own_text(self.rng, self.corpus, self.pool)
 
+    def _long_text(self) -> str:
+        """A long text (module docstring): corpus texts, earlier inputs, repeats, planted seams."""
+        from tokspec.longtext import grow_text, pick_length
+
+        n, unit = pick_length(self.rng)
+        return grow_text(self.rng, n, unit=unit, pieces=self.corpus, history=self.history)
+
     def run(self, until: float, on_text: Callable[[str], bool]) -> None:
         """Feed texts to ``on_text`` until the monotonic time ``until`` or until it returns True."""
         while time.monotonic() < until:
-            if on_text(self._text()):
+            long = self.budget.want_long()
+            text = self._long_text() if long else self._text()
+            if not long:  # earlier inputs, for the length-extension moves
+                if len(self.history) < _HISTORY:
+                    self.history.append(text)
+                else:
+                    self.history[self.rng.randrange(_HISTORY)] = text
+            self.budget.charge(text, long)
+            if on_text(text):
                 return
 
 
@@ -114,9 +166,13 @@ class _HypothesisSource:
     #: mode's one-second slices do in effect).
     cost = 10
 
-    def __init__(self, seed: int, pool: list[str]):
+    def __init__(self, seed: int, pool: list[str], corpus: Sequence[str] = (), long_share: float = LONG_SHARE):
+        from tokspec.fuzz import strategies as ts
+
         self.strategy = search_strategy(pool)
+        self.long = ts.long_text(pieces=list(corpus))
         self.seed, self.slices = seed, 0
+        self.budget = LongBudget(long_share)
 
     def run(self, until: float, on_text: Callable[[str], bool]) -> None:
         from hypothesis import HealthCheck, Phase, Verbosity, given, settings
@@ -124,19 +180,27 @@ class _HypothesisSource:
 
         self.slices += 1
         stopped = False  # hypothesis replays the "failing" (stopping) example: don't count it twice
+        long = self.budget.want_long()  # decided per slice: a replayed example must draw the same way
+        budget = self.budget
 
         @hypothesis_seed(self.seed * 100_003 + self.slices)
         @settings(max_examples=1_000_000, deadline=None, database=None, phases=[Phase.generate],
                   suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet, print_blob=False)
-        @given(self.strategy)
+        @given(self.long if long else self.strategy)
         def probe(text: str) -> None:
             nonlocal stopped
-            if stopped or time.monotonic() >= until or on_text(text):
+            if stopped or time.monotonic() >= until:
+                stopped = True
+                raise _Stop
+            budget.charge(text, long)
+            if on_text(text):
                 stopped = True
                 raise _Stop
 
         try:
-            probe()
+            with warnings.catch_warnings():  # hypothesis warns about the repr of a 1 MB "stopping" text
+                warnings.simplefilter("ignore")
+                probe()
         except _Stop:
             pass
 
@@ -163,13 +227,15 @@ def small_corpus(seed: int) -> tuple[str, ...]:
     return tuple(build_corpus(seed=seed, size="small"))
 
 
-def text_sources(a: Encoder, seed: int) -> list[Any]:
-    """The fuzz text sources, alternated in one-second slices (see module docstring)."""
+def text_sources(a: Encoder, seed: int, *, long_share: float = 0.0) -> list[Any]:
+    """The fuzz text sources, alternated in slices (see module docstring). ``long_share``: the
+    share of each source's cost given to long texts; ``tokspec diff --fuzz`` passes
+    :data:`LONG_SHARE`; 0 (the default, e.g. the plugin's counted searches): short texts only."""
     corpus = list(small_corpus(seed))
     pool = token_pool(a, corpus[:120])
-    sources: list[Any] = [_OwnGenerator(seed, corpus, pool)]
+    sources: list[Any] = [_OwnGenerator(seed, corpus, pool, long_share)]
     try:
-        sources.append(_HypothesisSource(seed, pool))
+        sources.append(_HypothesisSource(seed, pool, corpus, long_share))
     except ImportError as exc:  # the fuzz layer is optional at run time; the summary says so
         print(f"tokspec diff: tokspec.fuzz.strategies unavailable ({exc}); own generators only",
               file=sys.stderr)

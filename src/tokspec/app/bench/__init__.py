@@ -21,7 +21,11 @@ SUITES: dict[str, str] = {
     "reference-wp-unigram": "tokspec.app.bench.reference_wp_unigram",
     "fast": "tokspec.app.bench.fast",
     "parallel": "tokspec.app.bench.parallel",
+<<<<<<< HEAD
     "scale": "tokspec.app.bench.scale",
+=======
+    "memory": "tokspec.app.bench.memory",
+>>>>>>> main
 }
 
 
@@ -34,10 +38,11 @@ class BenchRow:
     input_bytes: int
     subject_s: float
     baseline_s: float
+    unit: str = "s"  # "MB": subject_s and baseline_s are peak resident megabytes (growth), not seconds
 
     @property
     def ratio(self) -> float:
-        """baseline_s / subject_s: above 1, the subject is faster than the baseline."""
+        """baseline_s / subject_s: above 1, the subject is faster (or, for "MB", smaller) than the baseline."""
         return self.baseline_s / self.subject_s if self.subject_s > 0 else float("inf")
 
     def as_dict(self) -> dict[str, object]:
@@ -58,8 +63,25 @@ def _mb_per_s(n_bytes: int, seconds: float) -> str:
     return f"{n_bytes / seconds / 1e6:8.2f}" if seconds > 0 else "     inf"
 
 
+def _format_memory(rows: list[BenchRow]) -> list[str]:
+    """Memory rows: peak RSS of subject and baseline, and each per input byte."""
+    head = (f"{'suite':<20} {'case':<34} {'subject':<28} {'baseline':<28} {'bytes':>9} "
+            f"{'subj MB':>9} {'base MB':>9} {'subj/in':>8} {'base/in':>8}")
+    lines = ["", "peak resident memory growth over loaded engines (MB); x/in = that growth per input byte",
+             head, "-" * len(head)]
+    for r in rows:
+        mb_in = r.input_bytes / 1e6
+        lines.append(
+            f"{r.suite:<20.20} {r.case:<34.34} {r.subject:<28.28} {r.baseline:<28.28} {r.input_bytes:>9} "
+            f"{r.subject_s:>9.0f} {r.baseline_s:>9.0f} {r.subject_s / mb_in:>7.1f}x {r.baseline_s / mb_in:>7.1f}x")
+    return lines
+
+
 def format_rows(rows: list[BenchRow]) -> str:
-    """A fixed-width table: one line per row, subject and baseline MB/s and the ratio side by side."""
+    """A fixed-width table: one line per row, subject and baseline MB/s and the ratio side by side
+    (rows in seconds), then a table of peak memory (rows with ``unit == "MB"``)."""
+    memory = [r for r in rows if r.unit == "MB"]
+    rows = [r for r in rows if r.unit != "MB"]
     head = (f"{'suite':<20} {'case':<34} {'subject':<28} {'baseline':<28} {'bytes':>9} "
             f"{'subj MB/s':>9} {'base MB/s':>9} {'ratio':>8}")
     lines = [head, "-" * len(head)]
@@ -68,4 +90,6 @@ def format_rows(rows: list[BenchRow]) -> str:
             f"{r.suite:<20.20} {r.case:<34.34} {r.subject:<28.28} {r.baseline:<28.28} {r.input_bytes:>9} "
             f"{_mb_per_s(r.input_bytes, r.subject_s):>9} {_mb_per_s(r.input_bytes, r.baseline_s):>9} "
             f"{r.ratio:>7.2f}x")
+    if memory:
+        lines += _format_memory(memory)
     return "\n".join(lines)
