@@ -11,6 +11,7 @@ TOKSPEC_SLOW=1 runs tests marked `slow`.
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -25,6 +26,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], **_db)
 settings.register_profile(
     "fuzz", max_examples=10**9, deadline=None, suppress_health_check=list(HealthCheck), **_db)
+# hypofuzz registers a hypothesis plugin that imports hypothesis.extra.cli, which appends "." to
+# sys.path when click is installed ("so Ghostwriter just works"). Run from the repository root,
+# that makes the bare `import spec` / `import fast` resolve: exactly what tokspec's layout forbids
+# (tests/test_layout.py). Undo that one entry; tokspec's own layout is what the guard checks.
+sys.path[:] = [p for p in sys.path if p not in (".", "")]
+
 settings.load_profile(os.environ.get("TOKSPEC_HYPOTHESIS_PROFILE", "quick"))
 
 

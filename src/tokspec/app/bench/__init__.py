@@ -21,11 +21,8 @@ SUITES: dict[str, str] = {
     "reference-wp-unigram": "tokspec.app.bench.reference_wp_unigram",
     "fast": "tokspec.app.bench.fast",
     "parallel": "tokspec.app.bench.parallel",
-<<<<<<< HEAD
-    "scale": "tokspec.app.bench.scale",
-=======
     "memory": "tokspec.app.bench.memory",
->>>>>>> main
+    "scale": "tokspec.app.bench.scale",
 }
 
 
