@@ -202,7 +202,7 @@ def test_fuzz_workers_deduplicate_findings(tmp_path: Path, toy: str, capsys: pyt
     faults = [r for r in records if r["classification"] == "engine fault"]
     # both workers hit the fault on "!" (one finding: same message) and the id of "z" (minimized to
     # "z" unless a long text's shrinking ran out of budget): each finding is reported once
-    assert len(faults) == 1 and "!" in faults[0]["text"], [r["text"][:40] for r in records]
+    assert len(faults) == 1 and "!" in faults[0]["text"], [(r["text"][:40], len(r["text"]), r.get("b"), r.get("a")) for r in faults]
     assert all("z" in r["text"] for r in records if r not in faults)
     assert len({r["text"] for r in records}) == len(records) >= 2
 

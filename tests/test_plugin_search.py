@@ -115,3 +115,16 @@ def test_check_against_finds_every_planted_bug_twice(tmp_path: Path) -> None:
     assert [name for name, line in first.items() if line is None] == []
     second = {b.name: _verdict(b.name, tmp_path) for b in AUTHORED_BUGS}
     assert second == first  # same verdict and same minimized text
+
+
+def test_finding_key_does_not_cut_a_short_text_out_of_its_message() -> None:
+    """Regression (found by tests/test_diff_parallel.py in CI): the fault on the minimized text "!"
+    and on a long text holding a "!" have the same message, "fails on !"; cutting the raw text "!"
+    out of the first message made them two findings."""
+    from tokspec.diff import Comparison, Outcome
+
+    def fault(text: str) -> Comparison:
+        return Comparison(text, Outcome(None, None), Outcome(None, "RuntimeError: toy engine fails on !"),
+                          None, "engine fault")
+
+    assert finding_key(fault("!")) == finding_key(fault("lorem ipsum " * 50_000 + "!"))

@@ -48,6 +48,9 @@ def signature(c: Comparison) -> tuple[Any, ...]:
     return (c.classification, c.a.fault is None, c.b.fault is None)
 
 
+_RAW_CUT_MIN = 8  # shorter raw texts are not cut out of fault messages (see finding_key)
+
+
 def finding_key(c: Comparison) -> tuple[Any, ...]:
     """When two findings count as one: equal minimized texts, or faults with the same messages.
 
@@ -56,7 +59,13 @@ def finding_key(c: Comparison) -> tuple[Any, ...]:
     """
     if c.classification != "engine fault":
         return ("text", c.text)
-    cut = [repr(c.text), repr(c.text)[:120], c.text] if c.text else []
+    # the text's repr, whole or truncated as messages commonly truncate it, and the raw text only
+    # when it is long enough not to be a piece of the message itself (cutting "!" out of "fails on
+    # !" made the minimized "!" and a long text with a "!" two findings)
+    text_repr = repr(c.text)
+    cut = [text_repr, *(text_repr[:n] for n in (120, 100, 80, 60, 40) if n < len(text_repr))]
+    if len(c.text) >= _RAW_CUT_MIN:
+        cut.append(c.text)
 
     def strip(message: str | None) -> str | None:
         for piece in cut:
