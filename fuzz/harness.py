@@ -52,7 +52,9 @@ _NOT_INSTRUMENTED = ("tokspec.vocab", "tokspec.spec", "tokspec.fuzz", "tokspec.m
                      # bytecode (TypingError on atheris._trace_branch); their branches are fuzzed
                      # through tokspec.fast.interpreted's plain-Python copies instead
                      "tokspec._jit", "tokspec._offsets", "tokspec.engines._hf_kernels", "tokspec.engines._spm",
-                     "tokspec.fast.bpe_kernel", "tokspec.fast.pretok_peek2")
+                     "tokspec.fast.bpe_kernel", "tokspec.fast.pretok_peek2", "tokspec.fast._spm_kernels",
+                     "tokspec.fast._unigram_emit", "tokspec.fast._unigram_kernels",
+                     "tokspec.fast.unigram_datrie")
 
 
 class _Reporter:

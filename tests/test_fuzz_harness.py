@@ -124,3 +124,21 @@ def test_already_minimal_failure_is_reported(tmp_path: Path) -> None:
     one(b"x")
     assert rep.count == 1
     assert [json.loads(p.read_text())["text"] for p in tmp_path.glob("*.json")] == ["x"]
+
+
+def test_every_kernel_module_is_left_uninstrumented() -> None:
+    """numba cannot compile atheris-instrumented bytecode (TypingError on atheris._trace_branch):
+    every module that defines kernels must be on the harness's exclusion list. Found by the CI fuzz
+    run: the compiled fast:mon-unigram 'crashed' on every input once its kernel modules were added."""
+    from pathlib import Path
+
+    from tokspec.fuzz import harness
+
+    root = Path(__file__).resolve().parents[1]
+    folders = {"src/tokspec": "tokspec", "src/tokspec/engines": "tokspec.engines", "fast": "tokspec.fast"}
+    with_kernels = {f"{pkg}.{path.stem}" for folder, pkg in folders.items()
+                    for path in (root / folder).glob("*.py")
+                    if "from tokspec._jit import" in path.read_text(encoding="utf-8")}
+    assert with_kernels, "no kernel modules found: the scan is broken"
+    missing = {m for m in with_kernels if not m.startswith(harness._NOT_INSTRUMENTED)}
+    assert not missing, sorted(missing)
