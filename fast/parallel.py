@@ -149,10 +149,13 @@ class Runner:
             return [engine.encode(t) for t in texts]
         if backend == "batch":
             batch = getattr(engine, "encode_batch", None)
-            if not callable(batch):
-                raise MergeError(f"backend='batch' needs an engine with encode_batch; "
-                                 f"{engine.info.name!r} has none (use backend='auto')")
-            return list(batch(list(texts)))
+            if callable(batch):
+                return list(batch(list(texts)))
+            if _has_own_batch_arrays(engine):  # e.g. the hf: adapter (HF encode_batch underneath)
+                return [a.to_encoding() for a in engine.encode_batch_arrays(list(texts))]
+            raise MergeError(f"backend='batch' needs an engine with its own batch API (encode_batch or "
+                             f"_encode_batch_arrays); "
+                             f"{engine.info.name!r} has none (use backend='auto')")
         if backend == "processes":
             return self._in_processes(engine, texts)
         return list(_pool(backend, self.workers, engine).map(engine.encode, texts))
