@@ -56,6 +56,7 @@ __all__ = [
     "RECORD_VERSION",
     "check_pair",
     "run_engine",
+    "fault_message",
     "compare",
     "token_window",
     "make_record",
@@ -173,13 +174,13 @@ def run_engine(engine: Encoder, text: str) -> Outcome:
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - an engine under test may raise anything
-        return Outcome(None, _fault_message(exc))
+        return Outcome(None, fault_message(exc))
     if _natively_arrays(engine) or len(encoding) > _KEEP_PIECES:
         return Outcome(arrays)  # a long Encoding is dropped at once: windows name tokens by token_piece
     return Outcome(encoding)
 
 
-def _fault_message(exc: BaseException) -> str:
+def fault_message(exc: BaseException) -> str:
     """``Type: message`` on one line, escaped; even a ``__str__`` that raises gives a message."""
     try:
         message = str(exc)

@@ -34,6 +34,7 @@ from typing import Any
 from tokspec import Encoder, Encoding
 from tokspec._escape import dumps, escape
 from tokspec.app._checks import check_output_dir, load_engine_checked, positive_seconds
+from tokspec.diff import fault_message
 from tokspec.errors import TokspecError
 
 __all__ = ["add_arguments", "run", "read_inputs"]
@@ -158,14 +159,6 @@ def _outcome(engine: Encoder, strategy: str, text: str, chunk_len: int, overlap:
         return True, exc
 
 
-def _fault_text(exc: BaseException) -> str:
-    try:
-        message = str(exc)
-    except Exception:  # noqa: BLE001 - hostile __str__
-        message = "(message unavailable)"
-    return escape(f"{type(exc).__name__}: {message}".replace("\n", " "))
-
-
 def _write_fault(engine: Encoder, strategy: str, text: str, chunk_len: int, overlap: int | None,
                  fault: str, args: argparse.Namespace, original_chars: int) -> dict[str, Any]:
     """Write the fault report of ``text`` (JSON then HTML); return its summary entry."""
@@ -198,7 +191,7 @@ def _report(engine: Encoder, strategy: str, text: str, chunk_len: int, overlap: 
                 raise
             except BaseException as again:  # noqa: BLE001 - an engine under test may raise anything
                 exc = again
-        return _write_fault(engine, strategy, t, chunk_len, overlap, _fault_text(exc), args, len(text))
+        return _write_fault(engine, strategy, t, chunk_len, overlap, fault_message(exc), args, len(text))
 
     found = write(text, fault)
     faults: dict[str, BaseException | None] = {}
