@@ -1,7 +1,7 @@
 """Shared pytest setup: hypothesis profiles chosen by environment, and the opt-in `slow` marker.
 
 TOKSPEC_HYPOTHESIS_PROFILE=quick (default, `tox -e py`) | deep (`tox -e fuzz`) | fuzz (HypoFuzz:
-no example limit, no deadline).
+no example limit, no deadline) | mutation (`tox -e mutation`: derandomized, no database).
 TOKSPEC_HYPOTHESIS_DB=DIR or redis://HOST:PORT/DB: the example database every profile uses, shared
 by all processes and machines that name it (``tokspec.fuzz._findings.hypothesis_database``); unset:
 hypothesis' default ``.hypothesis/``.
@@ -24,6 +24,11 @@ settings.register_profile(
 settings.register_profile(
     "deep", max_examples=2000, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], **_db)
+# mutation testing (mutation/run.py): a mutant's verdict must not depend on the run, so the
+# examples are derandomized and no database replays what an earlier mutant found.
+settings.register_profile(
+    "mutation", max_examples=30, deadline=None, derandomize=True, database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile(
     "fuzz", max_examples=10**9, deadline=None, suppress_health_check=list(HealthCheck), **_db)
 # hypofuzz registers a hypothesis plugin that imports hypothesis.extra.cli, which appends "." to

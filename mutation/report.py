@@ -1,0 +1,223 @@
+"""Verdicts of a mutmut run, the equivalent-mutant allow-list, and the committed summary.
+
+Pure functions over mutmut's per-file ``.meta`` results (``build/mutation/mutants/**.py.meta``),
+so the report can be rebuilt at any time without re-running a mutant. A mutant is identified for
+the allow-list by what it *does* (module, function, the original and the mutated line), not by
+mutmut's running number, which shifts when a function is edited.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: mutmut 3.8 exit codes -> verdict (mutmut.stats.status_by_exit_code, reduced to what we report)
+_STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped",
+           36: "timeout", 24: "timeout", -24: "timeout", 152: "timeout", 255: "timeout",
+           -11: "crashed", -9: "crashed", None: "not run"}
+DETECTED = {"killed", "timeout", "crashed"}
+NOT_DETECTED = {"survived", "no tests", "suspicious"}
+
+
+@dataclass
+class Mutant:
+    name: str            # mutmut's name: tokspec.<layer>.<module>.x_<function>__mutmut_<n>
+    layer: str
+    module: str          # tokspec.<layer>.<module>
+    function: str        # mangled function name (x_f, or xǁClassǁmethod)
+    status: str
+    diff: str = ""       # unified diff of the function, filled for the undetected only
+
+    def change(self) -> tuple[str, str]:
+        """The removed and the added lines of the diff, stripped, each joined by ' / '."""
+        minus = [ln[1:].strip() for ln in self.diff.splitlines() if ln.startswith("-") and not ln.startswith("---")]
+        plus = [ln[1:].strip() for ln in self.diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+        return " / ".join(minus), " / ".join(plus)
+
+
+def status_of(exit_code: int | None) -> str:
+    return _STATUS.get(exit_code, "suspicious")
+
+
+def read_results(work: Path, layers: tuple[str, ...]) -> dict[str, Mutant]:
+    """Every generated mutant of the given layers with its verdict, from the ``.meta`` files."""
+    results: dict[str, Mutant] = {}
+    for layer in layers:
+        for meta in sorted((work / "mutants" / "src" / "tokspec" / layer).glob("*.py.meta")):
+            data = json.loads(meta.read_text())
+            module = f"tokspec.{layer}.{meta.name[: -len('.py.meta')]}"
+            for name, code in data["exit_code_by_key"].items():
+                function = name[len(module) + 1:].partition("__mutmut_")[0]
+                results[name] = Mutant(name, layer, module, function, status_of(code))
+    return results
+
+
+def attach_diffs(work: Path, env: dict[str, str], mutants: list[Mutant]) -> None:
+    """Fill ``diff`` for the given mutants (one subprocess in the stage, using mutmut's own differ)."""
+    if not mutants:
+        return
+    script = (
+        "import json, sys\n"
+        "from mutmut.mutation.diff_apply import get_diff_for_mutant\n"
+        "names = json.load(sys.stdin)\n"
+        "out = {}\n"
+        "for name, path in names:\n"
+        "    try:\n"
+        "        out[name] = get_diff_for_mutant(name, path=path)\n"
+        "    except Exception as e:\n"
+        "        out[name] = f'(no diff: {type(e).__name__}: {e})'\n"
+        "json.dump(out, sys.stdout)\n"
+    )
+    pairs = [(m.name, f"src/{m.module.replace('.', '/')}.py") for m in mutants]
+    done = subprocess.run([sys.executable, "-c", script], cwd=work, env=env, input=json.dumps(pairs),
+                          capture_output=True, text=True, check=True)
+    diffs = json.loads(done.stdout)
+    for m in mutants:
+        m.diff = diffs.get(m.name, "")
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    module: str
+    function: str
+    original: str
+    mutated: str
+    reason: str
+
+    def matches(self, m: Mutant) -> bool:
+        return (m.module, m.function, *m.change()) == (self.module, self.function, self.original, self.mutated)
+
+
+def load_equivalents(path: Path) -> list[Equivalent]:
+    """The allow-list: ``[[equivalent]]`` tables with module, function, original, mutated, reason."""
+    if not path.exists():
+        return []
+    with open(path, "rb") as f:
+        entries = tomllib.load(f).get("equivalent", [])
+    out = []
+    for i, e in enumerate(entries):
+        missing = {"module", "function", "original", "mutated", "reason"} - set(e)
+        if missing or not str(e.get("reason", "")).strip():
+            raise SystemExit(f"{path}: entry {i + 1} lacks {sorted(missing) or ['a reason']}")
+        out.append(Equivalent(e["module"], e["function"], e["original"], e["mutated"], e["reason"]))
+    return out
+
+
+@dataclass
+class LayerSummary:
+    counts: dict[str, int] = field(default_factory=dict)
+    generated: int = 0
+    equivalent: int = 0
+    survivors: list[Mutant] = field(default_factory=list)
+
+    @property
+    def detected(self) -> int:
+        return sum(self.counts.get(s, 0) for s in DETECTED)
+
+    @property
+    def score(self) -> float:
+        judged = self.generated - self.equivalent - self.counts.get("not run", 0) - self.counts.get("skipped", 0)
+        return self.detected / judged if judged > 0 else 1.0
+
+
+@dataclass
+class Summary:
+    layers: dict[str, LayerSummary]
+    modules: dict[str, LayerSummary]
+    equivalents_used: list[tuple[Mutant, Equivalent]]
+    stale_equivalents: list[Equivalent]
+
+
+def summarize(results: dict[str, Mutant], equivalents: list[Equivalent], layers: tuple[str, ...]) -> Summary:
+    by_layer = {layer: LayerSummary() for layer in layers}
+    by_module: dict[str, LayerSummary] = {}
+    used: list[tuple[Mutant, Equivalent]] = []
+    matched: set[Equivalent] = set()
+    for m in sorted(results.values(), key=lambda m: m.name):
+        for bucket in (by_layer[m.layer], by_module.setdefault(m.module, LayerSummary())):
+            bucket.generated += 1
+        eq = next((e for e in equivalents if m.status in NOT_DETECTED and e.matches(m)), None)
+        status = "equivalent" if eq else m.status
+        if eq:
+            used.append((m, eq))
+            matched.add(eq)
+        for bucket in (by_layer[m.layer], by_module[m.module]):
+            bucket.counts[status] = bucket.counts.get(status, 0) + 1
+            bucket.equivalent += bool(eq)
+            if status in NOT_DETECTED:
+                bucket.survivors.append(m)
+    stale = [e for e in equivalents if e not in matched]
+    return Summary(by_layer, by_module, used, stale)
+
+
+def record_history(path: Path, summary: Summary, wall_seconds: float, *, full: bool) -> list[dict]:
+    """Append this run to ``history.json`` (only for a full run) and return the whole history."""
+    history = json.loads(path.read_text()) if path.exists() else []
+    if full:
+        history.append({
+            "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "commit": _git_head(),
+            "wall_seconds": round(wall_seconds),
+            "cores": os.cpu_count(),
+            "scores": {k: round(v.score, 4) for k, v in summary.layers.items()},
+            "generated": {k: v.generated for k, v in summary.layers.items()},
+        })
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(history, indent=1) + "\n")
+        os.replace(tmp, path)
+    return history
+
+
+def _git_head() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).parent, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+
+
+_COLUMNS = ("killed", "timeout", "crashed", "survived", "no tests", "suspicious", "equivalent", "not run")
+
+
+def _row(name: str, s: LayerSummary) -> str:
+    cells = [str(s.counts.get(c, 0)) for c in _COLUMNS]
+    return f"| {name} | {s.generated} | " + " | ".join(cells) + f" | {s.score:.1%} |"
+
+
+def render(summary: Summary, *, title: str, wall_seconds: float, target: float, history: list[dict] | None) -> str:
+    head = "| | generated | " + " | ".join(_COLUMNS) + " | score |"
+    rule = "|" + "---|" * (len(_COLUMNS) + 3)
+    out = [f"# {title}", "",
+           "Generated by `python mutation/run.py` (`tox -e mutation`); do not edit by hand. Score = (killed + "
+           "timeout + crashed) / (generated - equivalent - not run). Target: "
+           f"{target:.0%} per layer. This run took {wall_seconds:.0f} s wall clock on {os.cpu_count()} cores.",
+           "", "## Per layer", "", head, rule]
+    out += [_row(f"`{k}/`", v) for k, v in summary.layers.items()]
+    out += ["", "## Per module", "", head, rule]
+    out += [_row(f"`{k}`", v) for k, v in sorted(summary.modules.items())]
+    if history:
+        out += ["", "## History (full runs)", "", "| date | commit | wall | " + " | ".join(summary.layers) + " |",
+                "|---|---|---|" + "---|" * len(summary.layers)]
+        for h in history:
+            out.append(f"| {h['date']} | {h['commit']} | {h['wall_seconds']} s | "
+                       + " | ".join(f"{h['scores'].get(k, 0):.1%}" for k in summary.layers) + " |")
+    out += ["", "## Survivors (not detected, not allow-listed)", ""]
+    survivors = [m for layer in summary.layers.values() for m in layer.survivors]
+    if not survivors:
+        out.append("None.")
+    for m in survivors:
+        original, mutated = m.change()
+        out.append(f"- `{m.name}` ({m.status}): `{original}` -> `{mutated}`")
+    out += ["", f"## Equivalent mutants (allow-listed in `mutation/equivalent.toml`): {len(summary.equivalents_used)}", ""]
+    for m, e in summary.equivalents_used:
+        out.append(f"- `{m.name}`: `{e.original}` -> `{e.mutated}`: {e.reason}")
+    if summary.stale_equivalents:
+        out += ["", "## Allow-list entries that matched no undetected mutant (stale)", ""]
+        out += [f"- `{e.module}.{e.function}`: `{e.original}` -> `{e.mutated}`" for e in summary.stale_equivalents]
+    return "\n".join(out) + "\n"

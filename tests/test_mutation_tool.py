@@ -1,0 +1,122 @@
+"""The mutation-testing driver (mutation/run.py, mutation/report.py): staging, verdicts, allow-list.
+
+The driver itself is exercised end to end by `tox -e mutation`; these tests pin the parts whose
+mistakes would silently change a score: which lines the stage drops, how verdicts are counted,
+which survivors an allow-list entry excuses, and that the CI sample is fixed by its seed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load(name: str):
+    sys.path.insert(0, str(ROOT / "mutation"))
+    try:
+        spec = importlib.util.spec_from_file_location(f"_mutation_{name}", ROOT / "mutation" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(ROOT / "mutation"))
+
+
+report = _load("report")
+run = _load("run")
+
+
+def test_stage_drops_exactly_the_kernel_decorator_lines():
+    source = "@kernel\ndef f(x):\n    return x  # @kernel in a comment stays\n@kernel_other\ndef g(): pass\n    @kernel\n"
+    staged = run.staged_text(source)
+    assert staged == "def f(x):\n    return x  # @kernel in a comment stays\n@kernel_other\ndef g(): pass\n"
+
+
+def test_kernel_is_the_identity_in_interpreted_mode():
+    """The stage relies on it: dropping `@kernel` must change nothing under TOKSPEC_JIT=0."""
+    import subprocess
+
+    probe = "import tokspec._jit as j\nf = lambda x: x\nprint(j.JIT_ENABLED, j.kernel(f) is f)"
+    out = subprocess.run([sys.executable, "-c", probe], env={**__import__("os").environ, "TOKSPEC_JIT": "0"},
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
+
+
+def _meta(tmp_path: Path, layer: str, module: str, codes: dict[str, int | None]) -> None:
+    folder = tmp_path / "mutants" / "src" / "tokspec" / layer
+    folder.mkdir(parents=True, exist_ok=True)
+    prefix = f"tokspec.{layer}.{module}."
+    (folder / f"{module}.py.meta").write_text(json.dumps(
+        {"exit_code_by_key": {prefix + k: v for k, v in codes.items()}}))
+
+
+def test_verdicts_are_read_per_layer_and_scored(tmp_path):
+    _meta(tmp_path, "reference", "bpe_naive", {
+        "x_encode__mutmut_1": 1, "x_encode__mutmut_2": 0, "x_encode__mutmut_3": 36, "x_merge__mutmut_1": 33})
+    _meta(tmp_path, "fast", "engines", {"x_f__mutmut_1": 1, "x_f__mutmut_2": None})
+    results = report.read_results(tmp_path, ("reference", "spec", "fast"))
+    assert {m.status for m in results.values()} == {"killed", "survived", "timeout", "no tests", "not run"}
+    assert results["tokspec.reference.bpe_naive.x_merge__mutmut_1"].function == "x_merge"
+    summary = report.summarize(results, [], ("reference", "spec", "fast"))
+    ref = summary.layers["reference"]
+    assert (ref.generated, ref.detected) == (4, 2)
+    assert ref.score == pytest.approx(2 / 4)          # no tests counts against the score
+    assert summary.layers["fast"].score == 1.0        # "not run" is outside the denominator
+    assert summary.layers["spec"].generated == 0
+    assert [m.status for m in ref.survivors] == ["survived", "no tests"]
+
+
+def test_an_allow_list_entry_excuses_only_the_mutant_it_describes(tmp_path):
+    _meta(tmp_path, "spec", "bpe", {"x_check__mutmut_1": 0, "x_check__mutmut_2": 0, "x_check__mutmut_3": 1})
+    results = report.read_results(tmp_path, ("spec",))
+    diffs = {"1": "--- a\n+++ b\n-    if n < 2:\n+    if n <= 2:", "2": "--- a\n+++ b\n-    return x\n+    return None",
+             "3": "--- a\n+++ b\n-    if n < 2:\n+    if n <= 2:"}
+    for name, m in results.items():
+        m.diff = diffs[name[-1]]
+    entry = report.Equivalent("tokspec.spec.bpe", "x_check", "if n < 2:", "if n <= 2:", "n == 2 takes the same path")
+    other = report.Equivalent("tokspec.spec.bpe", "x_other", "return 1", "return 2", "stale")
+    summary = report.summarize(results, [entry, other], ("spec",))
+    layer = summary.layers["spec"]
+    assert layer.counts == {"equivalent": 1, "survived": 1, "killed": 1}
+    assert layer.score == pytest.approx(1 / 2)        # killed / (generated - equivalent)
+    assert [e for _, e in summary.equivalents_used] == [entry]   # a killed mutant is never "equivalent"
+    assert summary.stale_equivalents == [other]
+
+
+def test_allow_list_entries_need_a_reason(tmp_path):
+    path = tmp_path / "equivalent.toml"
+    path.write_text('[[equivalent]]\nmodule = "m"\nfunction = "x_f"\noriginal = "a"\nmutated = "b"\nreason = " "\n')
+    with pytest.raises(SystemExit, match="reason"):
+        report.load_equivalents(path)
+
+
+def test_the_committed_allow_list_parses():
+    for entry in report.load_equivalents(ROOT / "mutation" / "equivalent.toml"):
+        assert entry.module.startswith(("tokspec.reference.", "tokspec.spec.", "tokspec.fast."))
+        assert entry.original != entry.mutated
+
+
+def test_the_ci_sample_is_fixed_by_its_seed_and_takes_each_layer():
+    results = {f"tokspec.{layer}.m.x_f__mutmut_{i}": report.Mutant(f"tokspec.{layer}.m.x_f__mutmut_{i}", layer,
+                                                                   f"tokspec.{layer}.m", "x_f", "not run")
+               for layer in ("reference", "spec", "fast") for i in range(50)}
+    a = run.sample_names(results, 7, seed=13)
+    assert a == run.sample_names(dict(reversed(list(results.items()))), 7, seed=13)
+    assert a != run.sample_names(results, 7, seed=14)
+    assert [sum(n.startswith(f"tokspec.{layer}.") for n in a) for layer in run.LAYERS] == [7, 7, 7]
+
+
+def test_report_lists_every_survivor_with_its_line(tmp_path):
+    _meta(tmp_path, "fast", "engines", {"x_f__mutmut_1": 0, "x_f__mutmut_2": 1})
+    results = report.read_results(tmp_path, ("reference", "spec", "fast"))
+    results["tokspec.fast.engines.x_f__mutmut_1"].diff = "-    a = b + 1\n+    a = b - 1"
+    summary = report.summarize(results, [], ("reference", "spec", "fast"))
+    text = report.render(summary, title="t", wall_seconds=1.0, target=0.95, history=None)
+    assert "`tokspec.fast.engines.x_f__mutmut_1` (survived): `a = b + 1` -> `a = b - 1`" in text
+    assert "| `fast/` | 2 | 1 |" in text
