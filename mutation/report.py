@@ -41,6 +41,23 @@ class Mutant:
         return " / ".join(minus), " / ".join(plus)
 
 
+def change_key(m: Mutant) -> tuple[str, str, str, str]:
+    """A mutant's identity across runs: module, function, original and mutated line (not its number)."""
+    return (m.module, m.function, *m.change())
+
+
+def write_known_survivors(path: Path, summary: "Summary") -> None:
+    """The undetected, non-equivalent mutants of a full run, by :func:`change_key` (committed)."""
+    keys = sorted({change_key(m) for layer in summary.layers.values() for m in layer.survivors})
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps([list(k) for k in keys], indent=0, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+
+
+def load_known_survivors(path: Path) -> set[tuple[str, str, str, str]]:
+    return {tuple(k) for k in json.loads(path.read_text())} if path.exists() else set()
+
+
 def status_of(exit_code: int | None) -> str:
     return _STATUS.get(exit_code, "suspicious")
 

@@ -170,6 +170,8 @@ def mutation_env(work: Path) -> dict[str, str]:
         TOKSPEC_CACHE=str(REPO / ".tokspec-cache" if not os.environ.get("TOKSPEC_CACHE") else os.environ["TOKSPEC_CACHE"]),
         PYTHONHASHSEED="0",
         PYTHONDONTWRITEBYTECODE="1",
+        # tests that start a Python subprocess import the mutated copy too (and inherit the mutant)
+        PYTHONPATH=str(work / "mutants" / "src"),
     )
     env.pop("TOKSPEC_SLOW", None)
     return env
@@ -210,6 +212,26 @@ def generate(work: Path, env: dict[str, str], max_children: int) -> None:
     subprocess.run([sys.executable, "-c", script], cwd=work, env=env, check=True, stdout=subprocess.DEVNULL)
 
 
+def try_mutant(work: Path, name: str, pytest_args: list[str]) -> int:
+    """Does a test kill this mutant? pytest with the mutant switched on, in the staged copy.
+
+    Test paths may lie outside the stage (a new test in a checkout): the package under test is the
+    stage's mutated copy either way. Exit status 1 means killed, 0 survived.
+    """
+    env = {**mutation_env(work), "MUTANT_UNDER_TEST": name}
+    pytest_args = [_absolute_test_path(a) for a in pytest_args]
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", *pytest_args]
+    return subprocess.run(cmd, cwd=work / "mutants", env=env).returncode
+
+
+def _absolute_test_path(arg: str) -> str:
+    """``tests/x.py::t`` relative to the caller's directory -> absolute (pytest runs in the stage)."""
+    path, sep, node = arg.partition("::")
+    if arg.startswith("-") or not Path(path).exists():
+        return arg
+    return str(Path(path).resolve()) + sep + node
+
+
 def sample_names(results: dict[str, report.Mutant], per_layer: int, seed: int) -> list[str]:
     """A fixed random subset: ``per_layer`` mutants of each layer, chosen by ``seed`` from sorted names."""
     chosen: list[str] = []
@@ -226,9 +248,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None, help="sample seed (default: config.toml's)")
     parser.add_argument("--recheck", action="store_true", help="re-judge survivors and no-test mutants")
     parser.add_argument("--report-only", action="store_true", help="only rewrite the report")
+    parser.add_argument("--try-mutant", metavar="NAME",
+                        help="run pytest (the remaining arguments) against one mutant of the current stage")
     parser.add_argument("--max-children", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--work", type=Path, default=WORK)
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if args.try_mutant:
+        return try_mutant(args.work.resolve(), args.try_mutant, rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     config = load_config()
     work: Path = args.work.resolve()
     env = mutation_env(work)
@@ -264,13 +292,25 @@ def main(argv: list[str] | None = None) -> int:
                              target=target, history=None)
         (work / "sample-report.md").write_text(text)
         print(text)
-    else:
-        summary = report.summarize(results, equivalents, LAYERS)
-        history = report.record_history(HERE / "history.json", summary, wall, full=not args.report_only)
-        text = report.render(summary, title="Mutation testing report", wall_seconds=wall, target=target,
-                             history=history)
-        (HERE / "REPORT.md").write_text(text)
-        print(text)
+        # The gate: a sampled mutant that escapes the tests and is neither a known survivor of the
+        # last full run nor allow-listed means the suite lost power (or new code is untested).
+        known = report.load_known_survivors(HERE / "survivors.json")
+        new = [m for layer in summary.layers.values() for m in layer.survivors if report.change_key(m) not in known]
+        for layer in LAYERS:
+            score = summary.layers[layer].score
+            print(f"mutation: sample {layer}/: {score:.1%} ({'meets' if score >= target else 'below'} the {target:.0%} target)")
+        if new:
+            print(f"mutation: {len(new)} sampled mutant(s) escape the tests and are not known survivors:", file=sys.stderr)
+            for m in new:
+                print(f"  {m.name}: {' -> '.join(m.change())}", file=sys.stderr)
+            return 1
+        return 0
+    summary = report.summarize(results, equivalents, LAYERS)
+    history = report.record_history(HERE / "history.json", summary, wall, full=not args.report_only)
+    text = report.render(summary, title="Mutation testing report", wall_seconds=wall, target=target, history=history)
+    (HERE / "REPORT.md").write_text(text)
+    report.write_known_survivors(HERE / "survivors.json", summary)
+    print(text)
     below = [layer for layer in LAYERS if summary.layers[layer].score < target]
     if below:
         print(f"mutation: below the {target:.0%} target: {', '.join(below)}", file=sys.stderr)

@@ -22,6 +22,7 @@ def _load(name: str):
     try:
         spec = importlib.util.spec_from_file_location(f"_mutation_{name}", ROOT / "mutation" / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module      # dataclasses look their module up while being defined
         spec.loader.exec_module(module)
         return module
     finally:
