@@ -32,7 +32,10 @@ class Mutant:
     module: str          # tokspec.<layer>.<module>
     function: str        # mangled function name (x_f, or xǁClassǁmethod)
     status: str
+    digest: str = ""     # mutmut's hash of the function's source
+    fresh: bool = False  # judged in a fresh interpreter (import-time code, fresh.py)
     diff: str = ""       # unified diff of the function, filled for the undetected only
+    path: str = ""       # the source file, relative to the stage
 
     def change(self) -> tuple[str, str]:
         """The removed and the added lines of the diff, stripped, each joined by ' / '."""
@@ -63,15 +66,29 @@ def status_of(exit_code: int | None) -> str:
 
 
 def read_results(work: Path, layers: tuple[str, ...]) -> dict[str, Mutant]:
-    """Every generated mutant of the given layers with its verdict, from the ``.meta`` files."""
+    """Every generated mutant of the given layers with its verdict, from the ``.meta`` files.
+
+    A fresh-interpreter verdict (``fresh.json``, see fresh.py) replaces an undetected one when it
+    was taken on the same version of the function (same hash).
+    """
+    fresh_path = work / "fresh.json"
+    fresh = json.loads(fresh_path.read_text()) if fresh_path.exists() else {}
     results: dict[str, Mutant] = {}
     for layer in layers:
         for meta in sorted((work / "mutants" / "src" / "tokspec" / layer).glob("*.py.meta")):
             data = json.loads(meta.read_text())
-            module = f"tokspec.{layer}.{meta.name[: -len('.py.meta')]}"
+            stem = meta.name[: -len(".py.meta")]
+            module = f"tokspec.{layer}" if stem == "__init__" else f"tokspec.{layer}.{stem}"
+            source = f"src/tokspec/{layer}/{stem}.py"
+            hashes = data.get("hash_by_function_name", {})
             for name, code in data["exit_code_by_key"].items():
                 function = name[len(module) + 1:].partition("__mutmut_")[0]
-                results[name] = Mutant(name, layer, module, function, status_of(code))
+                m = Mutant(name, layer, module, function, status_of(code), hashes.get(function, ""),
+                           path=source)
+                again = fresh.get(name)
+                if m.status in NOT_DETECTED and again and again["hash"] == m.digest:
+                    m.status, m.fresh = status_of(again["exit"]), True
+                results[name] = m
     return results
 
 
@@ -91,7 +108,7 @@ def attach_diffs(work: Path, env: dict[str, str], mutants: list[Mutant]) -> None
         "        out[name] = f'(no diff: {type(e).__name__}: {e})'\n"
         "json.dump(out, sys.stdout)\n"
     )
-    pairs = [(m.name, f"src/{m.module.replace('.', '/')}.py") for m in mutants]
+    pairs = [(m.name, m.path) for m in mutants]
     done = subprocess.run([sys.executable, "-c", script], cwd=work, env=env, input=json.dumps(pairs),
                           capture_output=True, text=True, check=True)
     diffs = json.loads(done.stdout)

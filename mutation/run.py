@@ -49,6 +49,7 @@ import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fresh  # noqa: E402  (mutation/fresh.py: import-time code judged in a fresh interpreter)
 import report  # noqa: E402  (mutation/report.py: verdict tables, allow-list matching)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,6 +66,8 @@ PACKAGE_DIRS = {
 }
 DATA_SUFFIXES = {".py", ".json", ".txt", ".typed"}
 KERNEL_DECORATOR = "@kernel"
+#: recorded test time one fresh-interpreter recheck may spend (fastest tests first)
+FRESH_BUDGET_SECONDS = 45.0
 
 
 def load_config() -> dict:
@@ -212,6 +215,44 @@ def generate(work: Path, env: dict[str, str], max_children: int) -> None:
     subprocess.run([sys.executable, "-c", script], cwd=work, env=env, check=True, stdout=subprocess.DEVNULL)
 
 
+def recheck_in_fresh_interpreters(work: Path, env: dict[str, str], killers: list[str], workers: int,
+                                  only: set[str] | None) -> None:
+    """Re-judge, each in a new interpreter, the undetected mutants the fork may have hidden (fresh.py).
+
+    Candidates: undetected mutants of functions that run at import, and of functions none of whose
+    mutants was detected (the sign of code whose result was computed, or cached, before the fork:
+    a function whose other mutants were caught demonstrably runs in the workers).
+    """
+    import_time = fresh.import_time_functions(work, env, LAYERS)
+    stats = json.loads((work / "mutants" / "mutmut-stats.json").read_text())
+    durations = stats.get("duration_by_test", {})
+    by_function = stats.get("tests_by_mangled_function_name", {})
+    results = report.read_results(work, LAYERS)
+    detected_somewhere = {(m.module, m.function) for m in results.values() if m.status in report.DETECTED}
+    judged = fresh.load(work)
+    tests_by_module: dict[str, list[str]] = {}
+    jobs = []
+    for m in results.values():
+        if m.status not in report.NOT_DETECTED or (only is not None and m.name not in only):
+            continue
+        qualified = f"{m.module}.{m.function}"
+        if qualified not in import_time and (m.module, m.function) in detected_somewhere:
+            continue
+        if judged.get(m.name, {}).get("hash") == m.digest:
+            continue                                     # already judged on this version
+        tests = sorted(by_function.get(qualified, []), key=lambda t: durations.get(t, 0.0))
+        if not tests or qualified in import_time:
+            if m.module not in tests_by_module:
+                tests_by_module[m.module] = fresh.tests_for_module(work, m.module, killers)
+            tests = tests_by_module[m.module]
+        tests = fresh.within_budget(tests, durations, FRESH_BUDGET_SECONDS)
+        if tests:
+            jobs.append((m.name, m.digest, tests))
+    if jobs:
+        longest = max(sum(durations.get(t, 1.0) for t in tests) for _, _, tests in jobs)
+        fresh.recheck(work, env, jobs, workers, timeout=60 + 5 * longest)
+
+
 def try_mutant(work: Path, name: str, pytest_args: list[str]) -> int:
     """Does a test kill this mutant? pytest with the mutant switched on, in the staged copy.
 
@@ -280,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
         if rc not in (0, None):
             print(f"mutation: mutmut exited {rc}", file=sys.stderr)
             return rc
+        only = set(names) if args.sample is not None else None
+        recheck_in_fresh_interpreters(work, env, config["killers"]["tests"], args.max_children, only)
     wall = time.monotonic() - started
     results = report.read_results(work, LAYERS)
     report.attach_diffs(work, env, [m for m in results.values() if m.status in report.NOT_DETECTED])
