@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -272,3 +273,28 @@ def test_double_array_prefixes_from_an_offset() -> None:
         pos = rng.randint(0, len(data))
         want = [(e, keys.index(data[pos:e])) for e in range(pos + 1, len(data) + 1) if data[pos:e] in keys]
         assert list(da.prefixes(data, pos)) == want, (data, pos)
+
+
+def test_double_array_stored_without_its_free_tail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cached trie whose arrays end at the last used slot (a compact store) loads padded: every
+    walk, even on byte 0xff from the node with the largest base, stays in range and finds no key."""
+    monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
+    keys = [b"\x01", b"\x01\x02", b"a", b"ab\x03", b"b\x00"]  # low bytes: short arrays once trimmed
+    vals = list(range(len(keys)))
+    DoubleArray.cached(keys, vals)
+    (path,) = (tmp_path / "datrie").glob("*.npz")
+    with np.load(path) as npz:
+        base, check, value = npz["base"], npz["check"], npz["value"]
+    used = int(np.nonzero(check != -1)[0].max()) + 1
+    assert used < base.max() + 256  # the trimmed arrays need padding
+    np.savez(path, base=base[:used], check=check[:used], value=value[:used])
+    loaded = DoubleArray.cached(keys, vals)
+    assert len(loaded) >= max(loaded.base) + 256
+    assert loaded.base[:used] == base[:used].tolist() and loaded.check[:used] == check[:used].tolist()
+    assert set(loaded.check[used:]) <= {-1} and set(loaded.value[used:]) <= {-1}
+    nodes = {k[:i] for k in keys for i in range(len(k) + 1)}  # every node of the trie
+    for probe in [node + bytes([c]) for node in sorted(nodes) for c in range(256)] + [b""]:
+        want = keys.index(probe) if probe in keys else -1
+        assert loaded.get(probe) == want, probe
+        assert list(loaded.prefixes(probe)) == [(e, keys.index(probe[:e])) for e in range(1, len(probe) + 1)
+                                                if probe[:e] in keys]
