@@ -298,3 +298,14 @@ def test_double_array_stored_without_its_free_tail(tmp_path: Path, monkeypatch: 
         assert loaded.get(probe) == want, probe
         assert list(loaded.prefixes(probe)) == [(e, keys.index(probe[:e])) for e in range(1, len(probe) + 1)
                                                 if probe[:e] in keys]
+
+
+def test_double_array_long_chains() -> None:
+    """Keys of thousands of bytes (chains of one-child nodes: the array grows one slot at a time)."""
+    rng = random.Random(9)
+    keys = sorted({bytes(rng.choice(b"xyz\x80") for _ in range(rng.randint(1500, 3000))) for _ in range(3)})
+    keys += [k[:100] for k in keys]
+    da = DoubleArray(keys, list(range(len(keys))))
+    for i, key in enumerate(keys):
+        assert da.get(key) == i and da.get(key + b"x") == -1 and da.get(key[:-1]) == (keys.index(key[:-1]) if key[:-1] in keys else -1)
+        assert list(da.prefixes(key)) == [(e, keys.index(key[:e])) for e in range(1, len(key) + 1) if key[:e] in keys]
