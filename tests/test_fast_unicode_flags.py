@@ -86,3 +86,61 @@ def test_spot_checks_independent_of_any_engine(derived: np.ndarray) -> None:
 
 def test_cached_flags_equal_a_fresh_derivation(derived: np.ndarray) -> None:
     assert np.array_equal(pu.flags(), derived)
+
+
+# -- the category tables, from the (cached, checked above) flags, by what each category means ------
+
+def _bits(f: np.ndarray) -> dict[str, np.ndarray]:
+    return {"L": (f & 1) != 0, "N": (f & 2) != 0, "WS": (f & 4) != 0, "UP": (f & 8) != 0,
+            "LO": (f & 16) != 0, "M": (f & 32) != 0}
+
+
+def _special(*chars: str) -> np.ndarray:
+    out = np.zeros(0x110000, dtype=bool)
+    out[[ord(c) for c in chars]] = True
+    return out
+
+
+def test_cl100k_categories_mean_their_classes() -> None:
+    """Smaller sets take precedence: space, quote, CR/LF, then numbers over letters over \\s."""
+    cat, b = pu.cl100k_category_table.__wrapped__(), _bits(pu.flags())
+    assert cat.shape == (0x110000,) and cat.dtype == np.uint8
+    space, quote, crlf = _special(" "), _special("'"), _special("\r", "\n")
+    plain = ~(space | quote | crlf)
+    expect = {pu.SPACE: space, pu.QUOTE: quote, pu.CRLF: crlf, pu.NUMBER: plain & b["N"],
+              pu.LETTER: plain & b["L"] & ~b["N"], pu.WHITESPACE: plain & b["WS"] & ~b["L"] & ~b["N"],
+              pu.OTHER: plain & ~b["WS"] & ~b["L"] & ~b["N"]}
+    for c, mask in expect.items():
+        assert np.array_equal(cat == c, mask), f"category {c}: {np.flatnonzero((cat == c) != mask)[:5]}"
+
+
+def test_o200k_categories_mean_their_classes() -> None:
+    cat, b = pu.o200k_category_table.__wrapped__(), _bits(pu.flags())
+    assert cat.shape == (0x110000,) and cat.dtype == np.uint8
+    space, crlf = _special(" "), _special("\r", "\n")
+    plain = ~(space | crlf)
+    letter = plain & b["L"] & ~b["N"]
+    expect = {pu.O_SPACE: space, pu.O_CRLF: crlf, pu.O_NUMBER: plain & b["N"],
+              pu.O_LO: letter & b["LO"], pu.O_UP: letter & b["UP"] & ~b["LO"],
+              pu.O_BOTH: letter & ~b["UP"] & ~b["LO"],
+              pu.O_MARK: plain & b["M"] & ~b["L"] & ~b["N"],
+              pu.O_WS: plain & b["WS"] & ~b["M"] & ~b["L"] & ~b["N"],
+              pu.O_OTHER: plain & ~b["WS"] & ~b["M"] & ~b["L"] & ~b["N"]}
+    for c, mask in expect.items():
+        assert np.array_equal(cat == c, mask), f"category {c}: {np.flatnonzero((cat == c) != mask)[:5]}"
+
+
+def test_fold_table_is_every_case_fold_of_the_contraction_letters() -> None:
+    cps, to = pu.fold_table.__wrapped__()
+    text, _ = _all_text()
+    want = sorted((ord(m.group()), ord(x)) for x in "sdmtlver" for m in regex.finditer(f"(?i:{x})", text))
+    assert list(zip(cps.tolist(), to.tolist())) == want
+    assert cps.dtype == to.dtype == np.int64
+    assert (0x017F, ord("s")) in want and (0x212A, ord("k")) not in want  # long s; Kelvin is a k
+
+
+def test_code_points_are_ord_of_each_character() -> None:
+    text = "a\x00\u00e9\u4e2d\U0001f642\U0010ffff"
+    got = pu.code_points(text)
+    assert got.dtype == np.uint32 and got.tolist() == [ord(c) for c in text]
+    assert pu.code_points("").tolist() == []
