@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tokspec import load_engine
+from tokspec import UnknownEngineError, load_engine
 from tokspec.fast import engines as fast_engines
 from tokspec.models import trained_model
 from tokspec.fuzz.strategies import trained_bpe_ranks
@@ -84,3 +84,53 @@ def test_token_piece_is_the_tokens_bytes_with_backslash_escapes() -> None:
         assert engine.token_piece(rank) == want, (rank, token)  # type: ignore[attr-defined]
     assert invalid > 100, "the vocabulary has tokens that are not valid UTF-8 alone"
     assert engine.token_piece(ranks[b"\x80"]) == "\\x80"  # type: ignore[attr-defined]
+
+
+# -- names that do not resolve: the error says what would ------------------------------------------
+
+def test_unknown_peek2_pattern_lists_the_known_ones() -> None:
+    from tokspec.fast.pretok_peek2 import PATTERN_NAMES
+    with pytest.raises(UnknownEngineError) as err:
+        fast_engines.load("peek2", "r50k_base")
+    msg = str(err.value)
+    assert msg.startswith("unknown engine name='peek2:r50k_base'; known: ")
+    assert msg.split("known: ")[1] == ", ".join(f"peek2:{p}" for p in PATTERN_NAMES)
+
+
+def test_unknown_fast_name_says_what_fast_takes() -> None:
+    with pytest.raises(UnknownEngineError) as err:
+        fast_engines.load("fast", "nope.txt")
+    msg = str(err.value)
+    assert msg.startswith("unknown engine name='fast:nope.txt'; use fast:NAME with NAME in ")
+    for name in [*fast_engines.BPE_PATTERNS, "mon-unigram"]:
+        assert name in msg
+    for suffix in (".tiktoken", ".tiktoken.gz", ".json", ".model"):
+        assert suffix in msg
+
+
+def test_foreign_prefix_is_refused_by_name() -> None:
+    with pytest.raises(UnknownEngineError, match=r"^prefix='lopt' is not provided by tokspec\.fast\.engines$"):
+        fast_engines.load("lopt", "cl100k_base")
+
+
+def test_gzipped_rank_file_loads_with_the_cl100k_pattern(tmp_path: Path) -> None:
+    import gzip
+    plain = _path_for(".tiktoken", tmp_path)
+    packed = tmp_path / "ranks.tiktoken.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    a, b = load_engine(f"fast:{plain}"), load_engine(f"fast:{packed}")
+    assert b.info.name == f"fast:{packed}" and b.pattern == "cl100k_base"  # type: ignore[attr-defined]
+    text = "abc cab'S 123 \u4e2d!!\n\n"
+    assert a.encode(text) == b.encode(text)
+
+
+def test_interpreted_engines_describe_themselves() -> None:
+    for factory, compiled in (("fast_cl100k", "fast:cl100k_base"), ("fast_o200k", "fast:o200k_base")):
+        engine, ref = load_engine(f"tokspec.fast.interpreted:{factory}"), load_engine(compiled)
+        info = engine.info
+        assert (info.name, info.kind, info.vocab_sha256) == (f"{compiled} (interpreted kernels)", "tokenizer",
+                                                             ref.info.vocab_sha256)
+        assert info.library == "tokspec.fast" and compiled in info.description
+        assert engine.encode("It's 42!") == ref.encode("It's 42!")
+    peek = load_engine("tokspec.fast.interpreted:peek2_o200k").info
+    assert (peek.kind, peek.vocab_sha256) == ("pretokenizer", None)
