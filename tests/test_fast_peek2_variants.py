@@ -51,3 +51,16 @@ def test_interpreted_peek2_engines_equal_regex(pattern: str) -> None:
         enc = engine.encode(text)
         assert enc.ids is None
         assert list(enc.offsets) == _want(text, pattern), (pattern, text)
+
+
+@pytest.mark.parametrize("form", [p2.split, p2.split_runs, p2.spans])
+def test_unknown_pattern_lists_the_available_ones(form: object) -> None:
+    from tokspec.errors import UnknownEngineError
+    with pytest.raises(UnknownEngineError) as err:
+        form("x", "r50k_base")  # type: ignore[operator]
+    assert str(err.value) == f"Peek2 has no pattern='r50k_base'; available: {', '.join(p2.PATTERN_NAMES)}"
+
+
+def test_empty_text_has_no_pretokens() -> None:
+    for pattern in p2.PATTERN_NAMES:
+        assert p2.split("", pattern) == p2.split_runs("", pattern) == []
