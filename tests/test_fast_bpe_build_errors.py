@@ -5,10 +5,10 @@ that each check is the one that fires."""
 from __future__ import annotations
 
 import pytest
-
-from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.fast.bpe_backtrack import BacktrackBPE, NonMonotoneVocabularyError
 from tokspec.fast.bpe_kernel import CompiledBPE
+
+from tokspec.errors import UnsupportedComponentError, VocabularyError
 
 
 def _bytes_table() -> dict[bytes, int]:

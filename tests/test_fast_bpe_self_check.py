@@ -14,7 +14,6 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-
 from tokspec.fast.bpe_backtrack import BacktrackBPE, SelfCheckError
 from tokspec.fast.bpe_kernel import CompiledBPE
 from tokspec.fuzz.strategies import trained_bpe_ranks

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from tokspec.fast import bpe_kernel
 from tokspec.fast import peek2_unicode as pu
 from tokspec.fast._cache import cache_dir

@@ -14,11 +14,11 @@ import re
 from pathlib import Path
 
 import pytest
+from tokspec.fast import engines as fast_engines
+from tokspec.fuzz.strategies import trained_bpe_ranks
 
 from tokspec import UnknownEngineError, load_engine
-from tokspec.fast import engines as fast_engines
 from tokspec.models import trained_model
-from tokspec.fuzz.strategies import trained_bpe_ranks
 from tokspec.vocab import load_named_tiktoken
 
 # Words a description may add about the input file (not about the algorithm).

@@ -12,7 +12,6 @@ import random
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-
 from tokspec.fast._hash_trie import HashTrie
 
 keys_values = st.dictionaries(st.binary(max_size=6), st.integers(0, 2 ** 40), max_size=30)

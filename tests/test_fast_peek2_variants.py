@@ -12,10 +12,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-
-from tokspec import load_engine
 from tokspec.fast import pretok_peek2 as p2
 from tokspec.reference.pretok_regex import split as regex_split
+
+from tokspec import load_engine
 
 TAIL_ALPHABET = "!/\r\n0a .'"
 TAIL_CASES = ["!\n/", "!\r\n//x", "?\n0", "!\n.", " !\n/ 1", "a!\n/0", "!\n\n/\n", "/\n/"]

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 import regex
 from tokenizers import Regex, pre_tokenizers
-
 from tokspec.fast import peek2_unicode as pu
 
 # (bit, class) as the module documents them: letters, numbers, \s, upper (Lu Lt), lower (Ll), marks.
