@@ -13,7 +13,6 @@ import itertools
 import random
 
 import pytest
-
 from tokspec.fast import pretok_peek2 as p2
 from tokspec.reference.pretok_regex import split as regex_split
 
