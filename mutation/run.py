@@ -202,6 +202,21 @@ def check_kernel_is_identity(work: Path, env: dict[str, str]) -> None:
         raise SystemExit(f"mutation: the stage imports tokspec from {out.stdout.strip()}, not from the stage")
 
 
+def check_node_ids(work: Path, env: dict[str, str], killers: list[str]) -> None:
+    """Refuse node ids that do not round-trip: mutmut selects a mutant's tests by node id after
+    collecting in the same process, and pytest re-escapes non-ASCII and backslashes on every
+    collection, so such an id is "not found" in the worker (pytest exit 4, which would be read as
+    a kill). tests/conftest.py makes string parameters ASCII (``stable_id``)."""
+    done = _procs.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist",
+                       "-p", "no:cacheprovider", *killers], cwd=work, env=env, capture_output=True, text=True)
+    ids = [ln for ln in done.stdout.splitlines() if "::" in ln]
+    if done.returncode != 0 or not ids:
+        raise SystemExit(f"mutation: collecting the killer tests failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    bad = [i for i in ids if "\\" in i or not i.isascii()]
+    if bad:
+        raise SystemExit("mutation: test ids that do not round-trip (give them ASCII ids):\n  " + "\n  ".join(bad[:20]))
+
+
 def mutmut(work: Path, env: dict[str, str], args: list[str]) -> int:
     cmd = [sys.executable, "-c", "import sys; from mutmut.__main__ import cli; sys.exit(cli())", *args]
     print("mutation: mutmut", " ".join(args[:6]) + (" ..." if len(args) > 6 else ""), flush=True)
@@ -314,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report_only:
         stage(work, config["killers"]["tests"])
         check_kernel_is_identity(work, env)
+        check_node_ids(work, env, config["killers"]["tests"])
         if args.sample is not None:
             generate(work, env, args.max_children)
             names = sample_names(report.read_results(work, LAYERS), args.sample,
