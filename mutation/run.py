@@ -134,6 +134,8 @@ def stage(work: Path, killers: list[str]) -> int:
     corpora = work / "mutants" / "corpora"
     if not corpora.exists():
         shutil.copytree(REPO / "corpora", corpora)
+    if not (work / "corpora").exists():              # tests run from the stage root too (check_node_ids)
+        (work / "corpora").symlink_to(corpora)
     pyproject = _stage_pyproject(killers)
     written += _write_if_changed(work / "pyproject.toml", pyproject)
     return written

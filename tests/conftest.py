@@ -44,7 +44,7 @@ _ID_SAFE = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _
 
 
 def stable_id(text: str) -> str:
-    """A parametrize id for ``text`` made of plain ASCII: other characters become ``<HEX>``.
+    r"""A parametrize id for ``text`` made of plain ASCII: other characters become ``<HEX>``.
 
     pytest escapes non-ASCII ids and backslashes anew on every collection in one process, so such
     node ids do not round-trip; mutation testing (mutmut) re-collects in process and selects tests
