@@ -1,0 +1,213 @@
+"""The claims registry is a contract: ids, statuses, citations and stored witnesses.
+
+What each claim promises, checked against something other than the registry itself:
+
+- its id is ``family.name``, the family being the spec module (pretok's claims are Peek2's);
+- a citation of a seed document names a file of ``shared/seeds`` and a section whose words (and
+  numbered headings) occur in that document; an attribution before it names the document's title;
+- a citation of a repository file names a file of the installed package and text that occurs in it;
+  a GitHub ``owner/project README`` is the project the seed papers cite;
+- tokspec's own theorems (source "tokspec (this module's docstring)") are stated in the module
+  docstring under that name, with the setting as titled there and a rule the checker knows;
+- a witness found by ``corpora/merge/search_witnesses.py`` (ddmin on the text arguments) is
+  minimal: dropping any one character of a text argument makes the claim hold again.
+
+The seed documents live outside the repository, in ``shared/seeds`` beside the clone (CI and the
+sandbox both have it); the tests that read them fail, not skip, when it is missing.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import tokspec.reference
+from tokspec.spec import CLAIMS, load_claims
+from tokspec.spec import merge as M
+from tokspec.spec import merge_published as MP
+
+load_claims()
+
+ID = re.compile(r"^([a-z][a-z0-9]*)\.([A-Za-z][A-Za-z0-9_]*)$")
+#: Family prefix of a claim id by the spec module holding its checker (default: the module name).
+FAMILY = {"pretok": "peek2", "merge_published": "merge"}
+OWN_SOURCE = "tokspec (this module's docstring)"
+SEED_CITATION = re.compile(r"^(?P<attribution>.*?)seeds/(?P<file>[^,;]+), (?P<section>.+)$")
+PY_CITATION = re.compile(r"^(?P<path>[a-z_]+/[a-z_0-9]+\.py) (?P<anchor>[^(]+?)\s*(\(.*\))?$")
+README_CITATION = re.compile(r"^(?P<owner>[A-Za-z0-9-]+)/(?P<project>[A-Za-z0-9_.-]+) README$")
+WORD = re.compile(r"[A-Za-z0-9]+(?:\.[0-9]+)*")
+HEADING_NUMBER = re.compile(r"^\d+\.\d+$")
+ROMAN = re.compile(r"^[IVX]+[a-z]?$")
+#: Checkers whose witnesses ``corpora/merge/search_witnesses.py`` minimizes (ddmin on ``keys``).
+SEARCHED = {MP.lopt_theorem_4_1: ("text",), MP.lopt_lemma_7_1: ("s1", "so", "s2"),
+            MP.blog_overlap_theorem: ("text",), MP.parallel_tokenizer_claim: ("text",)}
+
+
+def _seeds_dir() -> Path:
+    """``shared/seeds`` beside the clone or beside one of its ancestors (a worktree's parent)."""
+    for parent in Path(__file__).resolve().parents:
+        if (parent / "shared" / "seeds").is_dir():
+            return parent / "shared" / "seeds"
+    raise AssertionError("shared/seeds (the seed documents) not found beside the repository")
+
+
+def _citations(source: str) -> list[str]:
+    return [part.strip() for part in source.split(";")]
+
+
+def _family(check: object) -> str:
+    short = check.__module__.rpartition(".")[2]
+    return FAMILY.get(short, short)
+
+
+def test_registry_has_claims_of_every_spec_module() -> None:
+    from tokspec.spec import SPEC_MODULES
+    families = {_family(c.check) for c in CLAIMS.values()}
+    assert {FAMILY.get(m, m) for m in SPEC_MODULES} <= families
+
+
+@pytest.mark.parametrize("name", sorted(CLAIMS))
+def test_claim_id_is_family_dot_name(name: str) -> None:
+    claim = CLAIMS[name]
+    assert claim.name == name, "CLAIMS is keyed by the claim's own name"
+    m = ID.match(name)
+    assert m, f"{name!r}: ids are 'family.name'"
+    assert m.group(1) == _family(claim.check), f"{name!r}: checked by {claim.check.__module__}"
+
+
+@pytest.mark.parametrize("name", sorted(CLAIMS))
+def test_counterexample_exactly_when_falsified(name: str) -> None:
+    claim = CLAIMS[name]
+    assert claim.status in ("proved", "checked", "falsified")
+    assert (claim.counterexample is not None) == (claim.status == "falsified")
+
+
+@pytest.mark.parametrize("name", sorted(CLAIMS))
+def test_repository_citations_resolve(name: str) -> None:
+    """``path.py anchor`` names a file of the package (``reference/x.py`` is tokspec.reference's)
+    holding the anchor; ``owner/project README`` is a project the seed papers cite (checked in
+    :func:`test_readme_citation_is_cited_by_a_seed`); tokspec's own source is spelled exactly."""
+    package_root = Path(tokspec.reference.__file__).resolve().parent.parent
+    for part in _citations(CLAIMS[name].source):
+        if ".py" in part.lower():
+            m = PY_CITATION.match(part)
+            assert m, f"{name}: malformed file citation {part!r}"
+            path = package_root / m.group("path")
+            assert path.is_file(), f"{name}: cites {m.group('path')}, which is not in the package"
+            anchor = m.group("anchor")
+            text = path.read_text(encoding="utf-8")
+            assert (text.lstrip().startswith('"""') if anchor == "docstring" else anchor in text), (
+                f"{name}: {m.group('path')} has no {anchor!r}")
+        elif "tokspec" in part.lower():
+            assert part == OWN_SOURCE, f"{name}: {part!r}"
+        elif "readme" in part.lower():
+            assert README_CITATION.match(part), f"{name}: malformed README citation {part!r}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in CLAIMS.items() if c.source == OWN_SOURCE))
+def test_own_theorem_is_stated_in_its_module_docstring(name: str) -> None:
+    """merge.M2 etc.: the module docstring states "Theorem M2 (setting)"; the statement names that
+    setting (one is a prefix of the other) and a rule the checker knows."""
+    claim = CLAIMS[name]
+    module_doc = __import__(claim.check.__module__, fromlist=["_"]).__doc__
+    local = name.partition(".")[2]
+    m = re.search(rf"\*\*Theorem {re.escape(local)} \(([^)]*)\)", module_doc)
+    assert m, f"{name}: no 'Theorem {local}' in {claim.check.__module__}'s docstring"
+    title, setting = m.group(1), claim.statement.split(":")[0].split(",")[0]
+    assert title.startswith(setting) or setting.startswith(title), (name, title, setting)
+    rule = re.search(r"rule '([^']+)'", claim.statement)
+    assert rule and rule.group(1) in M._RULES, f"{name}: statement names no known rule"
+
+
+def test_own_theorems_hold_where_their_rule_holds() -> None:
+    """The proved cut theorems on a text where the rule holds (and vacuously where it does not)."""
+    text = "hello world, again"
+    for name in ("merge.M2", "merge.M3w"):
+        claim = CLAIMS[name]
+        rule = re.search(r"rule '([^']+)'", claim.statement).group(1)
+        engine = "tiktoken:cl100k_base" if name == "merge.M2" else "hf:bert-base-uncased"
+        v = claim.check(engine, text, 5, rule)
+        assert v.holds and "vacuous" not in v.explanation, v
+        assert claim.check(engine, text, 3, rule).holds
+
+
+def _seed(file: str) -> str:
+    path = _seeds_dir() / file
+    assert path.is_file(), f"cited seed document {file!r} is not in shared/seeds"
+    return path.read_text(encoding="utf-8")
+
+
+def _seed_citations() -> list[tuple[str, re.Match[str]]]:
+    out = []
+    for name, claim in sorted(CLAIMS.items()):
+        for part in _citations(claim.source):
+            if "seeds/" in part.lower():
+                m = SEED_CITATION.match(part)
+                out.append((name, m if m else part))
+    return out
+
+
+@pytest.mark.parametrize("name, citation", _seed_citations(), ids=lambda x: x if isinstance(x, str) else "cite")
+def test_seed_citation_names_a_document_and_its_section(name: str, citation: re.Match[str] | str) -> None:
+    assert isinstance(citation, re.Match), f"{name}: malformed seed citation {citation!r}"
+    doc = _seed(citation.group("file"))
+    words = set(WORD.findall(doc))
+    headings = {line.split(" ", 1)[0] for line in doc.splitlines() if line[:1].isdigit()}
+    section = re.sub(r"\([^)]*\)", "", citation.group("section")).replace("_", " ")
+    numbered = re.search(r"\bsections?\b", section) is not None
+    previous = ""
+    for i, word in enumerate(WORD.findall(section)):
+        if word in ("section", "sections", "and"):
+            pass                                     # citation vocabulary, not the seed's
+        elif numbered and HEADING_NUMBER.match(word):
+            assert word in headings, f"{name}: the seed has no section {word}"
+        elif previous.lower() == "corollary":
+            # the seed numbers its corollaries in Roman numerals (II, IIa, IIIa; III's label was
+            # lost in the text extraction, its statement is there)
+            assert ROMAN.match(word), f"{name}: corollary {word!r} is not numbered as in the seed"
+        else:
+            spelled = {word, word[:1].upper() + word[1:], word[:1].lower() + word[1:]} if i == 0 else {word}
+            assert spelled & words, f"{name}: {word!r} of section {section!r} is not in the seed"
+        previous = word
+    attribution = citation.group("attribution").strip().rstrip(",")
+    if attribution:
+        title = doc.strip().splitlines()[0]
+        quoted = re.search(r"'([^']+)'", attribution)
+        first = quoted.group(1) if quoted else WORD.findall(attribution)[0]
+        assert first in title, f"{name}: attribution {attribution!r} does not name {title!r}"
+
+
+def test_readme_citation_is_cited_by_a_seed() -> None:
+    """A GitHub project cited as ``owner/project README`` is one the seed papers cite
+    (their bibliography keys read ``githubGitHub<owner><project>``)."""
+    docs = "\n".join(p.read_text(encoding="utf-8") for p in sorted(_seeds_dir().glob("*.txt")))
+    cited = [(name, part) for name, c in CLAIMS.items() for part in _citations(c.source)
+             if "readme" in part.lower()]
+    assert cited
+    for name, part in cited:
+        m = README_CITATION.match(part)
+        assert m, f"{name}: malformed README citation {part!r}"
+        assert f"githubGitHub{m.group('owner')}{m.group('project')}" in docs, (name, part)
+
+
+def _searched() -> list[str]:
+    return sorted(n for n, c in CLAIMS.items() if c.status == "falsified" and c.check in SEARCHED)
+
+
+def test_every_searched_checker_has_a_registered_witness() -> None:
+    assert {CLAIMS[n].check for n in _searched()} == set(SEARCHED)
+
+
+@pytest.mark.parametrize("name", _searched())
+def test_searched_witness_is_minimal(name: str) -> None:
+    """ddmin's guarantee: no one-character deletion from a text argument still falsifies."""
+    claim = CLAIMS[name]
+    witness = claim.counterexample
+    assert not claim.check(**witness).holds
+    for key in SEARCHED[claim.check]:
+        value = witness[key]
+        for smaller in sorted({value[:i] + value[i + 1:] for i in range(len(value))}):
+            v = claim.check(**{**witness, key: smaller})
+            assert v.holds, f"{name}: {key}={smaller!r} still falsifies: the witness is not minimal"
