@@ -25,6 +25,7 @@ import pytest
 
 import tokspec.reference
 from tokspec.spec import CLAIMS, load_claims
+from tokspec.spec import bpe as B
 from tokspec.spec import merge as M
 from tokspec.spec import merge_published as MP
 
@@ -211,3 +212,37 @@ def test_searched_witness_is_minimal(name: str) -> None:
         for smaller in sorted({value[:i] + value[i + 1:] for i in range(len(value))}):
             v = claim.check(**{**witness, key: smaller})
             assert v.holds, f"{name}: {key}={smaller!r} still falsifies: the witness is not minimal"
+
+
+def _cited_documents(claim_name: str) -> str:
+    """The text a claim may borrow its terms from: its checker's and module's docstrings, the seed
+    documents and package files it cites."""
+    claim = CLAIMS[claim_name]
+    texts = [claim.check.__doc__ or "", __import__(claim.check.__module__, fromlist=["_"]).__doc__ or ""]
+    package_root = Path(tokspec.reference.__file__).resolve().parent.parent
+    for part in _citations(claim.source):
+        seed = SEED_CITATION.match(part)
+        if seed:
+            texts.append(_seed(seed.group("file")))
+        py = PY_CITATION.match(part)
+        if py and (package_root / py.group("path")).is_file():
+            texts.append((package_root / py.group("path")).read_text(encoding="utf-8"))
+    return "\n".join(texts)
+
+
+@pytest.mark.parametrize("name", sorted(CLAIMS))
+def test_statement_is_a_sentence_in_its_documents_terms(name: str) -> None:
+    """A statement is one sentence ending with a period; it starts with a capital letter unless it
+    starts with the setting of tokspec's own theorem (checked against the docstring above) or with
+    an input of the seed's worked example; its all-capital terms (acronyms such as BPE, CR/LF,
+    [UNK]) and those of its source's free text are terms of the documents it cites."""
+    claim = CLAIMS[name]
+    statement = claim.statement
+    assert statement.endswith(".") and statement == statement.strip(), name
+    first = statement.split()[0]
+    assert (statement[0].isupper() or claim.source == OWN_SOURCE
+            or first.encode() in B.SEED_EXAMPLE_PREFIXES), f"{name}: {statement!r}"
+    documents = _cited_documents(name)
+    free_source = " ".join(p for p in _citations(claim.source) if not SEED_CITATION.match(p))
+    for term in re.findall(r"\b[A-Z][A-Z0-9_]+\b", statement + " " + free_source):
+        assert re.search(rf"\b{re.escape(term)}\b", documents), f"{name}: {term!r} is not a term of its documents"

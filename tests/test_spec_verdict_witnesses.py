@@ -9,6 +9,7 @@ a failing verdict's ``witness`` is a JSON-able dict describing the input and bot
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 
 import pytest
@@ -24,8 +25,14 @@ from tokspec.spec import pretok as P
 from tokspec.spec._verdict import Claim, Verdict
 
 
-def _well_formed(v: Verdict) -> Verdict:
+def _well_formed(v: Verdict, module: object = None) -> Verdict:
+    """The Verdict contract; with ``module``, the explanation's all-capital terms (CR/LF, BPE) are
+    terms of that spec module's docstrings (an explanation is prose in the module's vocabulary)."""
     assert isinstance(v.explanation, str) and v.explanation.strip()
+    docs = "\n".join(getattr(x, "__doc__", None) or "" for x in [module, *vars(module).values()]
+                     if x is module or callable(x)) if module is not None else ""
+    for term in re.findall(r"\b[A-Z][A-Z0-9_]+\b", v.explanation) if module is not None else []:
+        assert re.search(rf"\b{re.escape(term)}\b", docs), f"{term!r} in {v.explanation!r}"
     if not v.holds:
         assert isinstance(v.witness, dict) and v.witness
         assert None not in v.witness.values(), v.witness
@@ -37,7 +44,7 @@ def _well_formed(v: Verdict) -> Verdict:
 
 def test_spans_equal_holds_and_counts() -> None:
     spans = [(0, 2), (2, 3), (3, 7)]
-    v = _well_formed(P.prop_spans_equal("abcdefg", spans, [list(s) for s in spans]))
+    v = _well_formed(P.prop_spans_equal("abcdefg", spans, [list(s) for s in spans]), P)
     assert v.holds and "pretokenizer" in v.explanation and "3 spans" in v.explanation
 
 
@@ -45,7 +52,7 @@ def test_spans_equal_witness_is_three_spans_from_the_first_difference() -> None:
     text = "a" * 8
     want = [(i, i + 1) for i in range(8)]
     got = want[:2] + [(2, 4)] + [(i, i + 1) for i in range(4, 8)]
-    v = _well_formed(P.prop_spans_equal(text, got, want, what="peek2"))
+    v = _well_formed(P.prop_spans_equal(text, got, want, what="peek2"), P)
     assert not v.holds and v.explanation.startswith("peek2") and "span 2" in v.explanation
     assert v.witness == {"text": text, "first_diff": 2, "got": [[2, 4], [4, 5], [5, 6]],
                          "expected": [[2, 3], [3, 4], [4, 5]]}
@@ -57,7 +64,7 @@ def test_spans_equal_witness_is_three_spans_from_the_first_difference() -> None:
 def test_spans_equal_prefix_differs_at_the_shorter_length(got_len: int, want_len: int) -> None:
     spans = [(i, i + 1) for i in range(4)]
     got, want = spans[:got_len], spans[:want_len]
-    v = _well_formed(P.prop_spans_equal("abcd", got, want))
+    v = _well_formed(P.prop_spans_equal("abcd", got, want), P)
     k = min(got_len, want_len)
     assert not v.holds and v.witness["first_diff"] == k
     assert v.witness["got"] == [list(s) for s in got[k:k + 3]]
@@ -65,7 +72,7 @@ def test_spans_equal_prefix_differs_at_the_shorter_length(got_len: int, want_len
 
 
 def test_spans_partition_holds_on_a_partition() -> None:
-    v = _well_formed(P.prop_spans_partition("hello world", [(0, 5), (5, 11)]))
+    v = _well_formed(P.prop_spans_partition("hello world", [(0, 5), (5, 11)]), P)
     assert v.holds and "2 spans" in v.explanation
 
 
@@ -76,15 +83,15 @@ def test_spans_partition_holds_on_a_partition() -> None:
     ([(0, 3), (2, 5)], 1),          # overlap
 ])
 def test_spans_partition_fails_on_gaps_and_empty_spans(spans: list, index: int) -> None:
-    v = _well_formed(P.prop_spans_partition("abcde", spans))
+    v = _well_formed(P.prop_spans_partition("abcde", spans), P)
     assert not v.holds and v.witness == {"text": "abcde", "index": index}
     assert f"span {index}" in v.explanation
 
 
 def test_spans_partition_fails_when_spans_stop_early() -> None:
-    v = _well_formed(P.prop_spans_partition("abcde", [(0, 2), (2, 4)]))
+    v = _well_formed(P.prop_spans_partition("abcde", [(0, 2), (2, 4)]), P)
     assert not v.holds and v.witness == {"text": "abcde", "end": 4} and "end" in v.explanation
-    v = _well_formed(P.prop_spans_partition("ab", []))
+    v = _well_formed(P.prop_spans_partition("ab", []), P)
     assert not v.holds and v.witness == {"text": "ab", "end": 0}
 
 
@@ -92,7 +99,7 @@ def test_spans_partition_fails_when_spans_stop_early() -> None:
 
 @pytest.mark.parametrize("c0", ["a", " ", "1", "'", "\n", "\t", "!"])
 def test_peek2_end_of_text_holds_on_every_category(c0: str) -> None:
-    v = _well_formed(P.prop_peek2_end_of_text(c0))
+    v = _well_formed(P.prop_peek2_end_of_text(c0), P)
     assert v.holds and f"row {P.peek_category(c0)}" in v.explanation
 
 
@@ -104,7 +111,7 @@ def test_peek2_end_of_text_detects_a_wrong_table(monkeypatch: pytest.MonkeyPatch
     table = [list(r) for r in P.PEEK2_TABLE]
     table[row][3] = wrong
     monkeypatch.setattr(P, "PEEK2_TABLE", tuple(tuple(r) for r in table))
-    v = _well_formed(P.prop_peek2_end_of_text("a"))
+    v = _well_formed(P.prop_peek2_end_of_text("a"), P)
     assert not v.holds
     assert v.witness == {"text": "a", "row": row, "table": wrong, "regex": actual}
     assert f"row {row}" in v.explanation and str(actual) in v.explanation
@@ -113,12 +120,12 @@ def test_peek2_end_of_text_detects_a_wrong_table(monkeypatch: pytest.MonkeyPatch
 # --- bpe: the seed's worked example -------------------------------------------------------------
 
 def test_seed_example_holds_for_the_definition() -> None:
-    v = _well_formed(B.prop_seed_example())
+    v = _well_formed(B.prop_seed_example(), B)
     assert v.holds and "abacbb" in v.explanation and f"{len(B.SEED_EXAMPLE_PREFIXES)} checks" in v.explanation
 
 
 def test_seed_example_fails_for_an_encoder_that_never_merges() -> None:
-    v = _well_formed(B.prop_seed_example(lambda ranks, data: [data[i:i + 1] for i in range(len(data))]))
+    v = _well_formed(B.prop_seed_example(lambda ranks, data: [data[i:i + 1] for i in range(len(data))]), B)
     assert not v.holds
     # the first prefix that merges anything is "ab"
     assert v.witness == {"prefix": b"ab".hex(), "expected": [b"ab".hex()], "got": [b"a".hex(), b"b".hex()]}
