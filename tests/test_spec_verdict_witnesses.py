@@ -190,7 +190,7 @@ def test_register_refuses_duplicates_and_falsified_claims_without_witness(
 
 
 def test_load_claims_skips_a_spec_module_not_written_yet(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tokspec.spec as spec
+    from tokspec import spec
     monkeypatch.setattr(spec, "SPEC_MODULES", ("bpe", "not_written_yet"))
     claims = load_claims()
     assert "bpe.seed_example" in claims
