@@ -49,6 +49,12 @@ import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+try:
+    from tokspec import _procs  # children die with the driver, even by SIGKILL
+except ImportError:  # driver run by an interpreter without tokspec installed: the checkout's core
+    sys.path.append(str(Path(__file__).resolve().parents[1] / "src"))
+    from tokspec import _procs
+
 import fresh  # noqa: E402  (mutation/fresh.py: import-time code judged in a fresh interpreter)
 import report  # noqa: E402  (mutation/report.py: verdict tables, allow-list matching)
 
@@ -188,8 +194,8 @@ def check_kernel_is_identity(work: Path, env: dict[str, str]) -> None:
         "assert not j.JIT_ENABLED and j.kernel(f) is f, 'kernel is not the identity under TOKSPEC_JIT=0'\n"
         "print(j.__file__)\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], cwd=work, env={**env, "PYTHONPATH": str(work / "src")},
-                         capture_output=True, text=True)
+    out = _procs.run([sys.executable, "-c", probe], cwd=work, env={**env, "PYTHONPATH": str(work / "src")},
+                     capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(f"mutation: stage check failed: {out.stderr.strip().splitlines()[-1:]}")
     if not out.stdout.strip().startswith(str(work / "src")):
@@ -199,7 +205,7 @@ def check_kernel_is_identity(work: Path, env: dict[str, str]) -> None:
 def mutmut(work: Path, env: dict[str, str], args: list[str]) -> int:
     cmd = [sys.executable, "-c", "import sys; from mutmut.__main__ import cli; sys.exit(cli())", *args]
     print("mutation: mutmut", " ".join(args[:6]) + (" ..." if len(args) > 6 else ""), flush=True)
-    return subprocess.run(cmd, cwd=work, env=env).returncode
+    return _procs.run(cmd, cwd=work, env=env).returncode
 
 
 def generate(work: Path, env: dict[str, str], max_children: int) -> None:
@@ -212,7 +218,9 @@ def generate(work: Path, env: dict[str, str], max_children: int) -> None:
         "copy_src_dir(); copy_also_copy_files()\n"
         f"create_mutants({max_children})\n"
     )
-    subprocess.run([sys.executable, "-c", script], cwd=work, env=env, check=True, stdout=subprocess.DEVNULL)
+    done = _procs.run([sys.executable, "-c", script], cwd=work, env=env, stdout=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise SystemExit(f"mutation: generating the mutants failed (exit {done.returncode})")
 
 
 def recheck_in_fresh_interpreters(work: Path, env: dict[str, str], killers: list[str], workers: int,
@@ -262,7 +270,7 @@ def try_mutant(work: Path, name: str, pytest_args: list[str]) -> int:
     env = {**mutation_env(work), "MUTANT_UNDER_TEST": name}
     pytest_args = [_absolute_test_path(a) for a in pytest_args]
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", *pytest_args]
-    return subprocess.run(cmd, cwd=work / "mutants", env=env).returncode
+    return _procs.run(cmd, cwd=work / "mutants", env=env).returncode
 
 
 def _absolute_test_path(arg: str) -> str:
