@@ -131,6 +131,84 @@ def test_seed_example_fails_for_an_encoder_that_never_merges() -> None:
     assert v.witness == {"prefix": b"ab".hex(), "expected": [b"ab".hex()], "got": [b"a".hex(), b"b".hex()]}
 
 
+# --- bpe: the corollaries and validity, with exact witnesses --------------------------------
+
+TINY = {b"a": 0, b"b": 1, b"c": 2, b"bc": 3, b"ab": 4}
+
+
+def _split(d: bytes) -> list[bytes]:
+    return [d[i:i + 1] for i in range(len(d))]
+
+
+def test_output_valid_witnesses() -> None:
+    _well_formed(B.prop_output_valid(TINY, b"abc", lambda d: B.bpe_encode(TINY, d)), B)
+    v = _well_formed(B.prop_output_valid(TINY, b"abc", lambda d: [b"ab"]), B)
+    assert not v.holds and v.witness == {"data": "616263", "got": ["6162"]}
+    v = _well_formed(B.prop_output_valid(TINY, b"cab", lambda d: [d[:2], d[2:]]), B)
+    assert not v.holds and v.witness == {"data": "636162", "got": ["6361"]}
+
+    answers = iter([[b"a", b"bc"], [b"ab", b"c"]])   # answers differently when asked again
+    v = _well_formed(B.prop_output_valid(TINY, b"abc", lambda d: next(answers)), B)
+    assert not v.holds and v.witness == {"data": "616263", "got": ["61", "6263"]}
+
+
+def test_substrings_and_last_token_witnesses() -> None:
+    def unstable(d: bytes) -> list[bytes]:      # merges only inputs of even length
+        return B.bpe_encode(TINY, d) if len(d) % 2 == 0 else _split(d)
+    v = _well_formed(B.prop_substrings_valid(TINY, b"abca", unstable), B)
+    # abca has even length: a bc a; the run a bc (abc, odd) comes back split
+    assert not v.holds and "0..2" in v.explanation
+    assert v.witness == {"data": "61626361", "encoding": ["61", "6263", "61"], "run": ["61", "6263"],
+                         "run_encoding": ["61", "62", "63"]}
+    v = _well_formed(B.prop_substrings_valid(TINY, b"abcab"), B)
+    assert v.holds and "Corollary II" in v.explanation
+    v = _well_formed(B.prop_last_token_determines(TINY, b"abc", unstable), B)
+    # abc (odd) comes back split, while its prefix ab (even) merges: a b c != [ab] + c
+    assert not v.holds and v.witness == {"data": "616263", "prefix_len": 3, "encoding": ["61", "62", "63"],
+                                         "shorter": ["6162"]}
+    v = _well_formed(B.prop_last_token_determines(TINY, b"abc"), B)
+    assert v.holds and "3 prefixes" in v.explanation
+
+
+def test_shared_token_and_extension_witnesses() -> None:
+    ranks = {b"a": 0, b"b": 1, b"ab": 2, b"ba": 3}
+
+    def broken(d: bytes) -> list[bytes]:        # forgets a merge on long inputs only
+        out = B.bpe_encode(ranks, d)
+        return [d[:1], d[1:2], *out[1:]] if len(d) >= 6 else out
+    v = _well_formed(B.prop_shared_token_concat(ranks, b"ab", b"ab", b"ab", broken), B)
+    assert not v.holds and v.witness == {"left": "6162", "token": "6162", "right": "6162",
+                                         "joined": ["6162", "6162", "6162"], "encoding": ["61", "62", "6162", "6162"]}
+    assert "premise" in _well_formed(B.prop_shared_token_concat(ranks, b"a", b"b", b"a"), B).explanation
+    v = _well_formed(B.prop_compatible_extension(ranks, b"abab", b"ab", broken), B)
+    assert not v.holds and v.witness == {"data": "61626162", "token": "6162", "expected": ["6162", "6162", "6162"],
+                                         "encoding": ["61", "62", "6162", "6162"]}
+    assert "premise" in _well_formed(B.prop_compatible_extension(ranks, b"", b"ab"), B).explanation
+
+
+def test_byte_roundtrip_and_shortcut_witnesses() -> None:
+    table = {0: b"h", 1: "é".encode(), 2: b"x"}
+    v = _well_formed(B.prop_byte_roundtrip("hé", [0, 1], table.__getitem__), B)
+    assert v.holds and "2 tokens" in v.explanation and "3 input bytes" in v.explanation
+    v = _well_formed(B.prop_byte_roundtrip("hé", [0, 2], table.__getitem__), B)
+    assert not v.holds and v.witness == {"text": "hé", "first_diff_byte": 1, "decoded": "6878", "expected": "68c3a9"}
+    v = _well_formed(B.prop_byte_roundtrip("hé", [0], table.__getitem__), B)
+    assert v.witness["first_diff_byte"] == 1
+    ce = B.SHORTCUT_COUNTEREXAMPLE
+    v = _well_formed(B.prop_whole_piece_shortcut(**ce), B)
+    assert not v.holds and v.witness == {"ranks": {k.hex(): r for k, r in ce["ranks"].items()}, "data": "61626364",
+                                         "bpe": ["61", "6263", "64"], "shortcut": ["61626364"]}
+    assert "reachable" in _well_formed(B.prop_whole_piece_shortcut(TINY, b"ab"), B).explanation
+    assert "premise" in _well_formed(B.prop_whole_piece_shortcut(TINY, b"abc"), B).explanation
+
+
+def test_engine_is_bpe_explains_both_ways() -> None:
+    v = _well_formed(B.prop_engine_is_bpe(TINY, b"abc", lambda d: B.bpe_encode(TINY, d)), B)
+    assert v.holds and "3 bytes" in v.explanation
+    v = _well_formed(B.prop_engine_is_bpe(TINY, b"abc", _split), B)
+    assert not v.holds and v.witness == {"data": "616263", "expected": ["61", "6263"], "got": ["61", "62", "63"]}
+
+
 # --- merge: M5's cut rule against an independent statement of it ------------------------------
 
 def _spm_rule(text: str, c: int, bad_last: frozenset[str], bad_first: frozenset[str]) -> bool:
