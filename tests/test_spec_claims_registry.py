@@ -10,7 +10,11 @@ What each claim promises, checked against something other than the registry itse
 - tokspec's own theorems (source "tokspec (this module's docstring)") are stated in the module
   docstring under that name, with the setting as titled there and a rule the checker knows;
 - a witness found by ``corpora/merge/search_witnesses.py`` (ddmin on the text arguments) is
-  minimal: dropping any one character of a text argument makes the claim hold again.
+  minimal: dropping any one character of a text argument makes the claim hold again;
+- a statement is a sentence whose all-capital terms (BPE, CR/LF, [UNK]) are its documents' terms.
+
+Every check reads the claims that the registering functions (``_register``/``_claims``) produce
+when called again into an empty registry (fixture ``registry``).
 
 The seed documents live outside the repository, in ``shared/seeds`` beside the clone (CI and the
 sandbox both have it); the tests that read them fail, not skip, when it is missing.
