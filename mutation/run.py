@@ -134,6 +134,8 @@ def stage(work: Path, killers: list[str]) -> int:
     corpora = work / "mutants" / "corpora"
     if not corpora.exists():
         shutil.copytree(REPO / "corpora", corpora)
+    if not (work / "corpora").exists():              # tests run from the stage root too (check_node_ids)
+        (work / "corpora").symlink_to(corpora)
     pyproject = _stage_pyproject(killers)
     written += _write_if_changed(work / "pyproject.toml", pyproject)
     return written
@@ -200,6 +202,21 @@ def check_kernel_is_identity(work: Path, env: dict[str, str]) -> None:
         raise SystemExit(f"mutation: stage check failed: {out.stderr.strip().splitlines()[-1:]}")
     if not out.stdout.strip().startswith(str(work / "src")):
         raise SystemExit(f"mutation: the stage imports tokspec from {out.stdout.strip()}, not from the stage")
+
+
+def check_node_ids(work: Path, env: dict[str, str], killers: list[str]) -> None:
+    """Refuse node ids that do not round-trip: mutmut selects a mutant's tests by node id after
+    collecting in the same process, and pytest re-escapes non-ASCII and backslashes on every
+    collection, so such an id is "not found" in the worker (pytest exit 4, which would be read as
+    a kill). tests/conftest.py makes string parameters ASCII (``stable_id``)."""
+    done = _procs.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist",
+                       "-p", "no:cacheprovider", *killers], cwd=work, env=env, capture_output=True, text=True)
+    ids = [ln for ln in done.stdout.splitlines() if "::" in ln]
+    if done.returncode != 0 or not ids:
+        raise SystemExit(f"mutation: collecting the killer tests failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    bad = [i for i in ids if "\\" in i or not i.isascii()]
+    if bad:
+        raise SystemExit("mutation: test ids that do not round-trip (give them ASCII ids):\n  " + "\n  ".join(bad[:20]))
 
 
 def mutmut(work: Path, env: dict[str, str], args: list[str]) -> int:
@@ -314,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report_only:
         stage(work, config["killers"]["tests"])
         check_kernel_is_identity(work, env)
+        check_node_ids(work, env, config["killers"]["tests"])
         if args.sample is not None:
             generate(work, env, args.max_children)
             names = sample_names(report.read_results(work, LAYERS), args.sample,
