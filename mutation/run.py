@@ -41,7 +41,6 @@ import argparse
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import time
@@ -132,8 +131,8 @@ def stage(work: Path, killers: list[str]) -> int:
             stale.unlink()
     # corpora: a private copy (a mutant must never write into the checkout's findings)
     corpora = work / "mutants" / "corpora"
-    if not corpora.exists():
-        shutil.copytree(REPO / "corpora", corpora)
+    for src in sorted(p for p in (REPO / "corpora").rglob("*") if p.is_file()):
+        written += _sync_file(src, corpora / src.relative_to(REPO / "corpora"), text_transform=False)
     if not (work / "corpora").exists():              # tests run from the stage root too (check_node_ids)
         (work / "corpora").symlink_to(corpora)
     pyproject = _stage_pyproject(killers)
