@@ -7,7 +7,10 @@ what they run."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -187,3 +190,17 @@ def test_hf_split_pretokenizer_equals_the_regex_split(name: str) -> None:
 @given(st.text("ab é\n1", max_size=12))
 def test_hyp_hf_split_pretokenizer_equals_the_regex_split(text: str) -> None:
     assert list(HfSplitPretokenizer("llama3").encode(text).offsets) == split(text, "llama3")
+
+
+def test_cache_file_is_utf8_under_an_ascii_locale(tmp_path: Path) -> None:
+    """The cache is UTF-8 whatever the locale (HF reads it as UTF-8): written from a process whose
+    locale encoding is ASCII, it still holds the ByteLevel spellings and loads in HF."""
+    script = ("import sys; from tokspec.reference.bpe_merges_from_ranks import converted_json_path; "
+              f"print(converted_json_path({RANKS!r}, 'sha-c', 'o200k_base'))")
+    env = {**os.environ, "TOKSPEC_CACHE": str(tmp_path), "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0",
+           "PYTHONCOERCECLOCALE": "0", "PYTHONIOENCODING": "utf-8"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    path = Path(done.stdout.strip())
+    assert "\u0120a" in path.read_text(encoding="utf-8")
+    assert Tokenizer.from_file(str(path)).encode("ab a").ids == [256, 257]
