@@ -5,6 +5,7 @@ its constructor defaults are the documented ones."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import regex
 
@@ -78,3 +79,22 @@ def test_unigram_info_and_defaults() -> None:
     assert UnigramReference(_unigram("spm"), "u", tie_break="last").tie_break == "last"
     assert UnigramReference(_unigram(), "u", library="sentencepiece").info.library == "sentencepiece"
     assert UnigramReference(_unigram(matchable=False), "u").max_len == 1  # nothing matchable
+
+
+def test_unigram_loaders_pass_their_options_on(tmp_path: Path) -> None:
+    from tokenizers import Tokenizer, models
+
+    from tokspec.models import trained_model
+    from tokspec.reference.unigram import unigram_encoder_from_spm_model, unigram_encoder_from_tokenizer_json
+    tiny = tmp_path / "uni.json"
+    tiny.write_text(Tokenizer(models.Unigram([("<unk>", 0.0), ("h", -2.0), ("e", -2.0), ("l", -2.0), ("o", -2.0),
+                                              ("hel", -3.0), ("lo", -2.5)], unk_id=0)).to_str(), encoding="utf-8")
+    for load, path in ((unigram_encoder_from_tokenizer_json, tiny),
+                       (unigram_encoder_from_spm_model, trained_model("spm-unigram"))):
+        default = load(path, "reference:u")
+        assert (default.info.name, default.offsets, default.tie_break) == ("reference:u", "contract",
+                                                                            default.model.flavour)
+        assert default.model.source == str(path) or str(path).endswith(default.model.source)
+        chosen = load(path, "reference:v", tie_break="last", offsets="library")
+        assert (chosen.info.name, chosen.offsets, chosen.tie_break) == ("reference:v", "library", "last")
+        assert chosen.encode("hello world").ids and default.encode("hello world").ids
