@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tokspec
 from tokspec.errors import UnsupportedComponentError, VocabularyError
@@ -308,3 +310,36 @@ def test_engine_info_names_the_reference() -> None:
     assert engine.info.library == "tokspec.reference.bpe_hf"
     assert engine.info.vocab_sha256 == "0" * 64
     assert "tiny.json" in engine.info.description
+
+
+@pytest.mark.parametrize("pattern", [r"b*", r"(?=a)", r"x?"])
+@pytest.mark.parametrize("behavior", ["Isolated", "Removed", "MergedWithPrevious"])
+def test_split_with_empty_matches_equals_hf(tmp_path: Path, pattern: str, behavior: str) -> None:
+    """An empty match delimits nothing; the matches after it still count."""
+    pre = {"type": "Split", "pattern": {"Regex": pattern}, "behavior": behavior, "invert": False}
+    _assert_same_as_hf(tmp_path, _tokenizer({"vocab": VOCAB, "merges": MERGES, "unk_token": "[UNK]"}, pre),
+                       ["abba cab", "bbb", "acbxb", "a"])
+
+
+@pytest.mark.parametrize("pattern", [r"a{1,2}+", r"\p{L}{1,2}+", r"[ab]{2}+", r"\x61{1,2}+", r"\d{1,3}+|\D"])
+def test_interval_plus_atoms_are_read_as_oniguruma_reads_them(tmp_path: Path, pattern: str) -> None:
+    """Each atom kind before ``{n,m}+`` (a literal, ``\\p{..}``, a bracket class, an escape)."""
+    vocab = {c: i for i, c in enumerate("ab1234 ")} | {"[UNK]": 7}
+    pre = {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
+    _assert_same_as_hf(tmp_path, _tokenizer({"vocab": vocab, "merges": [], "unk_token": "[UNK]"}, pre),
+                       ["aaaaab", "ababab a", "1234567 12", "baaab"])
+
+
+_HF_BEHAVIOR = {"Isolated": "isolated", "Removed": "removed", "MergedWithPrevious": "merged_with_previous",
+                "MergedWithNext": "merged_with_next"}
+
+
+@given(st.sampled_from([r"b*", r"x?", r"(?=a)", r"a|", r"\s*", r"(?<=a)", r"ab|b*", r"\b", r"a+"]),
+       st.sampled_from(sorted(_HF_BEHAVIOR)), st.booleans(), st.text("ab c", max_size=9))
+def test_hyp_split_pieces_equal_hf_split(pattern: str, behavior: str, invert: bool, text: str) -> None:
+    """Split alone, on patterns that match the empty string: the same pieces as HF's Split."""
+    from tokenizers import Regex, pre_tokenizers
+    ours = parse_pretokenizer({"type": "Split", "pattern": {"Regex": pattern}, "behavior": behavior,
+                               "invert": invert}).pieces(text, 0, len(text))
+    hf = pre_tokenizers.Split(Regex(pattern), _HF_BEHAVIOR[behavior], invert=invert).pre_tokenize_str(text)
+    assert ours == [tuple(span) for _, span in hf]
