@@ -76,3 +76,16 @@ def test_ties_counted_on_a_fixed_case() -> None:
     assert best == -3.0 and len(winners) == 4
     assert [e[2] for e in bruteforce(TIED, index, "aba", max_len, "hf")] == [5]
     assert [e[2] for e in bruteforce(TIED, index, "aba", max_len, "last")] == [1, 2, 1]
+
+
+def test_rebasing_starts_strictly_above_the_threshold() -> None:
+    """The documented rule re-bases when |best[start]| > score_reset, not at equality. Worked case
+    in float32 with score_reset = 1: 'ab' = a (-1) + b (-3 * 2**-25) or ab (-1 - 2**-23). At start 1
+    the score is exactly -1, so no re-basing: -1 + b rounds to -1 - 2**-23, a tie, and the first
+    edge (ab) stays. Re-basing there would compare b (-3 * 2**-25) with ab + 1 (-2**-23): a + b."""
+    model = UnigramModel(("<unk>", "a", "b", "ab"), (0.0, -1.0, -3 * 2.0**-25, -1 - 2.0**-23),
+                         (False, True, True, True), 0, -20.0, False, (), True, "spm", True,
+                         lambda t: [Aligned.of(t)], score_reset=1.0)
+    index, max_len = _index(model)
+    assert [e[2] for e in viterbi(model, index, max_len, "ab", "spm")] == [3]
+    assert [e[2] for e in viterbi(dataclasses.replace(model, score_reset=0.5), index, max_len, "ab", "spm")] == [1, 2]
