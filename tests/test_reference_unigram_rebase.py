@@ -89,3 +89,14 @@ def test_rebasing_starts_strictly_above_the_threshold() -> None:
     index, max_len = _index(model)
     assert [e[2] for e in viterbi(model, index, max_len, "ab", "spm")] == [3]
     assert [e[2] for e in viterbi(dataclasses.replace(model, score_reset=0.5), index, max_len, "ab", "spm")] == [1, 2]
+
+
+def test_float64_models_rebase_without_float32_rounding() -> None:
+    """In float64 a re-based score stays a float64: ab (-0.2 + 1e-12) beats a + b (-0.2) with or
+    without re-basing; rounding the re-based -0.1 + 1e-12 to float32 (-0.10000000149) would flip it."""
+    model = UnigramModel(("<unk>", "a", "b", "ab"), (0.0, -0.1, -0.1, -0.2 + 1e-12), (False, True, True, True),
+                         0, -20.0, False, (), True, "hf", False, lambda t: [Aligned.of(t)], score_reset=0.05)
+    index, max_len = _index(model)
+    assert [e[2] for e in viterbi(model, index, max_len, "ab")] == [3]
+    assert viterbi(model, index, max_len, "ab") == viterbi(dataclasses.replace(model, score_reset=None), index,
+                                                           max_len, "ab")
