@@ -1,6 +1,7 @@
 """reference/pretok_regex.py helpers: ``check_tiling`` reports the first index where spans stop
 tiling a text (gap, overlap, empty span, uncovered end), and ``split`` defaults to the cl100k
-pattern with Unicode 16.0 tables."""
+pattern with Unicode 16.0 tables, and ``pin_unicode_16`` makes an escape match what HF's Oniguruma
+(Unicode 16.0 tables) matches, for properties and classes beyond those of the production patterns."""
 
 from __future__ import annotations
 
@@ -33,3 +34,28 @@ def test_split_defaults_to_cl100k_with_unicode_16() -> None:
     assert split(text) == split_with(compiled("cl100k_base", "16.0"), text)
     assert split(text, "cl100k_base", "17.0") == split_with(compiled("cl100k_base", "17.0"), text)
     assert split(text) != split(text, "o200k_base")
+
+
+def _probe_chars() -> list[str]:
+    """The ends of every range new in Unicode 17.0, the code point whose category changed, and
+    old characters of several categories (Lu, Ll, Lt, Lo, Nd, Zs, Cn in both versions)."""
+    from tokspec.reference.pretok_regex import UNICODE17_CHANGED, UNICODE17_NEW
+    ends = sorted({cp for lo, hi in UNICODE17_NEW for cp in (lo, hi)} | set(UNICODE17_CHANGED))
+    return [chr(cp) for cp in ends] + ["a", "A", "\u01c5", "\u05d0", "1", " ", "\u0378", "_", "\u0300"]
+
+
+@pytest.mark.parametrize("escape", [r"\p{LC}", r"\p{L}", r"\p{Lu}", r"\p{Ll}", r"\p{Lt}", r"\p{Lo}", r"\P{Ll}",
+                                    r"\p{C}", r"\p{Cn}", r"\P{Cn}", r"\p{N}", r"\d", r"\D", r"\w", r"\W",
+                                    r"\p{Latin}", r"\s"])
+def test_pinned_escapes_match_what_oniguruma_matches(escape: str) -> None:
+    """HF's Oniguruma has the Unicode 16.0 tables: the pinned escape matches the same characters."""
+    from tokenizers import Regex, pre_tokenizers
+
+    import regex
+
+    from tokspec.reference.pretok_regex import pin_unicode_16
+    pinned = regex.compile("(?-f)" + pin_unicode_16(escape), flags=regex.V1)
+    removed = pre_tokenizers.Split(Regex(escape), "removed")
+    for ch in _probe_chars():
+        assert bool(pinned.fullmatch(ch)) == (removed.pre_tokenize_str(ch) == []), (escape, hex(ord(ch)))
+
