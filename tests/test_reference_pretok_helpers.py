@@ -59,3 +59,18 @@ def test_pinned_escapes_match_what_oniguruma_matches(escape: str) -> None:
     for ch in _probe_chars():
         assert bool(pinned.fullmatch(ch)) == (removed.pre_tokenize_str(ch) == []), (escape, hex(ord(ch)))
 
+
+
+def test_category_membership_agrees_with_the_regex_module() -> None:
+    """``_in_category(c, p)``: does general category c belong to property p, as the regex module
+    reads ``\\p{p}``? Checked on one character of every two-letter category. (``L&`` is left out:
+    the regex module reads it as ``L``, not as ``LC``; no production pattern uses it.)"""
+    import regex
+
+    from tokspec.reference.pretok_regex import _GENERAL, _in_category
+    categories = sorted(c for c in _GENERAL if len(c) == 2 and c not in ("LC", "L&"))
+    for cat in categories:
+        probe = regex.compile(rf"\p{{{cat}}}")
+        ch = next(chr(cp) for cp in range(0x110000) if probe.fullmatch(chr(cp)))
+        for prop in sorted(_GENERAL - {"L&"}):
+            assert _in_category(cat, prop) == bool(regex.fullmatch(rf"\p{{{prop}}}", ch)), (cat, prop)
