@@ -74,3 +74,14 @@ def test_category_membership_agrees_with_the_regex_module() -> None:
         ch = next(chr(cp) for cp in range(0x110000) if probe.fullmatch(chr(cp)))
         for prop in sorted(_GENERAL - {"L&"}):
             assert _in_category(cat, prop) == bool(regex.fullmatch(rf"\p{{{prop}}}", ch)), (cat, prop)
+
+
+def test_pinned_l_ampersand_keeps_the_changed_letter() -> None:
+    """U+0295 is a letter in Unicode 16.0 (Ll) and 17.0: ``\\p{L&}`` (cased letter; the regex
+    module reads it as any letter) matches it before and after pinning, as ``\\p{LC}`` and ``\\p{L}`` do."""
+    import regex
+
+    from tokspec.reference.pretok_regex import pin_unicode_16
+    for escape in (r"\p{L&}", r"\p{LC}", r"\p{L}", r"\p{Ll}"):
+        assert regex.fullmatch(escape, "\u0295"), escape
+        assert regex.compile(pin_unicode_16(escape), flags=regex.V1).fullmatch("\u0295"), escape
