@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
 from tokspec import Encoder, Encoding, EncodingArrays, EngineInfo, load_engine
 from tokspec.fast import parallel
+from tokspec.errors import EngineFault
+from tokspec.fast._chunking import MergeError
 from tokspec.fast.parallel import Runner, auto_backend, default_chunk_len
 
 
@@ -198,3 +201,87 @@ def test_worker_functions_encode_with_the_engine_the_initializer_loaded() -> Non
         assert parallel._arrays_in_worker(text).same_as(engine.encode_arrays(text))
     finally:
         parallel._worker_engine = saved
+
+
+class Recording(Plain):
+    """Counts calls per entry point, to see which path a runner took."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def encode(self, text: str) -> Encoding:
+        self.calls.append("encode")
+        return super().encode(text)
+
+    def encode_arrays(self, text: str) -> EncodingArrays:
+        self.calls.append("encode_arrays")
+        return super().encode_arrays(text)
+
+
+@pytest.mark.parametrize(("backend", "workers", "texts"), [
+    ("serial", 4, ["ab", "c"]), ("threads", 4, ["ab"]), ("threads", 1, ["ab", "c"]),
+    ("processes", 1, ["ab", "c"]), ("batch", 2, ["abc"])])
+def test_trivial_work_runs_in_this_thread(backend: str, workers: int, texts: list[str]) -> None:
+    engine = Recording()
+    before = dict(parallel._pools)
+    assert Runner(backend, workers)(engine, texts) == [Plain().encode(t) for t in texts]
+    assert engine.calls == ["encode"] * len(texts)
+    engine.calls.clear()
+    got = Runner(backend, workers).arrays(engine, texts)
+    assert all(g.same_as(Plain().encode_arrays(t)) for g, t in zip(got, texts, strict=True))
+    assert engine.calls == ["encode_arrays"] * len(texts)
+    assert parallel._pools == before  # no pool was started
+
+
+def test_threads_map_in_input_order() -> None:
+    engine = Recording()
+    texts = [chr(0x61 + k) * (k + 1) for k in range(9)]
+    assert Runner("threads", 3)(engine, texts) == [Plain().encode(t) for t in texts]
+    got = Runner("threads", 3).arrays(engine, texts)
+    assert all(g.same_as(Plain().encode_arrays(t)) for g, t in zip(got, texts, strict=True))
+    assert ("threads", 3, "") in parallel._pools  # thread pools are shared by all engines
+    parallel.shutdown()
+
+
+def test_batch_backend_without_a_batch_api_is_a_named_error() -> None:
+    with pytest.raises(MergeError, match=r"backend='batch' needs an engine with its own batch API .*'toy:plain' has none"):
+        Runner("batch", 2)(Plain(), ["a", "b"])
+
+
+class _BrokenPool:
+    def __init__(self) -> None:
+        self.stopped = False
+
+    def map(self, fn, texts):  # noqa: ANN001, ANN201 - an Executor stand-in
+        raise BrokenProcessPool("a child died")
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        self.stopped = True
+
+
+@pytest.mark.parametrize("method", ["__call__", "arrays"])
+def test_a_dead_worker_becomes_an_engine_fault_and_drops_the_pool(method: str) -> None:
+    engine = Plain()
+    broken = _BrokenPool()
+    parallel._pools[("processes", 2, engine.info.name)] = broken  # type: ignore[assignment]
+    try:
+        with pytest.raises(EngineFault, match=r"a worker process of 'toy:plain' died \(a child died\).*__main__"):
+            getattr(Runner("processes", 2), method)(engine, ["a", "b"])
+        assert ("processes", 2, engine.info.name) not in parallel._pools
+        assert broken.stopped
+    finally:
+        parallel._pools.pop(("processes", 2, engine.info.name), None)
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 2.0, "2"])
+def test_bad_workers_are_named(bad: object) -> None:
+    with pytest.raises(MergeError, match=f"workers must be an int >= 1, got workers={bad!r}"):
+        Runner("threads", bad)  # type: ignore[arg-type]
+
+
+def test_default_workers_and_backends() -> None:
+    assert Runner().workers == parallel.default_workers() >= 1
+    assert Runner().backend == "auto"
+    assert Runner("threads", 3).workers == 3
+    with pytest.raises(MergeError, match=r"unknown backend='gpu'; choose one of auto, serial, threads, processes, batch"):
+        Runner("gpu")
