@@ -109,8 +109,12 @@ def attach_diffs(work: Path, env: dict[str, str], mutants: list[Mutant]) -> None
         "json.dump(out, sys.stdout)\n"
     )
     pairs = [(m.name, m.path) for m in mutants]
-    done = subprocess.run([sys.executable, "-c", script], cwd=work, env=env, input=json.dumps(pairs),
-                          capture_output=True, text=True, check=True)
+    from tokspec import _procs
+
+    done = _procs.run([sys.executable, "-c", script], cwd=work, env=env, input=json.dumps(pairs),
+                      capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"mutation: reading the mutants' diffs failed: {done.stderr.strip()[-300:]}")
     diffs = json.loads(done.stdout)
     for m in mutants:
         m.diff = diffs.get(m.name, "")

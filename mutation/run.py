@@ -41,7 +41,6 @@ import argparse
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import time
@@ -49,6 +48,12 @@ import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+try:
+    from tokspec import _procs  # children die with the driver, even by SIGKILL
+except ImportError:  # driver run by an interpreter without tokspec installed: the checkout's core
+    sys.path.append(str(Path(__file__).resolve().parents[1] / "src"))
+    from tokspec import _procs
+
 import fresh  # noqa: E402  (mutation/fresh.py: import-time code judged in a fresh interpreter)
 import report  # noqa: E402  (mutation/report.py: verdict tables, allow-list matching)
 
@@ -126,8 +131,10 @@ def stage(work: Path, killers: list[str]) -> int:
             stale.unlink()
     # corpora: a private copy (a mutant must never write into the checkout's findings)
     corpora = work / "mutants" / "corpora"
-    if not corpora.exists():
-        shutil.copytree(REPO / "corpora", corpora)
+    for src in sorted(p for p in (REPO / "corpora").rglob("*") if p.is_file()):
+        written += _sync_file(src, corpora / src.relative_to(REPO / "corpora"), text_transform=False)
+    if not (work / "corpora").exists():              # tests run from the stage root too (check_node_ids)
+        (work / "corpora").symlink_to(corpora)
     pyproject = _stage_pyproject(killers)
     written += _write_if_changed(work / "pyproject.toml", pyproject)
     return written
@@ -188,18 +195,33 @@ def check_kernel_is_identity(work: Path, env: dict[str, str]) -> None:
         "assert not j.JIT_ENABLED and j.kernel(f) is f, 'kernel is not the identity under TOKSPEC_JIT=0'\n"
         "print(j.__file__)\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], cwd=work, env={**env, "PYTHONPATH": str(work / "src")},
-                         capture_output=True, text=True)
+    out = _procs.run([sys.executable, "-c", probe], cwd=work, env={**env, "PYTHONPATH": str(work / "src")},
+                     capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(f"mutation: stage check failed: {out.stderr.strip().splitlines()[-1:]}")
     if not out.stdout.strip().startswith(str(work / "src")):
         raise SystemExit(f"mutation: the stage imports tokspec from {out.stdout.strip()}, not from the stage")
 
 
+def check_node_ids(work: Path, env: dict[str, str], killers: list[str]) -> None:
+    """Refuse node ids that do not round-trip: mutmut selects a mutant's tests by node id after
+    collecting in the same process, and pytest re-escapes non-ASCII and backslashes on every
+    collection, so such an id is "not found" in the worker (pytest exit 4, which would be read as
+    a kill). tests/conftest.py makes string parameters ASCII (``stable_id``)."""
+    done = _procs.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist",
+                       "-p", "no:cacheprovider", *killers], cwd=work, env=env, capture_output=True, text=True)
+    ids = [ln for ln in done.stdout.splitlines() if "::" in ln]
+    if done.returncode != 0 or not ids:
+        raise SystemExit(f"mutation: collecting the killer tests failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    bad = [i for i in ids if "\\" in i or not i.isascii()]
+    if bad:
+        raise SystemExit("mutation: test ids that do not round-trip (give them ASCII ids):\n  " + "\n  ".join(bad[:20]))
+
+
 def mutmut(work: Path, env: dict[str, str], args: list[str]) -> int:
     cmd = [sys.executable, "-c", "import sys; from mutmut.__main__ import cli; sys.exit(cli())", *args]
     print("mutation: mutmut", " ".join(args[:6]) + (" ..." if len(args) > 6 else ""), flush=True)
-    return subprocess.run(cmd, cwd=work, env=env).returncode
+    return _procs.run(cmd, cwd=work, env=env).returncode
 
 
 def generate(work: Path, env: dict[str, str], max_children: int) -> None:
@@ -212,7 +234,9 @@ def generate(work: Path, env: dict[str, str], max_children: int) -> None:
         "copy_src_dir(); copy_also_copy_files()\n"
         f"create_mutants({max_children})\n"
     )
-    subprocess.run([sys.executable, "-c", script], cwd=work, env=env, check=True, stdout=subprocess.DEVNULL)
+    done = _procs.run([sys.executable, "-c", script], cwd=work, env=env, stdout=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise SystemExit(f"mutation: generating the mutants failed (exit {done.returncode})")
 
 
 def recheck_in_fresh_interpreters(work: Path, env: dict[str, str], killers: list[str], workers: int,
@@ -262,7 +286,7 @@ def try_mutant(work: Path, name: str, pytest_args: list[str]) -> int:
     env = {**mutation_env(work), "MUTANT_UNDER_TEST": name}
     pytest_args = [_absolute_test_path(a) for a in pytest_args]
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", *pytest_args]
-    return subprocess.run(cmd, cwd=work / "mutants", env=env).returncode
+    return _procs.run(cmd, cwd=work / "mutants", env=env).returncode
 
 
 def _absolute_test_path(arg: str) -> str:
@@ -306,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report_only:
         stage(work, config["killers"]["tests"])
         check_kernel_is_identity(work, env)
+        check_node_ids(work, env, config["killers"]["tests"])
         if args.sample is not None:
             generate(work, env, args.max_children)
             names = sample_names(report.read_results(work, LAYERS), args.sample,

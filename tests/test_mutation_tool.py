@@ -121,3 +121,17 @@ def test_report_lists_every_survivor_with_its_line(tmp_path):
     text = report.render(summary, title="t", wall_seconds=1.0, target=0.95, history=None)
     assert "`tokspec.fast.engines.x_f__mutmut_1` (survived): `a = b + 1` -> `a = b - 1`" in text
     assert "| `fast/` | 2 | 1 |" in text
+
+
+def test_parametrize_ids_are_plain_ascii_and_round_trip(request):
+    """tests/conftest.py's ids: pytest would re-escape non-ASCII and backslashes on each collection."""
+    def stable_id(val):
+        return request.config.hook.pytest_make_parametrize_id(config=request.config, val=val, argname="x")
+
+    assert stable_id("\U0001f642") == "<1F642>"
+    assert stable_id(r"\S+ ?") == "<5C>S+ ?"
+    assert stable_id("a\n\n") == "a<A><A>"
+    assert stable_id("plain-text_1") == "plain-text_1"
+    for text in ["\u7684", "[^\\p{L}\\d]", "cafe\U0001e024\U00011236 ab"]:
+        assert stable_id(text).isascii() and "\\" not in stable_id(text)
+        assert stable_id(stable_id(text)) == stable_id(text)    # what a re-collection would do to it
