@@ -285,3 +285,41 @@ def test_default_workers_and_backends() -> None:
     assert Runner("threads", 3).workers == 3
     with pytest.raises(MergeError, match=r"unknown backend='gpu'; choose one of auto, serial, threads, processes, batch"):
         Runner("gpu")
+
+
+class BatchRecorder(WithEncodeBatch):
+    """Records which API each text went through and on which thread."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int]] = []
+
+    def encode_batch(self, texts: list[str]) -> list[Encoding]:
+        self.seen.append(("encode_batch", threading.get_ident()))
+        return [Plain().encode(t) for t in texts]
+
+    def encode(self, text: str) -> Encoding:
+        self.seen.append(("encode", threading.get_ident()))
+        return super().encode(text)
+
+    def encode_arrays(self, text: str) -> EncodingArrays:
+        self.seen.append(("encode_arrays", threading.get_ident()))
+        return super().encode_arrays(text)
+
+
+class SerialRecorder(BatchRecorder):
+    thread_safe = False
+
+
+def test_auto_runner_takes_the_path_auto_backend_names() -> None:
+    texts = ["ab", "cd", "ef"]
+    here = threading.get_ident()
+    batch = BatchRecorder()
+    Runner("auto", 2)(batch, texts)
+    assert batch.seen == [("encode_batch", here)]
+    batch.seen.clear()
+    Runner("auto", 2).arrays(batch, texts)
+    assert batch.seen == [("encode_batch", here)]
+    serial = SerialRecorder()
+    Runner("auto", 2)(serial, texts)
+    Runner("auto", 2).arrays(serial, texts)
+    assert serial.seen == [("encode", here)] * 3 + [("encode_arrays", here)] * 3
