@@ -323,3 +323,15 @@ def test_auto_runner_takes_the_path_auto_backend_names() -> None:
     Runner("auto", 2)(serial, texts)
     Runner("auto", 2).arrays(serial, texts)
     assert serial.seen == [("encode", here)] * 3 + [("encode_arrays", here)] * 3
+
+
+def test_default_workers_without_affinity_falls_back_to_the_cpu_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    if hasattr(os, "sched_getaffinity"):
+        assert parallel.default_workers() == max(1, len(os.sched_getaffinity(0)))
+        monkeypatch.delattr(os, "sched_getaffinity")
+    monkeypatch.setattr(os, "cpu_count", lambda: 6)
+    assert parallel.default_workers() == 6
+    monkeypatch.setattr(os, "cpu_count", lambda: None)  # unknown: one worker
+    assert parallel.default_workers() == 1
