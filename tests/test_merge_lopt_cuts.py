@@ -124,3 +124,16 @@ def test_merge_notes_say_why_it_is_serial() -> None:
 def test_encode_arrays_checks_chunk_len() -> None:
     with pytest.raises(MergeError, match="^chunk_len must be an int >= 1, got chunk_len=0$"):
         merge_lopt.encode_arrays(DeclaredChars(), "a b", chunk_len=0)
+
+
+def test_widened_traced_path_equals_stitch() -> None:
+    # merge() widens the concatenated Encoding (_widened); encode_arrays() widens in stitch: same M5 result
+    rng = random.Random(13)
+    for _ in range(200):
+        k = rng.randrange(1, 5)
+        pieces = [random_arrays(rng, True) for _ in range(k)]
+        starts = sorted(rng.randrange(0, 30) for _ in range(k))
+        starts[0] = 0
+        plain = merge_lopt.stitch(pieces, starts, False).to_encoding()
+        widened = merge_lopt._widened(plain, [len(p) for p in pieces], starts)
+        assert EncodingArrays.from_encoding(widened).same_as(merge_lopt.stitch(pieces, starts, True))
