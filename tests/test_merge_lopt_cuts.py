@@ -137,3 +137,25 @@ def test_widened_traced_path_equals_stitch() -> None:
         plain = merge_lopt.stitch(pieces, starts, False).to_encoding()
         widened = merge_lopt._widened(plain, [len(p) for p in pieces], starts)
         assert EncodingArrays.from_encoding(widened).same_as(merge_lopt.stitch(pieces, starts, True))
+
+
+class DeclaredWords(Encoder):
+    """Non-space runs are tokens, spaces are dropped (as WordPiece does); declares ``space``."""
+
+    info = EngineInfo("toy:declared-words", "tokenizer", "toy", "0", None)
+    merge_family = "space"
+
+    def _encode(self, text: str) -> Encoding:
+        import re
+
+        spans = [m.span() for m in re.finditer(r"\S+", text)]
+        return Encoding.of([len(text[s:e]) for s, e in spans], spans)
+
+
+def test_rules_without_widening_keep_the_first_token_start() -> None:
+    # a right piece starts with its space, its first token one character later: not widened
+    engine = DeclaredWords()
+    text = "one two  three four five six seven"
+    for chunk_len in (1, 2, 3, 5):
+        assert merge_lopt.encode_arrays(engine, text, chunk_len=chunk_len).same_as(engine.encode_arrays(text))
+        assert merge_lopt.merge(engine, text, chunk_len=chunk_len).encoding == engine.encode(text)

@@ -252,7 +252,7 @@ class _BrokenPool:
     def __init__(self) -> None:
         self.stopped = False
 
-    def map(self, fn, texts):  # noqa: ANN001, ANN201 - an Executor stand-in
+    def map(self, fn, texts):  # an Executor stand-in
         raise BrokenProcessPool("a child died")
 
     def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
