@@ -71,8 +71,9 @@ def read_results(work: Path, layers: tuple[str, ...]) -> dict[str, Mutant]:
     A fresh-interpreter verdict (``fresh.json``, see fresh.py) replaces an undetected one when it
     was taken on the same version of the function (same hash).
     """
-    fresh_path = work / "fresh.json"
+    fresh_path, carried_path = work / "fresh.json", work / "carried.json"
     fresh = json.loads(fresh_path.read_text()) if fresh_path.exists() else {}
+    carried = json.loads(carried_path.read_text()) if carried_path.exists() else {}
     results: dict[str, Mutant] = {}
     for layer in layers:
         for meta in sorted((work / "mutants" / "src" / "tokspec" / layer).glob("*.py.meta")):
@@ -88,6 +89,9 @@ def read_results(work: Path, layers: tuple[str, ...]) -> dict[str, Mutant]:
                 again = fresh.get(name)
                 if m.status in NOT_DETECTED and again and again["hash"] == m.digest:
                     m.status, m.fresh = status_of(again["exit"]), True
+                kept = carried.get(name)
+                if m.status == "not run" and kept and kept["hash"] == m.digest:
+                    m.status = kept["status"]
                 results[name] = m
     return results
 
@@ -118,6 +122,16 @@ def attach_diffs(work: Path, env: dict[str, str], mutants: list[Mutant]) -> None
     diffs = json.loads(done.stdout)
     for m in mutants:
         m.diff = diffs.get(m.name, "")
+
+
+def carry(work: Path, mutants: list[Mutant]) -> None:
+    """Remember detected verdicts (by mutant and function hash) across a reset of mutmut's results."""
+    path = work / "carried.json"
+    carried = json.loads(path.read_text()) if path.exists() else {}
+    carried.update({m.name: {"hash": m.digest, "status": m.status} for m in mutants if m.status in DETECTED})
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(carried, indent=0))
+    os.replace(tmp, path)
 
 
 @dataclass(frozen=True)

@@ -333,9 +333,14 @@ def main(argv: list[str] | None = None) -> int:
         check_node_ids(work, env, config["killers"]["tests"])
         if args.sample is not None:
             generate(work, env, args.max_children)
-            names = sample_names(report.read_results(work, LAYERS), args.sample,
-                                 config["sample"]["seed"] if args.seed is None else args.seed)
-            rc = mutmut(work, env, ["run", "--max-children", str(args.max_children), *names])
+            current = report.read_results(work, LAYERS)
+            names = sample_names(current, args.sample, config["sample"]["seed"] if args.seed is None else args.seed)
+            # A sampled mutant already detected on this version of its function keeps its verdict
+            # (report.carry): mutmut resets every result when the killer list changes, and tests
+            # are only ever added. Only the undetected and the unjudged are run.
+            report.carry(work, [current[n] for n in names if current[n].status in report.DETECTED])
+            names = [n for n in names if current[n].status not in report.DETECTED]
+            rc = mutmut(work, env, ["run", "--max-children", str(args.max_children), *names]) if names else 0
         else:
             rc = mutmut(work, env, ["run", "--max-children", str(args.max_children)])
             if args.recheck:
