@@ -208,17 +208,19 @@ def summarize(results: dict[str, Mutant], equivalents: list[Equivalent], layers:
     return Summary(by_layer, by_module, used, stale)
 
 
-def record_history(path: Path, summary: Summary, wall_seconds: float, *, full: bool) -> list[dict]:
-    """Append this run to ``history.json`` (only for a full run) and return the whole history."""
+def record_history(path: Path, summary: Summary, wall_seconds: float, *, run: str | None) -> list[dict]:
+    """Append this run (``run`` names it: "full", "sample 100/layer seed 2026"; None: append
+    nothing) to ``history.json`` and return the whole history."""
     history = json.loads(path.read_text()) if path.exists() else []
-    if full:
+    if run:
         history.append({
+            "run": run,
             "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "commit": _git_head(),
             "wall_seconds": round(wall_seconds),
             "cores": os.cpu_count(),
             "scores": {k: round(v.score, 4) for k, v in summary.layers.items()},
-            "generated": {k: v.generated for k, v in summary.layers.items()},
+            "judged": {k: v.generated - v.counts.get("not run", 0) for k, v in summary.layers.items()},
         })
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(history, indent=1) + "\n")
@@ -254,11 +256,12 @@ def render(summary: Summary, *, title: str, wall_seconds: float, target: float, 
     out += ["", "## Per module", "", head, rule]
     out += [_row(f"`{k}`", v) for k, v in sorted(summary.modules.items())]
     if history:
-        out += ["", "## History (full runs)", "", "| date | commit | wall | " + " | ".join(summary.layers) + " |",
-                "|---|---|---|" + "---|" * len(summary.layers)]
+        out += ["", "## History", "", "| run | date | commit | wall | " + " | ".join(summary.layers) + " |",
+                "|---|---|---|---|" + "---|" * len(summary.layers)]
         for h in history:
-            out.append(f"| {h['date']} | {h['commit']} | {h['wall_seconds']} s | "
-                       + " | ".join(f"{h['scores'].get(k, 0):.1%}" for k in summary.layers) + " |")
+            out.append(f"| {h.get('run', 'full')} | {h['date']} | {h['commit']} | {h['wall_seconds']} s | "
+                       + " | ".join(f"{h['scores'].get(k, 0):.1%} of {h.get('judged', {}).get(k, '?')}"
+                                    for k in summary.layers) + " |")
     out += ["", "## Survivors (not detected, not allow-listed)", ""]
     survivors = [m for layer in summary.layers.values() for m in layer.survivors]
     if not survivors:
