@@ -44,6 +44,8 @@ def test_hf_bpe_info() -> None:
     assert engine.encode("ab").ids == (2,) and engine.encode("").ids == ()
     # the default dialect is HF's Oniguruma: ``{1,3}+`` repeats, so a digit run is one piece
     assert engine.pretokenizer.pieces("12345ab", 0, 7) == [(0, 5), (5, 7)]
+    from tokspec.reference.bpe_hf import parse_pretokenizer
+    assert parse_pretokenizer(data["pre_tokenizer"]).pieces("12345ab", 0, 7) == [(0, 5), (5, 7)]  # type: ignore[arg-type]
     assert HfBpeEncoder(TokenizerJson("t.json", "h", json.loads(json.dumps(data))), "r", dialect="regex") \
         .pretokenizer.pieces("12345ab", 0, 7) == [(0, 3), (3, 5), (5, 7)]
 
@@ -74,7 +76,9 @@ def test_unigram_info_and_defaults() -> None:
     assert (info.library, info.library_version) == ("tokspec.reference", "0")
     assert info.description == "reference Unigram (hf flavour) (tiny)"
     assert engine.offsets == "contract" and engine.tie_break == "hf" and engine.max_len == 2
-    assert engine.encode("abz").ids == (2, 0)
+    enc = engine.encode("abz")
+    assert enc.ids == (2, 0) and enc.pieces == ("ab", "<unk>")
+    assert enc.pieces == tuple(engine.token_piece(i) for i in enc.ids)
     assert UnigramReference(_unigram("spm"), "u").tie_break == "spm"
     assert UnigramReference(_unigram("spm"), "u", tie_break="last").tie_break == "last"
     assert UnigramReference(_unigram(), "u", library="sentencepiece").info.library == "sentencepiece"
@@ -98,3 +102,5 @@ def test_unigram_loaders_pass_their_options_on(tmp_path: Path) -> None:
         chosen = load(path, "reference:v", tie_break="last", offsets="library")
         assert (chosen.info.name, chosen.offsets, chosen.tie_break) == ("reference:v", "library", "last")
         assert chosen.encode("hello world").ids and default.encode("hello world").ids
+    hf = Tokenizer.from_file(str(tiny)).encode("hello", add_special_tokens=False)
+    assert unigram_encoder_from_tokenizer_json(tiny, "u").encode("hello").pieces == tuple(hf.tokens)

@@ -1,6 +1,7 @@
 """reference/pretok_regex.py helpers: ``check_tiling`` reports the first index where spans stop
 tiling a text (gap, overlap, empty span, uncovered end), and ``split`` defaults to the cl100k
-pattern with Unicode 16.0 tables."""
+pattern with Unicode 16.0 tables, and ``pin_unicode_16`` makes an escape match what HF's Oniguruma
+(Unicode 16.0 tables) matches, for properties and classes beyond those of the production patterns."""
 
 from __future__ import annotations
 
@@ -33,3 +34,55 @@ def test_split_defaults_to_cl100k_with_unicode_16() -> None:
     assert split(text) == split_with(compiled("cl100k_base", "16.0"), text)
     assert split(text, "cl100k_base", "17.0") == split_with(compiled("cl100k_base", "17.0"), text)
     assert split(text) != split(text, "o200k_base")
+
+
+def _probe_chars() -> list[str]:
+    """The ends of every range new in Unicode 17.0, the code point whose category changed, and
+    old characters of several categories (Lu, Ll, Lt, Lo, Nd, Zs, Cn in both versions)."""
+    from tokspec.reference.pretok_regex import UNICODE17_CHANGED, UNICODE17_NEW
+    ends = sorted({cp for lo, hi in UNICODE17_NEW for cp in (lo, hi)} | set(UNICODE17_CHANGED))
+    return [chr(cp) for cp in ends] + ["a", "A", "\u01c5", "\u05d0", "1", " ", "\u0378", "_", "\u0300"]
+
+
+@pytest.mark.parametrize("escape", [r"\p{LC}", r"\p{L}", r"\p{Lu}", r"\p{Ll}", r"\p{Lt}", r"\p{Lo}", r"\P{Ll}",
+                                    r"\p{C}", r"\p{Cn}", r"\P{Cn}", r"\p{N}", r"\d", r"\D", r"\w", r"\W",
+                                    r"\p{Latin}", r"\s"])
+def test_pinned_escapes_match_what_oniguruma_matches(escape: str) -> None:
+    """HF's Oniguruma has the Unicode 16.0 tables: the pinned escape matches the same characters."""
+    from tokenizers import Regex, pre_tokenizers
+
+    import regex
+
+    from tokspec.reference.pretok_regex import pin_unicode_16
+    pinned = regex.compile("(?-f)" + pin_unicode_16(escape), flags=regex.V1)
+    removed = pre_tokenizers.Split(Regex(escape), "removed")
+    for ch in _probe_chars():
+        assert bool(pinned.fullmatch(ch)) == (removed.pre_tokenize_str(ch) == []), (escape, hex(ord(ch)))
+
+
+
+def test_category_membership_agrees_with_the_regex_module() -> None:
+    """``_in_category(c, p)``: does general category c belong to property p, as the regex module
+    reads ``\\p{p}``? Checked on one character of every two-letter category. (``L&`` is left out:
+    the regex module reads it as ``L``, not as ``LC``; no production pattern uses it.)"""
+    import regex
+
+    from tokspec.reference.pretok_regex import _GENERAL, _in_category
+    categories = sorted(c for c in _GENERAL if len(c) == 2 and c not in ("LC", "L&"))
+    for cat in categories:
+        probe = regex.compile(rf"\p{{{cat}}}")
+        ch = next(chr(cp) for cp in range(0x110000) if probe.fullmatch(chr(cp)))
+        for prop in sorted(_GENERAL - {"L&"}):
+            assert _in_category(cat, prop) == bool(regex.fullmatch(rf"\p{{{prop}}}", ch)), (cat, prop)
+
+
+def test_pinned_l_ampersand_keeps_the_changed_letter() -> None:
+    """U+0295 is Ll in Unicode 16.0 (Lo in 17.0): pinned, the cased-letter properties match it
+    (``\\p{L&}``, which the regex module reads as any letter, matches it in both versions)."""
+    import regex
+
+    from tokspec.reference.pretok_regex import pin_unicode_16
+    assert regex.fullmatch(r"\p{L&}", "\u0295") and not regex.fullmatch(r"\p{LC}", "\u0295")
+    for escape in (r"\p{L&}", r"\p{LC}", r"\p{L}", r"\p{Ll}"):
+        assert regex.compile(pin_unicode_16(escape), flags=regex.V1).fullmatch("\u0295"), escape
+    assert not regex.compile(pin_unicode_16(r"\p{Lo}"), flags=regex.V1).fullmatch("\u0295")

@@ -131,3 +131,21 @@ def test_hyp_encode_pieces_of_text_equals_tiktoken(ranks: dict[bytes, int], text
     assert b"".join(pieces) == text.encode("utf-8")
     assert [ranks[p] for p in pieces] == _tiktoken(ranks).encode_ordinary(text)
     assert pieces == [q for p in pretokens for q in bpe_pieces(p, ranks)]
+
+
+@given(st.text("ab cé€\n", max_size=14))
+@example("ab ab\u20acab")
+def test_hyp_naive_encoder_drops_unmatched_text_as_tiktoken_does(text: str) -> None:
+    """With a pattern that does not tile the text, unmatched characters produce no token (as in
+    tiktoken), and every token's offsets still cover exactly its own bytes."""
+    import regex
+    ranks = _tiny_ranks()
+    pattern = r"[abé€]+"
+    engine = NaiveBpeEncoder(ranks, regex.compile(pattern), name="naive-gaps", vocab_sha256=None)
+    enc = engine.encode(text)
+    assert list(enc.ids) == _tiktoken(ranks, pattern).encode_ordinary(text)
+    by_id = {r: t for t, r in ranks.items()}
+    pieces = [by_id[i] for i in enc.ids]
+    assert b"".join(pieces) == "".join(regex.findall(pattern, text)).encode("utf-8")
+    for (s, e), piece in zip(enc.offsets, pieces):
+        assert piece in text[s:e].encode("utf-8"), (text, s, e, piece)

@@ -163,6 +163,9 @@ def test_unsupported_pipelines_are_named(tmp_path: Path) -> None:
     path = _json_with(tmp_path, added_tokens=added)
     with pytest.raises(UnsupportedComponentError, match=rf"^{re.escape(str(path))}: non-special added token 'hi'$"):
         wordpiece_encoder_from_tokenizer_json(path, "x")
+    path = _json_with(tmp_path, added_tokens=[{"id": 1, "content": "hi"}])  # "special" defaults to false
+    with pytest.raises(UnsupportedComponentError, match=r"non-special added token 'hi'$"):
+        wordpiece_encoder_from_tokenizer_json(path, "x")
     path = _json_with(tmp_path, added_tokens=added[:1])  # a special added token is ordinary text: accepted
     assert wordpiece_encoder_from_tokenizer_json(path, "x").encode("ab").ids
     path = _json_with(tmp_path, normalizer={"type": "Lowercase"})
