@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from tokspec import _procs
 
 _PROBE = r"""
 import importlib, json, pkgutil, sys
@@ -45,8 +46,8 @@ print(json.dumps(sorted(seen)))
 
 def import_time_functions(work: Path, env: dict[str, str], layers: tuple[str, ...]) -> set[str]:
     """Mangled names (``tokspec.spec.merge.x__claims``) of functions that run while importing."""
-    done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(list(layers))], cwd=work / "mutants",
-                          env={**env, "MUTANT_UNDER_TEST": ""}, capture_output=True, text=True)
+    done = _procs.run([sys.executable, "-c", _PROBE, json.dumps(list(layers))], cwd=work / "mutants",
+                      env={**env, "MUTANT_UNDER_TEST": ""}, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"mutation: import probe failed: {done.stderr.strip()[-500:]}")
     return set(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -84,17 +85,11 @@ def within_budget(tests: list[str], durations: dict[str, float], budget: float) 
 
 def _run_one(work: Path, env: dict[str, str], name: str, tests: list[str], timeout: float) -> int:
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", *tests]
-    proc = subprocess.Popen(cmd, cwd=work / "mutants", env={**env, "MUTANT_UNDER_TEST": name},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        return proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        return 36                                    # mutmut's "timeout"
-    finally:
-        if proc.poll() is None:                      # interrupted: our children die with us
-            os.killpg(proc.pid, signal.SIGKILL)
+        return _procs.run(cmd, cwd=work / "mutants", env={**env, "MUTANT_UNDER_TEST": name}, timeout=timeout,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    except subprocess.TimeoutExpired:               # the whole process group is already killed
+        return 36                                   # mutmut's "timeout"
 
 
 def load(work: Path) -> dict[str, dict]:

@@ -41,7 +41,6 @@ import argparse
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import time
@@ -49,6 +48,12 @@ import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+try:
+    from tokspec import _procs  # children die with the driver, even by SIGKILL
+except ImportError:  # driver run by an interpreter without tokspec installed: the checkout's core
+    sys.path.append(str(Path(__file__).resolve().parents[1] / "src"))
+    from tokspec import _procs
+
 import fresh  # noqa: E402  (mutation/fresh.py: import-time code judged in a fresh interpreter)
 import report  # noqa: E402  (mutation/report.py: verdict tables, allow-list matching)
 
@@ -126,8 +131,10 @@ def stage(work: Path, killers: list[str]) -> int:
             stale.unlink()
     # corpora: a private copy (a mutant must never write into the checkout's findings)
     corpora = work / "mutants" / "corpora"
-    if not corpora.exists():
-        shutil.copytree(REPO / "corpora", corpora)
+    for src in sorted(p for p in (REPO / "corpora").rglob("*") if p.is_file()):
+        written += _sync_file(src, corpora / src.relative_to(REPO / "corpora"), text_transform=False)
+    if not (work / "corpora").exists():              # tests run from the stage root too (check_node_ids)
+        (work / "corpora").symlink_to(corpora)
     pyproject = _stage_pyproject(killers)
     written += _write_if_changed(work / "pyproject.toml", pyproject)
     return written
@@ -188,18 +195,33 @@ def check_kernel_is_identity(work: Path, env: dict[str, str]) -> None:
         "assert not j.JIT_ENABLED and j.kernel(f) is f, 'kernel is not the identity under TOKSPEC_JIT=0'\n"
         "print(j.__file__)\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], cwd=work, env={**env, "PYTHONPATH": str(work / "src")},
-                         capture_output=True, text=True)
+    out = _procs.run([sys.executable, "-c", probe], cwd=work, env={**env, "PYTHONPATH": str(work / "src")},
+                     capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(f"mutation: stage check failed: {out.stderr.strip().splitlines()[-1:]}")
     if not out.stdout.strip().startswith(str(work / "src")):
         raise SystemExit(f"mutation: the stage imports tokspec from {out.stdout.strip()}, not from the stage")
 
 
+def check_node_ids(work: Path, env: dict[str, str], killers: list[str]) -> None:
+    """Refuse node ids that do not round-trip: mutmut selects a mutant's tests by node id after
+    collecting in the same process, and pytest re-escapes non-ASCII and backslashes on every
+    collection, so such an id is "not found" in the worker (pytest exit 4, which would be read as
+    a kill). tests/conftest.py makes string parameters ASCII (``stable_id``)."""
+    done = _procs.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist",
+                       "-p", "no:cacheprovider", *killers], cwd=work, env=env, capture_output=True, text=True)
+    ids = [ln for ln in done.stdout.splitlines() if "::" in ln]
+    if done.returncode != 0 or not ids:
+        raise SystemExit(f"mutation: collecting the killer tests failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    bad = [i for i in ids if "\\" in i or not i.isascii()]
+    if bad:
+        raise SystemExit("mutation: test ids that do not round-trip (give them ASCII ids):\n  " + "\n  ".join(bad[:20]))
+
+
 def mutmut(work: Path, env: dict[str, str], args: list[str]) -> int:
     cmd = [sys.executable, "-c", "import sys; from mutmut.__main__ import cli; sys.exit(cli())", *args]
     print("mutation: mutmut", " ".join(args[:6]) + (" ..." if len(args) > 6 else ""), flush=True)
-    return subprocess.run(cmd, cwd=work, env=env).returncode
+    return _procs.run(cmd, cwd=work, env=env).returncode
 
 
 def generate(work: Path, env: dict[str, str], max_children: int) -> None:
@@ -212,7 +234,9 @@ def generate(work: Path, env: dict[str, str], max_children: int) -> None:
         "copy_src_dir(); copy_also_copy_files()\n"
         f"create_mutants({max_children})\n"
     )
-    subprocess.run([sys.executable, "-c", script], cwd=work, env=env, check=True, stdout=subprocess.DEVNULL)
+    done = _procs.run([sys.executable, "-c", script], cwd=work, env=env, stdout=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise SystemExit(f"mutation: generating the mutants failed (exit {done.returncode})")
 
 
 def recheck_in_fresh_interpreters(work: Path, env: dict[str, str], killers: list[str], workers: int,
@@ -262,7 +286,7 @@ def try_mutant(work: Path, name: str, pytest_args: list[str]) -> int:
     env = {**mutation_env(work), "MUTANT_UNDER_TEST": name}
     pytest_args = [_absolute_test_path(a) for a in pytest_args]
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", *pytest_args]
-    return subprocess.run(cmd, cwd=work / "mutants", env=env).returncode
+    return _procs.run(cmd, cwd=work / "mutants", env=env).returncode
 
 
 def _absolute_test_path(arg: str) -> str:
@@ -289,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None, help="sample seed (default: config.toml's)")
     parser.add_argument("--recheck", action="store_true", help="re-judge survivors and no-test mutants")
     parser.add_argument("--report-only", action="store_true", help="only rewrite the report")
+    parser.add_argument("--record", action="store_true",
+                        help="append a sample run's scores to mutation/history.json (full runs always are)")
     parser.add_argument("--try-mutant", metavar="NAME",
                         help="run pytest (the remaining arguments) against one mutant of the current stage")
     parser.add_argument("--max-children", type=int, default=os.cpu_count() or 1)
@@ -306,11 +332,17 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report_only:
         stage(work, config["killers"]["tests"])
         check_kernel_is_identity(work, env)
+        check_node_ids(work, env, config["killers"]["tests"])
         if args.sample is not None:
             generate(work, env, args.max_children)
-            names = sample_names(report.read_results(work, LAYERS), args.sample,
-                                 config["sample"]["seed"] if args.seed is None else args.seed)
-            rc = mutmut(work, env, ["run", "--max-children", str(args.max_children), *names])
+            current = report.read_results(work, LAYERS)
+            names = sample_names(current, args.sample, config["sample"]["seed"] if args.seed is None else args.seed)
+            # A sampled mutant already detected on this version of its function keeps its verdict
+            # (report.carry): mutmut resets every result when the killer list changes, and tests
+            # are only ever added. Only the undetected and the unjudged are run.
+            report.carry(work, [current[n] for n in names if current[n].status in report.DETECTED])
+            names = [n for n in names if current[n].status not in report.DETECTED]
+            rc = mutmut(work, env, ["run", "--max-children", str(args.max_children), *names]) if names else 0
         else:
             rc = mutmut(work, env, ["run", "--max-children", str(args.max_children)])
             if args.recheck:
@@ -331,8 +363,11 @@ def main(argv: list[str] | None = None) -> int:
         chosen = set(sample_names(results, args.sample, config["sample"]["seed"] if args.seed is None else args.seed))
         results = {n: m for n, m in results.items() if n in chosen}
         summary = report.summarize(results, equivalents, LAYERS)
-        text = report.render(summary, title=f"Mutation sample ({args.sample} per layer)", wall_seconds=wall,
-                             target=target, history=None)
+        seed = config["sample"]["seed"] if args.seed is None else args.seed
+        history = report.record_history(HERE / "history.json", summary, wall,
+                                        run=f"sample {args.sample}/layer seed {seed}" if args.record else None)
+        text = report.render(summary, title=f"Mutation sample ({args.sample} per layer, seed {seed})",
+                             wall_seconds=wall, target=target, history=history)
         (work / "sample-report.md").write_text(text)
         print(text)
         # The gate: a sampled mutant that escapes the tests and is neither a known survivor of the
@@ -349,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     summary = report.summarize(results, equivalents, LAYERS)
-    history = report.record_history(HERE / "history.json", summary, wall, full=not args.report_only)
+    history = report.record_history(HERE / "history.json", summary, wall, run=None if args.report_only else "full")
     text = report.render(summary, title="Mutation testing report", wall_seconds=wall, target=target, history=history)
     (HERE / "REPORT.md").write_text(text)
     report.write_known_survivors(HERE / "survivors.json", summary)

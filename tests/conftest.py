@@ -40,6 +40,23 @@ sys.path[:] = [p for p in sys.path if p not in (".", "")]
 settings.load_profile(os.environ.get("TOKSPEC_HYPOTHESIS_PROFILE", "quick"))
 
 
+_ID_SAFE = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-.,:=+?'{}()<>")
+
+
+def stable_id(text: str) -> str:
+    r"""A parametrize id for ``text`` made of plain ASCII: other characters become ``<HEX>``.
+
+    pytest escapes non-ASCII ids and backslashes anew on every collection in one process, so such
+    node ids do not round-trip; mutation testing (mutmut) re-collects in process and selects tests
+    by node id. ``"\U0001f642"`` -> ``<1F642>``, ``r"\S+"`` -> ``<5C>S+``.
+    """
+    return "".join(c if c in _ID_SAFE else f"<{ord(c):X}>" for c in text)
+
+
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    return stable_id(val) if isinstance(val, str) else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if os.environ.get("TOKSPEC_SLOW") == "1":
         return

@@ -1,0 +1,89 @@
+"""The compiled BPE's build-time self-check (``CompiledBPE.self_check``) is live and exact.
+
+Contract (``tokspec.fast.bpe_kernel``): every reachable token encodes to itself; on a sound build the
+whole check is ONE kernel call over all reachable tokens; otherwise SelfCheckError names the first
+token (by id) that does not. With the kernels compiled, ``from_ranks`` runs it; interpreted
+(``TOKSPEC_JIT=0``), the Python ``BacktrackBPE`` checks itself instead, so it is called directly here.
+A broken kernel is simulated by rewriting the instance's ``encode_pieces`` output.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from tokspec.fast.bpe_backtrack import BacktrackBPE, SelfCheckError
+from tokspec.fast.bpe_kernel import CompiledBPE
+from tokspec.fuzz.strategies import trained_bpe_ranks
+
+SEEDS = [0, 1, 2, 3]
+
+
+def _build(seed: int) -> tuple[BacktrackBPE, CompiledBPE]:
+    ranks = trained_bpe_ranks(seed, alphabet=b"abcd", merges=40, segments=20, segment_len=(10, 30))
+    return BacktrackBPE(ranks, self_check=False), CompiledBPE.from_ranks(ranks)
+
+
+def _spy(compiled: CompiledBPE, rewrite: Callable[[list[int]], list[int]] | None = None) -> list[int]:
+    """Wrap the instance's ``encode_pieces`` (also used by ``encode_bytes``); return the call log."""
+    calls: list[int] = []
+    original = compiled.encode_pieces
+
+    def encode_pieces(data: bytes, bounds: np.ndarray) -> np.ndarray:
+        ids = original(data, bounds)
+        calls.append(len(data))
+        return ids if rewrite is None else np.array(rewrite(ids.tolist()), dtype=np.int64)
+
+    compiled.encode_pieces = encode_pieces  # type: ignore[method-assign]
+    return calls
+
+
+def _reachable_multibyte(bpe: BacktrackBPE) -> list[int]:
+    return [t for t, tok in enumerate(bpe.tokens) if bpe.reachable[t] and len(tok) >= 2]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_sound_build_passes_in_one_kernel_call(seed: int) -> None:
+    bpe, compiled = _build(seed)
+    calls = _spy(compiled)
+    compiled.self_check(bpe)
+    reachable_bytes = sum(len(tok) for t, tok in enumerate(bpe.tokens) if bpe.reachable[t])
+    assert calls == [reachable_bytes], "a sound build is checked by one call over every reachable token"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_wrong_id_of_same_length_is_reported_naming_the_token(seed: int) -> None:
+    """The kernel returns another id for one token (same number of ids): the batch compare catches
+    it and the per-token pass names exactly that token, its bytes and what it encoded to."""
+    bpe, compiled = _build(seed)
+    bad = _reachable_multibyte(bpe)[-1]
+    other = bpe.split_left[bad]
+    _spy(compiled, lambda ids: [other if i == bad else i for i in ids])
+    msg = (f"compiled BPE self-check failed: token id={bad} bytes={bpe.tokens[bad]!r} "
+           f"encodes to [{other}]")
+    with pytest.raises(SelfCheckError, match=re.escape(msg)):
+        compiled.self_check(bpe)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_token_split_in_two_is_reported(seed: int) -> None:
+    """The kernel returns a token as its two halves (one id more): reported for the first such id."""
+    bpe, compiled = _build(seed)
+    bad = _reachable_multibyte(bpe)[0]
+    left, right = bpe.split_left[bad], bpe.split_right[bad]
+    _spy(compiled, lambda ids: [x for i in ids for x in ((left, right) if i == bad else (i,))])
+    msg = f"token id={bad} bytes={bpe.tokens[bad]!r} encodes to [{left}, {right}]"
+    with pytest.raises(SelfCheckError, match=re.escape(msg)):
+        compiled.self_check(bpe)
+
+
+def test_first_bad_token_is_named_when_several_are_bad() -> None:
+    bpe, compiled = _build(0)
+    bad = _reachable_multibyte(bpe)
+    first, later = bad[0], bad[1:]
+    assert later, "the table needs two multi-byte tokens"
+    _spy(compiled, lambda ids: [bpe.split_left[i] if i in bad else i for i in ids])
+    with pytest.raises(SelfCheckError, match=f"token id={first} "):
+        compiled.self_check(bpe)

@@ -1,0 +1,117 @@
+"""The on-disk caches of tokspec.fast's derived tables: where they live, and that a cache file is
+never trusted blindly (``tokspec.fast._cache``: "verify or rebuild on load").
+
+- ``cache_dir``: ``$TOKSPEC_CACHE/<sub>`` (default ``<tempdir>/tokspec-cache/<sub>``), created;
+- ``peek2_unicode.flags``: written once, read back, rebuilt when the file has the wrong shape or
+  type or is not an array at all (the derivation is replaced by a cheap stand-in here; the real one
+  is checked against oracles in ``test_fast_unicode_flags``);
+- ``CompiledBPE.from_ranks(ranks, sha256)``: written once, loaded back without rebuilding (same
+  encodings), rebuilt from the ranks when the file is unreadable; keyed by the vocabulary hash.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tokspec.fast import bpe_kernel
+from tokspec.fast import peek2_unicode as pu
+from tokspec.fast._cache import cache_dir
+from tokspec.fast.bpe_kernel import CompiledBPE
+from tokspec.fuzz.strategies import trained_bpe_ranks
+
+
+def test_cache_dir_under_the_environment_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path / "root"))
+    path = cache_dir("peek2")
+    assert path == tmp_path / "root" / "peek2" and path.is_dir()
+    assert cache_dir("peek2") == path  # exists already: no error
+
+
+@pytest.mark.parametrize("value", [None, ""])
+def test_cache_dir_default_is_in_the_temp_dir(value: str | None, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    if value is None:
+        monkeypatch.delenv("TOKSPEC_CACHE", raising=False)
+    else:
+        monkeypatch.setenv("TOKSPEC_CACHE", value)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert cache_dir("bpe") == tmp_path / "tokspec-cache" / "bpe"
+    assert (tmp_path / "tokspec-cache" / "bpe").is_dir()
+
+
+def _fake_flags(seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 64, 0x110000).astype(np.uint8)
+
+
+def _flags_files(root: Path) -> list[Path]:
+    return sorted((root / "peek2").iterdir())
+
+
+def test_flags_cache_written_read_and_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
+    derivations: list[int] = []
+
+    def derive() -> np.ndarray:
+        derivations.append(1)
+        return _fake_flags(len(derivations))
+
+    monkeypatch.setattr(pu, "_derive_flags", derive)
+    build = pu.flags.__wrapped__  # the uncached function: each call consults the disk
+    first = build()
+    assert np.array_equal(first, _fake_flags(1)) and len(derivations) == 1
+    files = _flags_files(tmp_path)
+    assert len(files) == 1 and files[0].suffix == ".npy" and ".tmp" not in files[0].name
+    again = build()
+    assert np.array_equal(again, first) and again.dtype == np.uint8 and len(derivations) == 1, "read back"
+
+    for bad in (np.zeros(0x110000 - 1, dtype=np.uint8), np.zeros(0x110000, dtype=np.int64)):
+        np.save(files[0], bad)
+        rebuilt = build()
+        assert np.array_equal(rebuilt, _fake_flags(len(derivations))), "a wrong shape or type is rebuilt"
+        assert np.array_equal(np.load(files[0]), rebuilt), "and the file replaced"
+    files[0].write_bytes(b"not an array")
+    n = len(derivations)
+    assert np.array_equal(build(), _fake_flags(n + 1)) and len(derivations) == n + 1
+    assert _flags_files(tmp_path) == files
+
+
+def _ranks() -> dict[bytes, int]:
+    return trained_bpe_ranks(4, alphabet=b"abc", merges=25)
+
+
+def test_bpe_cache_written_loaded_and_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
+    ranks, sha = _ranks(), "ab" * 32
+    built = CompiledBPE.from_ranks(ranks, sha)
+    files = sorted((tmp_path / "bpe").iterdir())
+    assert len(files) == 1 and files[0].name.startswith(sha[:32]) and files[0].suffix == ".npz"
+
+    def no_build(*args: object, **kwargs: object) -> None:
+        raise AssertionError("rebuilt although the cache file is sound")
+
+    with monkeypatch.context() as m:
+        m.setattr(bpe_kernel, "BacktrackBPE", no_build)
+        loaded = CompiledBPE.from_ranks(ranks, sha)
+    assert set(loaded.arrays) == set(built.arrays)
+    assert all(np.array_equal(loaded.arrays[k], built.arrays[k]) for k in built.arrays)
+    for data in (b"abcabcaab", b"ccc", b"a" * 40):
+        assert loaded.encode_bytes(data).tolist() == built.encode_bytes(data).tolist()
+
+    files[0].write_bytes(b"garbage")
+    rebuilt = CompiledBPE.from_ranks(ranks, sha)
+    assert rebuilt.encode_bytes(b"abcabcaab").tolist() == built.encode_bytes(b"abcabcaab").tolist()
+    with np.load(files[0]) as z:
+        assert set(z.files) == set(built.arrays), "the unreadable file is replaced"
+    assert sorted((tmp_path / "bpe").iterdir()) == files, "no temporary file left behind"
+
+    CompiledBPE.from_ranks(ranks, "cd" * 32)
+    assert len(list((tmp_path / "bpe").iterdir())) == 2, "another vocabulary hash, another file"
+
+
+def test_bpe_without_hash_is_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
+    CompiledBPE.from_ranks(_ranks())
+    assert not (tmp_path / "bpe").exists() or not list((tmp_path / "bpe").iterdir())

@@ -1,0 +1,191 @@
+"""Failing verdicts of the offsets, unigram, wordpiece and merge properties carry the witness their
+docstrings promise, recomputed here from the engines and definitions (not copied from the verdict),
+and passing verdicts say what was checked.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tokspec import load_engine
+from tokspec.spec import load_claims
+from tokspec.spec import merge_core as MC
+from tokspec.spec import merge_published as MP
+from tokspec.spec import offsets as O
+from tokspec.spec import unigram as U
+from tokspec.spec import wordpiece as W
+from tokspec.spec._verdict import Verdict
+
+CLAIMS = load_claims()
+
+
+def _failing(v: Verdict, keys: set[str]) -> dict:
+    """A failing verdict: non-empty explanation, a JSON-able witness with exactly ``keys``."""
+    assert not v.holds and isinstance(v.explanation, str) and v.explanation.strip()
+    assert isinstance(v.witness, dict) and set(v.witness) == keys, v.witness
+    json.dumps(v.witness)
+    return v.witness
+
+
+def _holding(v: Verdict, *words: str) -> None:
+    assert v.holds and isinstance(v.explanation, str) and v.witness is None
+    for w in words:
+        assert w in v.explanation, (w, v.explanation)
+
+
+# --- offsets ----------------------------------------------------------------------------------
+
+def test_contiguous_partition_verdicts() -> None:
+    _holding(O.prop_contiguous_partition("", []), "empty")
+    assert _failing(O.prop_contiguous_partition("", [(0, 0)]), {"got"}) == {"got": [(0, 0)]}
+    assert _failing(O.prop_contiguous_partition("abc", [(1, 3)]), {"text", "offsets"})["offsets"] == [(1, 3)]
+    assert _failing(O.prop_contiguous_partition("abc", []), {"text", "offsets"})["offsets"] == []
+    assert _failing(O.prop_contiguous_partition("abc", [(0, 2)]), {"text", "offsets"})["text"] == "abc"
+    w = _failing(O.prop_contiguous_partition("abc", [(0, 1), (1, 1), (1, 3)]), {"text", "index", "span"})
+    assert w == {"text": "abc", "index": 1, "span": [1, 1]}
+    v = O.prop_contiguous_partition("abcd", [(0, 1), (2, 4)])
+    assert _failing(v, {"text", "index", "span", "prev_end"}) == {
+        "text": "abcd", "index": 1, "span": [2, 4], "prev_end": 1}
+    assert "token 1" in v.explanation
+    # a token may start inside the previous token's last multi-byte character, not an ASCII one
+    _holding(O.prop_contiguous_partition("aé", [(0, 2), (1, 2)]), "2 spans", "2 characters")
+    _failing(O.prop_contiguous_partition("ab", [(0, 2), (1, 2)]), {"text", "index", "span", "prev_end"})
+
+
+def test_offsets_match_bytes_verdicts() -> None:
+    text = "aé"
+    tokens = [b"a", "é".encode()]
+    _holding(O.prop_offsets_match_bytes(text, [(0, 1), (1, 2)], tokens), "match")
+    assert _failing(O.prop_offsets_match_bytes(text, [(0, 1)], [b"a"]), {"text"}) == {"text": text}
+    w = _failing(O.prop_offsets_match_bytes(text, [(0, 1), (1, 1)], tokens), {"text", "first_diff", "got", "expected"})
+    assert w == {"text": text, "first_diff": 1, "got": [[0, 1], [1, 1]], "expected": [[0, 1], [1, 2]]}
+    w = _failing(O.prop_offsets_match_bytes(text, [(0, 1)], tokens), {"text", "first_diff", "got", "expected"})
+    assert w["first_diff"] == 1 and w["expected"] == [[0, 1], [1, 2]]
+
+
+def test_monotone_cover_verdicts() -> None:
+    _holding(O.prop_monotone_cover("ab c", [(0, 2), (3, 4)]), "2 ordered spans")
+    w = _failing(O.prop_monotone_cover("ab", [(0, 3)]), {"text", "index", "span"})
+    assert w == {"text": "ab", "index": 0, "span": [0, 3]}
+    v = O.prop_monotone_cover("abc", [(1, 3), (0, 1)])
+    assert _failing(v, {"text", "index", "span", "prev"}) == {"text": "abc", "index": 1, "span": [0, 1], "prev": [1, 3]}
+    v = O.prop_monotone_cover("abc", [(0, 1), (2, 3)])
+    w = _failing(v, {"text", "index", "offsets"})
+    assert w == {"text": "abc", "index": 1, "offsets": [[0, 1], [2, 3]]} and "'b'" in v.explanation
+    claim = CLAIMS["offsets.normalizing_monotone"]
+    _failing(claim.check(**claim.counterexample), {"text", "index", "span", "prev"})
+    assert claim.check(**{**claim.counterexample, "allow_reordering": True}).holds
+
+
+# --- unigram and wordpiece ---------------------------------------------------------------------
+
+SCORES = {"a": -1.0, "b": -1.0, "ab": -1.5, "abc": -5.0, "c": -1.0}
+
+
+def test_viterbi_optimal_verdicts() -> None:
+    _holding(U.prop_viterbi_optimal(SCORES, "ab", ["ab"]), "-1.5", "1 optimal")
+    _holding(U.prop_viterbi_optimal(SCORES, "x", None), "no segmentation")
+    w = _failing(U.prop_viterbi_optimal(SCORES, "ab", None), {"text", "got", "best"})
+    assert w == {"text": "ab", "got": None, "best": [["ab"]]}
+    w = _failing(U.prop_viterbi_optimal(SCORES, "x", ["x"]), {"text", "got", "best"})
+    assert w == {"text": "x", "got": ["x"], "best": []}
+    w = _failing(U.prop_viterbi_optimal(SCORES, "ab", ["a", "c"]), {"text", "got"})
+    assert w == {"text": "ab", "got": ["a", "c"]}
+    w = _failing(U.prop_viterbi_optimal(SCORES, "ab", ["a", "b"]), {"text", "got", "got_score", "best", "best_score"})
+    assert w == {"text": "ab", "got": ["a", "b"], "got_score": -2.0, "best": ["ab"], "best_score": -1.5}
+
+
+def test_tie_break_verdicts() -> None:
+    scores = {"a": -1.0, "b": -1.0, "ab": -2.0}
+    _holding(U.prop_tie_break(scores, "ab", ["ab"]), "tie-break")
+    w = _failing(U.prop_tie_break(scores, "ab", ["a", "b"]), {"text", "got", "expected"})
+    assert w == {"text": "ab", "got": ["a", "b"], "expected": ["ab"]}
+    assert _failing(U.prop_tie_break(scores, "ab", None), {"text", "got", "expected"})["got"] is None
+
+
+def test_greedy_word_and_pieces_verdicts() -> None:
+    vocab = {"un", "##aff", "##able", "unaff"}
+    _holding(W.prop_greedy_word(vocab, "unaffable", ["unaff", "##able"]), "'unaffable'")
+    w = _failing(W.prop_greedy_word(vocab, "unaffable", ["un", "##aff", "##able"]), {"word", "got", "expected"})
+    assert w == {"word": "unaffable", "got": ["un", "##aff", "##able"], "expected": ["unaff", "##able"]}
+    _holding(W.prop_greedy_pieces(vocab, ["unaff", "##able", "[UNK]", "un"]), "2 checks")
+    w = _failing(W.prop_greedy_pieces(vocab, ["un", "##aff", "##able"]), {"word", "got", "expected"})
+    assert w["word"] == "unaffable"
+
+
+# --- merge: Definition M1 and the published statements -----------------------------------------
+
+def _toks(engine, text: str, delta: int = 0) -> list[tuple]:
+    enc = engine.encode(text)
+    return [(i, (s + delta, e + delta)) for i, (s, e) in zip(enc.ids, enc.offsets)]
+
+
+def test_pieces_equation_witness_is_the_first_divergence() -> None:
+    eng = load_engine("hf:bert-base-uncased")
+    text, cut = "hello unaffable", 10
+    _holding(MC.pieces_equation(eng, "hello world", [5]), "1 cuts")
+    w = _failing(MC.pieces_equation(eng, text, [cut]), {"text", "cuts", "first_divergence", "serial", "merged"})
+    serial, merged = _toks(eng, text), _toks(eng, text[:cut]) + _toks(eng, text[cut:], cut)
+    k = next(i for i, (x, y) in enumerate(zip(serial, merged)) if x != y)
+    assert w == {"text": text, "cuts": [cut], "first_divergence": k, "serial": serial[k:k + 5],
+                 "merged": merged[k:k + 5]}
+
+
+def _replay(name: str, keys: set[str]) -> tuple[dict, dict, object]:
+    claim = CLAIMS[name]
+    ce = dict(claim.counterexample)
+    eng = load_engine(ce["engine"])
+    return _failing(claim.check(**ce), keys), ce, eng
+
+
+def test_theorem_4_1_witness() -> None:
+    w, ce, eng = _replay("merge.lopt_theorem_4_1",
+                         {"text", "chunk_len", "overlap", "matches", "serial_ids", "merged_ids"})
+    assert (w["text"], w["chunk_len"], w["overlap"]) == (ce["text"], ce["chunk_len"], ce["overlap"])
+    assert w["serial_ids"] == list(eng.encode(ce["text"]).ids) != w["merged_ids"]
+    assert w["matches"] and all(n > 0 for _, _, n in w["matches"])
+
+
+def test_lemma_7_1_witness() -> None:
+    w, ce, eng = _replay("merge.lopt_lemma_7_1", {"s1", "so", "s2", "run", "T", "serial_ids", "merged_ids"})
+    assert (w["s1"], w["so"], w["s2"]) == (ce["s1"], ce["so"], ce["s2"])
+    assert w["T"] == MP.max_token_chars(eng) and len(w["run"]) == 3
+    assert w["serial_ids"] == list(eng.encode(ce["s1"] + ce["so"] + ce["s2"]).ids) != w["merged_ids"]
+
+
+def test_lemma_7_3_witness() -> None:
+    w, ce, eng = _replay("merge.lopt_lemma_7_3", {"text", "l", "r", "piece", "expected", "got"})
+    toks = _toks(eng, ce["text"])
+    a, b = toks[ce["l"] - 1][1][0], toks[ce["r"] - 1][1][1]
+    assert (w["text"], w["l"], w["r"], w["piece"]) == (ce["text"], ce["l"], ce["r"], ce["text"][a:b])
+    assert w["expected"] == [t[0] for t in toks[ce["l"] - 1:ce["r"]]]
+    assert w["got"] == list(eng.encode(ce["text"][a:b]).ids) != w["expected"]
+    assert "vacuous" in MP.lopt_lemma_7_3(eng, ce["text"], 2, 2).explanation
+
+
+def test_blog_witness() -> None:
+    w, ce, eng = _replay("merge.blog_overlap_theorem", {"text", "mid", "overlap", "serial", "merged"})
+    assert (w["text"], w["mid"], w["overlap"]) == (ce["text"], ce["mid"], ce["overlap"])
+    assert w["serial"] == _toks(eng, ce["text"]) != w["merged"]
+    assert "vacuous" in MP.blog_overlap_theorem(eng, ce["text"], 0, ce["overlap"]).explanation
+
+
+def test_parallel_tokenizer_witness() -> None:
+    w, ce, eng = _replay("merge.parallel_tokenizer_overlap",
+                         {"text", "chunk_len", "overlap", "serial_ids", "merged_ids"})
+    assert (w["text"], w["chunk_len"], w["overlap"]) == (ce["text"], ce["chunk_len"], ce["overlap"])
+    assert w["serial_ids"] == list(eng.encode(ce["text"]).ids) != w["merged_ids"]
+    assert "vacuous" in MP.parallel_tokenizer_claim(eng, ce["text"], ce["chunk_len"], 1).explanation
+
+
+@pytest.mark.parametrize("name", ["merge.lopt_theorem_4_1", "merge.parallel_tokenizer_overlap"])
+def test_chunked_claims_hold_without_a_real_cut(name: str) -> None:
+    """One chunk covering the whole text: nothing to merge, the claims hold (not vacuously)."""
+    claim = CLAIMS[name]
+    ce = claim.counterexample
+    eng = load_engine(ce["engine"])
+    text = ce["text"]
+    v = claim.check(eng, text, len(text) + 1, max(ce["overlap"], MP.max_token_chars(eng)))
+    assert v.holds and "vacuous" not in v.explanation, v
