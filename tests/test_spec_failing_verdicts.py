@@ -189,3 +189,44 @@ def test_chunked_claims_hold_without_a_real_cut(name: str) -> None:
     text = ce["text"]
     v = claim.check(eng, text, len(text) + 1, max(ce["overlap"], MP.max_token_chars(eng)))
     assert v.holds and "vacuous" not in v.explanation, v
+
+
+def test_pieces_equation_widen_moves_only_the_start() -> None:
+    """M5's widening sets the first token's start of each later piece to the cut, keeping its id."""
+    eng = load_engine("hf:bert-base-uncased")
+    assert MC.pieces_equation(eng, "hello world", [6], widen=True).holds   # "world" starts at 6
+    v = MC.pieces_equation(eng, "hello world", [5], widen=True)            # " world": widened to 5
+    w = _failing(v, {"text", "cuts", "first_divergence", "serial", "merged"})
+    serial = _toks(eng, "hello world")
+    assert w["first_divergence"] == 1 and w["serial"] == serial[1:]
+    assert w["merged"] == [(serial[1][0], (5, serial[1][1][1]))]
+
+
+@pytest.mark.parametrize("engine", ["tiktoken:cl100k_base", "hf:bert-base-uncased"])
+def test_max_token_chars_refuses_a_vocabulary_file_that_is_not_the_engines(
+        engine: str, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tokspec import vocab
+    from tokspec.errors import VocabularyError
+    eng = load_engine(engine)
+    forged = {".tiktoken": "YQ== 0\n", ".json": '{"model": {"vocab": {"a": 0}}}'}
+    name = next(n for n, e in vocab.NAMED_FILES.items()
+                if e.sha256 == eng.info.vocab_sha256 and not n.endswith(".vocab"))
+    suffix = ".tiktoken" if ".tiktoken" in vocab.named_path(name).name else ".json"
+    path = tmp_path / f"forged{suffix}"
+    path.write_text(forged[suffix], encoding="utf-8")
+    monkeypatch.setattr(vocab, "named_path", lambda n: path)
+    with pytest.raises(VocabularyError, match="sha256"):
+        MP.max_token_chars(eng)
+
+
+def test_monotone_cover_allows_reordering_only_inside_one_cluster() -> None:
+    """A step back inside a base + combining marks is reordering; across two bases it is not."""
+    assert O.prop_monotone_cover("e\u0301\u0327", [(0, 3), (1, 2)]).holds
+    v = O.prop_monotone_cover("ab\u0301", [(0, 3), (1, 2)])
+    assert _failing(v, {"text", "index", "span", "prev"})["prev"] == [0, 3]
+
+
+def test_empty_piece_is_never_part_of_a_segmentation() -> None:
+    scores = {"": 0.0, "a": -1.0, "aa": -1.5}
+    assert sorted(U.all_segmentations(scores, "aa")) == [["a", "a"], ["aa"]]
+    assert U.best_segmentations(scores, "aa") == (-1.5, [["aa"]])

@@ -117,6 +117,18 @@ def test_peek2_end_of_text_detects_a_wrong_table(monkeypatch: pytest.MonkeyPatch
     assert f"row {row}" in v.explanation and str(actual) in v.explanation
 
 
+def test_peek2_cell_contraction_exception_is_only_the_quote_letter_cell(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Section 3.3's fallback excuses branch 1 in cell (2, 4) only: a wrong cell elsewhere whose
+    regex branch is 1 (space before a letter: row 1, column 4) is caught."""
+    assert P.cl100k_branch(" a") == 1 and P.PEEK2_TABLE[1][4] == 1
+    table = [list(r) for r in P.PEEK2_TABLE]
+    table[1][4] = 3
+    monkeypatch.setattr(P, "PEEK2_TABLE", tuple(tuple(r) for r in table))
+    v = _well_formed(P.prop_peek2_cell(" ", "a"), P)
+    assert not v.holds and v.witness == {"text": " a", "cell": [1, 4], "table": 3, "regex": 1}
+    assert P.prop_peek2_cell("'", "a", "bc").holds         # quote, letter, no contraction: excused
+
+
 # --- bpe: the seed's worked example -------------------------------------------------------------
 
 def test_seed_example_holds_for_the_definition() -> None:
