@@ -6,6 +6,7 @@ and passing verdicts say what was checked.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -21,16 +22,35 @@ from tokspec.spec._verdict import Verdict
 CLAIMS = load_claims()
 
 
+def _vocabulary() -> str:
+    """Every docstring of the spec modules and their functions: the terms explanations may use."""
+    import tokspec.spec as spec
+    mods = [spec, O, U, W, MC, MP] + [__import__(f"tokspec.spec.{m}", fromlist=["_"]) for m in spec.SPEC_MODULES]
+    return "\n".join(x.__doc__ or "" for m in mods for x in [m, *vars(m).values()] if x is m or callable(x))
+
+
+VOCABULARY = _vocabulary()
+
+
+def _prose(explanation: str) -> None:
+    """Explanations are prose in the spec's terms: all-capital words are terms of its docstrings."""
+    assert isinstance(explanation, str) and explanation.strip()
+    for term in re.findall(r"\b[A-Z][A-Z0-9_]+\b", explanation):
+        assert re.search(rf"\b{re.escape(term)}\b", VOCABULARY), f"{term!r} in {explanation!r}"
+
+
 def _failing(v: Verdict, keys: set[str]) -> dict:
     """A failing verdict: non-empty explanation, a JSON-able witness with exactly ``keys``."""
-    assert not v.holds and isinstance(v.explanation, str) and v.explanation.strip()
+    assert not v.holds
+    _prose(v.explanation)
     assert isinstance(v.witness, dict) and set(v.witness) == keys, v.witness
     json.dumps(v.witness)
     return v.witness
 
 
 def _holding(v: Verdict, *words: str) -> None:
-    assert v.holds and isinstance(v.explanation, str) and v.witness is None
+    assert v.holds and v.witness is None
+    _prose(v.explanation)
     for w in words:
         assert w in v.explanation, (w, v.explanation)
 
@@ -230,3 +250,16 @@ def test_empty_piece_is_never_part_of_a_segmentation() -> None:
     scores = {"": 0.0, "a": -1.0, "aa": -1.5}
     assert sorted(U.all_segmentations(scores, "aa")) == [["a", "a"], ["aa"]]
     assert U.best_segmentations(scores, "aa") == (-1.5, [["aa"]])
+
+
+@pytest.mark.parametrize("engine", ["hf:bert-base-uncased", "hf:mon-unigram"])
+def test_max_token_chars_is_the_longest_vocabulary_entry(engine: str) -> None:
+    """Read independently from the tokenizer.json (dict vocab for WordPiece, [piece, score] list
+    for Unigram): UTF-8 bytes of the longest entry, WordPiece's "##" not counted."""
+    from tokspec import vocab
+    eng = load_engine(engine)
+    name = next(n for n, e in vocab.NAMED_FILES.items()
+                if e.sha256 == eng.info.vocab_sha256 and not n.endswith(".vocab"))
+    table = json.loads(vocab.named_path(name).read_text(encoding="utf-8"))["model"]["vocab"]
+    words = [entry[0] for entry in table] if isinstance(table, list) else list(table)
+    assert MP.max_token_chars(eng) == max(len(w.removeprefix("##").encode("utf-8")) for w in words) > 4

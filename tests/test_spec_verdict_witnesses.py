@@ -189,10 +189,12 @@ def test_shared_token_and_extension_witnesses() -> None:
         out = B.bpe_encode(ranks, d)
         return [d[:1], d[1:2], *out[1:]] if len(d) >= 6 else out
     v = _well_formed(B.prop_shared_token_concat(ranks, b"ab", b"ab", b"ab", broken), B)
+    assert "Corollary III:" in v.explanation
     assert not v.holds and v.witness == {"left": "6162", "token": "6162", "right": "6162",
                                          "joined": ["6162", "6162", "6162"], "encoding": ["61", "62", "6162", "6162"]}
     assert "premise" in _well_formed(B.prop_shared_token_concat(ranks, b"a", b"b", b"a"), B).explanation
     v = _well_formed(B.prop_compatible_extension(ranks, b"abab", b"ab", broken), B)
+    assert "Corollary IIIa:" in v.explanation
     assert not v.holds and v.witness == {"data": "61626162", "token": "6162", "expected": ["6162", "6162", "6162"],
                                          "encoding": ["61", "62", "6162", "6162"]}
     assert "premise" in _well_formed(B.prop_compatible_extension(ranks, b"", b"ab"), B).explanation
