@@ -12,6 +12,7 @@ import pytest
 
 from tokspec import load_engine
 from tokspec.spec import load_claims
+from tokspec.spec import merge as M
 from tokspec.spec import merge_core as MC
 from tokspec.spec import merge_published as MP
 from tokspec.spec import offsets as O
@@ -263,3 +264,36 @@ def test_max_token_chars_is_the_longest_vocabulary_entry(engine: str) -> None:
     table = json.loads(vocab.named_path(name).read_text(encoding="utf-8"))["model"]["vocab"]
     words = [entry[0] for entry in table] if isinstance(table, list) else list(table)
     assert MP.max_token_chars(eng) == max(len(w.removeprefix("##").encode("utf-8")) for w in words) > 4
+
+
+def test_match_counts_only_tokens_inside_the_overlap() -> None:
+    """LoPT's Match: a token starting before ``lo`` is not inside [lo, hi) even if it ends there."""
+    toks = [(1, (0, 2)), (2, (2, 4)), (3, (4, 6))]
+    assert MP._match(toks, toks, 0, 6) == (0, 0, 3)
+    assert MP._match(toks, toks, 1, 4) == (1, 1, 1)
+    assert MP._match(toks, [(9, (0, 2))], 0, 6) == (0, 0, 1)
+
+
+def test_longest_common_ids_ties_and_no_run() -> None:
+    """Ties go to the run ending last in ``a`` (then the first in ``b``); no common id: the empty
+    run at the end of ``a`` (so the merge keeps all of ``a``)."""
+    assert MP._longest_common_ids([1, 2, 9, 1, 2], [1, 2]) == (3, 0, 2)
+    assert MP._longest_common_ids([1], [1, 1]) == (0, 0, 1)
+    assert MP._longest_common_ids([1, 2], [3]) == (2, 0, 0)
+
+
+def test_split_and_sound_cuts_pass_widen_on() -> None:
+    """M5's widening reaches pieces_equation through both entry points (see the widen test above)."""
+    eng = load_engine("hf:bert-base-uncased")
+    assert M.split_equation(eng, "hello world", 5).holds
+    assert not M.split_equation(eng, "hello world", 5, widen=True).holds
+    assert M.sound_cuts_theorem(eng, "hello world", M.rule_space).holds
+    assert not M.sound_cuts_theorem(eng, "hello world", M.rule_space, widen=True).holds
+
+
+def test_blog_theorem_is_vacuous_with_the_midpoint_at_an_end() -> None:
+    eng = load_engine("hf:bert-base-uncased")
+    w = MP.max_token_chars(eng)
+    for mid in (0, 5):
+        assert MP.blog_overlap_theorem(eng, "hello", mid, w).explanation.startswith("vacuous"), mid
+    assert not MP.blog_overlap_theorem(eng, "hello", 2, w).explanation.startswith("vacuous")
