@@ -75,6 +75,12 @@ def test_contiguous_partition_verdicts() -> None:
     _failing(O.prop_contiguous_partition("ab", [(0, 2), (1, 2)]), {"text", "index", "span", "prev_end"})
 
 
+def test_offsets_from_token_bytes_places_empty_tokens() -> None:
+    """A zero-length token sits where the next byte's character starts, or at the end."""
+    assert O.offsets_from_token_bytes("aé", [1, 0, 2, 0]) == [(0, 1), (1, 1), (1, 2), (2, 2)]
+    assert O.offsets_from_token_bytes("", [0]) == [(0, 0)]
+
+
 def test_offsets_match_bytes_verdicts() -> None:
     text = "aé"
     tokens = [b"a", "é".encode()]
@@ -166,6 +172,7 @@ def test_theorem_4_1_witness() -> None:
                          {"text", "chunk_len", "overlap", "matches", "serial_ids", "merged_ids"})
     assert (w["text"], w["chunk_len"], w["overlap"]) == (ce["text"], ce["chunk_len"], ce["overlap"])
     assert w["serial_ids"] == list(eng.encode(ce["text"]).ids) != w["merged_ids"]
+    assert w["merged_ids"] and all(isinstance(i, int) for i in w["merged_ids"])
     assert w["matches"] and all(n > 0 for _, _, n in w["matches"])
 
 
@@ -173,6 +180,7 @@ def test_lemma_7_1_witness() -> None:
     w, ce, eng = _replay("merge.lopt_lemma_7_1", {"s1", "so", "s2", "run", "T", "serial_ids", "merged_ids"})
     assert (w["s1"], w["so"], w["s2"]) == (ce["s1"], ce["so"], ce["s2"])
     assert w["T"] == MP.max_token_chars(eng) and len(w["run"]) == 3
+    assert w["merged_ids"] and all(isinstance(i, int) for i in w["merged_ids"])
     assert w["serial_ids"] == list(eng.encode(ce["s1"] + ce["so"] + ce["s2"]).ids) != w["merged_ids"]
 
 
@@ -198,6 +206,7 @@ def test_parallel_tokenizer_witness() -> None:
                          {"text", "chunk_len", "overlap", "serial_ids", "merged_ids"})
     assert (w["text"], w["chunk_len"], w["overlap"]) == (ce["text"], ce["chunk_len"], ce["overlap"])
     assert w["serial_ids"] == list(eng.encode(ce["text"]).ids) != w["merged_ids"]
+    assert w["merged_ids"] and all(isinstance(i, int) for i in w["merged_ids"])
     assert "vacuous" in MP.parallel_tokenizer_claim(eng, ce["text"], ce["chunk_len"], 1).explanation
 
 

@@ -126,7 +126,8 @@ def test_peek2_cell_contraction_exception_is_only_the_quote_letter_cell(monkeypa
     monkeypatch.setattr(P, "PEEK2_TABLE", tuple(tuple(r) for r in table))
     v = _well_formed(P.prop_peek2_cell(" ", "a"), P)
     assert not v.holds and v.witness == {"text": " a", "cell": [1, 4], "table": 3, "regex": 1}
-    assert P.prop_peek2_cell("'", "a", "bc").holds         # quote, letter, no contraction: excused
+    v = _well_formed(P.prop_peek2_cell("'", "a", "bc"), P)   # quote, letter, no contraction: excused
+    assert v.holds and "cell (2, 4)" in v.explanation
 
 
 # --- bpe: the seed's worked example -------------------------------------------------------------
