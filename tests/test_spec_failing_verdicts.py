@@ -306,3 +306,17 @@ def test_blog_theorem_is_vacuous_with_the_midpoint_at_an_end() -> None:
     for mid in (0, 5):
         assert MP.blog_overlap_theorem(eng, "hello", mid, w).explanation.startswith("vacuous"), mid
     assert not MP.blog_overlap_theorem(eng, "hello", 2, w).explanation.startswith("vacuous")
+
+
+def test_pieces_equation_when_the_pieces_give_a_prefix_of_the_serial_tokens() -> None:
+    """Divergence at the shorter length: an encoder that drops the last character of odd-length
+    texts encodes "abc" + "d" to a prefix of its encoding of "abcd"."""
+    from types import SimpleNamespace
+
+    class DropsOddTail:
+        def encode(self, text: str) -> SimpleNamespace:
+            n = len(text) - len(text) % 2
+            return SimpleNamespace(ids=[ord(c) for c in text[:n]], offsets=[(i, i + 1) for i in range(n)])
+
+    w = _failing(MC.pieces_equation(DropsOddTail(), "abcd", [3]), {"text", "cuts", "first_divergence", "serial", "merged"})
+    assert w == {"text": "abcd", "cuts": [3], "first_divergence": 2, "serial": [(99, (2, 3)), (100, (3, 4))], "merged": []}

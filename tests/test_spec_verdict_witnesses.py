@@ -22,6 +22,7 @@ from tokspec.spec import load_claims
 from tokspec.spec import merge as M
 from tokspec.spec import offsets as O
 from tokspec.spec import pretok as P
+from tokspec.spec import wordpiece as W
 from tokspec.spec._verdict import Claim, Verdict
 
 
@@ -287,3 +288,23 @@ def test_load_claims_skips_a_spec_module_not_written_yet(monkeypatch: pytest.Mon
     monkeypatch.setattr(spec, "SPEC_MODULES", ("bpe", "not_written_yet"))
     claims = load_claims()
     assert "bpe.seed_example" in claims
+
+
+# --- helpers: pattern splitting, validity, WordPiece's limits ----------------------------------
+
+def test_split_top_level_splits_only_outside_groups_and_classes() -> None:
+    assert P._split_top_level(r"a|b\|c|(d|e)|[f|g]|h") == ["a", r"b\|c", "(d|e)", "[f|g]", "h"]
+
+
+def test_is_valid_defaults_to_the_definition() -> None:
+    assert B.is_valid(TINY, [b"a", b"bc"]) and not B.is_valid(TINY, [b"ab", b"c"])
+    assert B.is_valid(TINY, []) and B.is_valid(TINY, [b"ab", b"c"], lambda d: [d[:2], d[2:]])
+
+
+def test_wordpiece_limits_and_unknown_token() -> None:
+    vocab = {"a", "##a"}
+    assert W.wordpiece_word(vocab, "a" * 100) == ["a"] + ["##a"] * 99
+    assert W.wordpiece_word(vocab, "a" * 101) == ["[UNK]"]
+    assert _well_formed(W.prop_greedy_word(vocab, "b", ["[UNK]"])).holds
+    assert _well_formed(W.prop_greedy_word(vocab, "b", ["<unk>"], unk="<unk>")).holds
+    assert not W.prop_greedy_word(vocab, "b", ["[UNK]"], unk="<unk>").holds
