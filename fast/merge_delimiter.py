@@ -33,7 +33,13 @@ DELIMITERS: dict[str, tuple[re.Pattern[str], bool]] = {
 
 def find_cuts(text: str, chunk_len: int, delimiter: str) -> list[int]:
     """Cut positions (strictly inside the text, increasing): the first delimiter at or after each
-    ``k * chunk_len`` (k >= 1) and after the previous cut. O(n)."""
+    target, the targets being ``chunk_len``, then one chunk length on or just past the last cut,
+    whichever is later. O(n).
+
+    Each search starts at a target >= 1 and past the previous cut, so cuts are positive and
+    increasing by construction; only a cut at the very end (a final comma) is dropped.
+    """
+    check_positive("chunk_len", chunk_len)
     try:
         pattern, after = DELIMITERS[delimiter]
     except KeyError:
@@ -41,11 +47,11 @@ def find_cuts(text: str, chunk_len: int, delimiter: str) -> list[int]:
     cuts: list[int] = []
     target = chunk_len
     while target < len(text):
-        m = pattern.search(text, max(target, cuts[-1] + 1 if cuts else 1))
+        m = pattern.search(text, target)
         if m is None:
             break
         cut = m.end() if after else m.start()
-        if 0 < cut < len(text) and (not cuts or cut > cuts[-1]):
+        if cut < len(text):
             cuts.append(cut)
         target = max(target + chunk_len, cut + 1)
     return cuts
@@ -54,7 +60,6 @@ def find_cuts(text: str, chunk_len: int, delimiter: str) -> list[int]:
 def merge(engine: Encoder, text: str, *, chunk_len: int, delimiter: str = "space",
           encode_many: EncodeMany | None = None) -> MergeResult:
     """Split at delimiters near every ``chunk_len`` characters, encode, concatenate."""
-    check_positive("chunk_len", chunk_len)
     cuts = find_cuts(text, chunk_len, delimiter)
     bounds = [0, *cuts, len(text)]
     spans = list(zip(bounds, bounds[1:]))

@@ -13,7 +13,7 @@ Tokenization Acceleration for Long Context Inference of Large Language Model").
 This strategy is NOT lossless: ``tokspec.spec.merge`` holds the paper's theorem as a predicate and
 ``corpora/merge/`` holds inputs where the merged output differs from serial encoding.
 Out of scope: the paper's C++ merge and process pool details; parallelism comes from ``encode_many``.
-Complexity: O(n) characters encoded per attempt plus O(tokens in overlaps) for matching; every
+Complexity: O(n) characters encoded per attempt plus O(tokens) for matching; every
 failed match doubles ``Lc``, so at most log2(n / Lc) + 1 attempts (the last one serial).
 """
 
@@ -28,35 +28,31 @@ __all__ = ["NAME", "match_positions", "merge"]
 NAME = "lopt-paper"
 
 
-def _overlap_tokens(chunk: Chunk, lo: int, hi: int) -> list[tuple[int, tuple[int, int]]]:
-    """(index, global span) of the chunk's tokens lying inside global characters ``[lo, hi)``."""
-    out = []
-    for k, (s, e) in enumerate(chunk.encoding.offsets):
-        gs, ge = s + chunk.start, e + chunk.start
-        if lo <= gs and ge <= hi:
-            out.append((k, (gs, ge)))
-    return out
-
-
 def match_positions(left: Chunk, right: Chunk) -> tuple[int, int, int]:
     """``Match(P_i, P_{i+1})``: (l, r, n) for the longest run of ``n`` consecutive tokens,
     ``left[l:l+n]`` and ``right[r:r+n]``, with equal global spans inside the overlap; (0, 0, 0)
-    when none. The first longest run (leftmost in the right chunk) wins. O(tokens in the overlap).
+    when none. The first longest run (leftmost in the right chunk, then in the left) wins.
+
+    Equal global spans lie inside the overlap ``[right.start, left.end)`` by themselves (a left
+    token ends by ``left.end``, a right token starts from ``right.start``), so all tokens are
+    compared and a token outside the overlap simply breaks a run. Runs are extended as in longest
+    common substring, keyed by left index, so several tokens on one span (byte fallback) each
+    count. O(tokens of both chunks) when spans are distinct; a span repeated ``a`` times on the
+    left and ``b`` on the right costs ``a * b``.
     """
-    lo, hi = right.start, left.end
-    left_at = {span: k for k, span in _overlap_tokens(left, lo, hi)}
+    left_at: dict[tuple[int, int], list[int]] = {}
+    for k, (s, e) in enumerate(left.encoding.offsets):
+        left_at.setdefault((s + left.start, e + left.start), []).append(k)
     best = (0, 0, 0)
-    run = 0
-    prev_left = -2
-    for k, span in _overlap_tokens(right, lo, hi):
-        j = left_at.get(span)
-        if j is None:
-            run, prev_left = 0, -2
-            continue
-        run = run + 1 if j == prev_left + 1 and run > 0 else 1
-        prev_left = j
-        if run > best[2]:
-            best = (j - run + 1, k - run + 1, run)
+    ending: dict[int, int] = {}  # left index j -> length of the run ending at (j, previous right token)
+    for r, (s, e) in enumerate(right.encoding.offsets):
+        now: dict[int, int] = {}
+        for j in left_at.get((s + right.start, e + right.start), ()):
+            n = ending.get(j - 1, 0) + 1
+            now[j] = n
+            if n > best[2]:
+                best = (j - n + 1, r - n + 1, n)
+        ending = now
     return best
 
 

@@ -178,7 +178,8 @@ def bpe_word(model: BpeModel, word: str) -> list[Symbol]:
 # ---- pretokenizers -----------------------------------------------------------------------------
 
 _INTERVAL_PLUS = regex.compile(r"""
-    (?P<atom> \\[pP]\{[^}]*\} | \\. | \[(?:\\.|[^\]\\])*\] | [^\\\[\](){}|?*+] )
+    (?P<atom> \\[pP]\{[^}]*\} | \\x\{[0-9a-fA-F]+\} | \\x[0-9a-fA-F]{2} | \\u[0-9a-fA-F]{4}
+            | \\. | \[(?:\\.|[^\]\\])*\] | [^\\\[\](){}|?*+] )
     (?P<interval> \{\d+(?:,\d*)?\} )
     \+""", regex.VERBOSE)
 
@@ -189,8 +190,9 @@ def oniguruma_compat(pattern: str) -> str:
     In Perl, PCRE, the ``regex`` module and tiktoken's Rust regex, ``{n,m}+`` is a *possessive*
     interval; Oniguruma's Ruby syntax reads it as the interval repeated one or more times, so
     ``\p{N}{1,3}+`` matches any run of digits there (finding ``hf-onig-interval-plus``). Atoms
-    handled: ``\p{..}``, an escape, a bracket class without nested brackets, a literal character;
-    a group before ``{n,m}+`` is left alone (none of the production patterns has one). O(len).
+    handled: ``\p{..}``, a hexadecimal escape (``\xHH``, ``\x{H..}``, ``\uHHHH``), any other escape, a
+    bracket class without nested brackets, a literal character; a group before ``{n,m}+`` is left
+    alone (none of the production patterns has one). O(len).
     """
     return _INTERVAL_PLUS.sub(lambda m: f"(?:{m['atom']}{m['interval']})+", pattern)
 
@@ -206,19 +208,24 @@ class SplitStep:
     invert: bool = False
 
     def apply(self, text: str, start: int, end: int) -> list[Span]:
-        """Cut ``text[start:end]`` into pieces (absolute spans); empty pieces are dropped."""
+        """Cut ``text[start:end]`` into pieces (absolute spans); empty pieces are dropped.
+
+        An empty match is a zero-width delimiter, as in HF, except one right after a non-empty
+        match, which Oniguruma's search never reports (the ``regex`` module's V1 mode does)."""
         runs: list[tuple[int, int, bool]] = []  # (start, end, is_delimiter), tiling the range
         pos = start
+        after_match = False  # does pos end a non-empty match?
         for m in self.pattern.finditer(text, start, end):
-            if m.end() == m.start():
-                continue  # an empty match delimits nothing
+            if m.start() == m.end() == pos and after_match:
+                continue  # Oniguruma never reports an empty match right after a match
+            after_match = m.end() > m.start()
             if m.start() > pos:
                 runs.append((pos, m.start(), self.invert))
             runs.append((m.start(), m.end(), not self.invert))
             pos = m.end()
         if pos < end:
             runs.append((pos, end, self.invert))
-        return _apply_behavior(runs, self.behavior)
+        return [(s, e) for s, e in _apply_behavior(runs, self.behavior) if s < e]
 
 
 def _apply_behavior(runs: list[tuple[int, int, bool]], behavior: str) -> list[Span]:

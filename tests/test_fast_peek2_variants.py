@@ -64,3 +64,20 @@ def test_unknown_pattern_lists_the_available_ones(form: object) -> None:
 def test_empty_text_has_no_pretokens() -> None:
     for pattern in p2.PATTERN_NAMES:
         assert p2.split("", pattern) == p2.split_runs("", pattern) == []
+
+
+def test_interpreted_copies_are_plain_python_from_the_same_source() -> None:
+    import types
+
+    from tokspec.fast import bpe_kernel, interpreted
+
+    import tokspec._jit as jit
+    saved = jit.kernel
+    peek2, bpe = interpreted.modules.__wrapped__()  # a fresh pair of copies
+    assert jit.kernel is saved, "the kernel decorator is restored after copying"
+    assert (peek2.__name__, bpe.__name__) == ("tokspec.fast.pretok_peek2__interpreted",
+                                              "tokspec.fast.bpe_kernel__interpreted")
+    assert (peek2.__file__, bpe.__file__) == (p2.__file__, bpe_kernel.__file__)
+    for fn in (peek2._cl100k_kernel, peek2._o200k_kernel, bpe._encode, bpe._utf8, bpe._slot):
+        assert isinstance(fn, types.FunctionType), fn
+    assert interpreted.modules() is interpreted.modules()
