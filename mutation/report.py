@@ -71,8 +71,9 @@ def read_results(work: Path, layers: tuple[str, ...]) -> dict[str, Mutant]:
     A fresh-interpreter verdict (``fresh.json``, see fresh.py) replaces an undetected one when it
     was taken on the same version of the function (same hash).
     """
-    fresh_path = work / "fresh.json"
+    fresh_path, carried_path = work / "fresh.json", work / "carried.json"
     fresh = json.loads(fresh_path.read_text()) if fresh_path.exists() else {}
+    carried = json.loads(carried_path.read_text()) if carried_path.exists() else {}
     results: dict[str, Mutant] = {}
     for layer in layers:
         for meta in sorted((work / "mutants" / "src" / "tokspec" / layer).glob("*.py.meta")):
@@ -88,6 +89,9 @@ def read_results(work: Path, layers: tuple[str, ...]) -> dict[str, Mutant]:
                 again = fresh.get(name)
                 if m.status in NOT_DETECTED and again and again["hash"] == m.digest:
                     m.status, m.fresh = status_of(again["exit"]), True
+                kept = carried.get(name)
+                if m.status == "not run" and kept and kept["hash"] == m.digest:
+                    m.status = kept["status"]
                 results[name] = m
     return results
 
@@ -118,6 +122,16 @@ def attach_diffs(work: Path, env: dict[str, str], mutants: list[Mutant]) -> None
     diffs = json.loads(done.stdout)
     for m in mutants:
         m.diff = diffs.get(m.name, "")
+
+
+def carry(work: Path, mutants: list[Mutant]) -> None:
+    """Remember detected verdicts (by mutant and function hash) across a reset of mutmut's results."""
+    path = work / "carried.json"
+    carried = json.loads(path.read_text()) if path.exists() else {}
+    carried.update({m.name: {"hash": m.digest, "status": m.status} for m in mutants if m.status in DETECTED})
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(carried, indent=0))
+    os.replace(tmp, path)
 
 
 @dataclass(frozen=True)
@@ -194,17 +208,19 @@ def summarize(results: dict[str, Mutant], equivalents: list[Equivalent], layers:
     return Summary(by_layer, by_module, used, stale)
 
 
-def record_history(path: Path, summary: Summary, wall_seconds: float, *, full: bool) -> list[dict]:
-    """Append this run to ``history.json`` (only for a full run) and return the whole history."""
+def record_history(path: Path, summary: Summary, wall_seconds: float, *, run: str | None) -> list[dict]:
+    """Append this run (``run`` names it: "full", "sample 100/layer seed 2026"; None: append
+    nothing) to ``history.json`` and return the whole history."""
     history = json.loads(path.read_text()) if path.exists() else []
-    if full:
+    if run:
         history.append({
+            "run": run,
             "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "commit": _git_head(),
             "wall_seconds": round(wall_seconds),
             "cores": os.cpu_count(),
             "scores": {k: round(v.score, 4) for k, v in summary.layers.items()},
-            "generated": {k: v.generated for k, v in summary.layers.items()},
+            "judged": {k: v.generated - v.counts.get("not run", 0) for k, v in summary.layers.items()},
         })
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(history, indent=1) + "\n")
@@ -240,11 +256,12 @@ def render(summary: Summary, *, title: str, wall_seconds: float, target: float, 
     out += ["", "## Per module", "", head, rule]
     out += [_row(f"`{k}`", v) for k, v in sorted(summary.modules.items())]
     if history:
-        out += ["", "## History (full runs)", "", "| date | commit | wall | " + " | ".join(summary.layers) + " |",
-                "|---|---|---|" + "---|" * len(summary.layers)]
+        out += ["", "## History", "", "| run | date | commit | wall | " + " | ".join(summary.layers) + " |",
+                "|---|---|---|---|" + "---|" * len(summary.layers)]
         for h in history:
-            out.append(f"| {h['date']} | {h['commit']} | {h['wall_seconds']} s | "
-                       + " | ".join(f"{h['scores'].get(k, 0):.1%}" for k in summary.layers) + " |")
+            out.append(f"| {h.get('run', 'full')} | {h['date']} | {h['commit']} | {h['wall_seconds']} s | "
+                       + " | ".join(f"{h['scores'].get(k, 0):.1%} of {h.get('judged', {}).get(k, '?')}"
+                                    for k in summary.layers) + " |")
     out += ["", "## Survivors (not detected, not allow-listed)", ""]
     survivors = [m for layer in summary.layers.values() for m in layer.survivors]
     if not survivors:

@@ -313,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None, help="sample seed (default: config.toml's)")
     parser.add_argument("--recheck", action="store_true", help="re-judge survivors and no-test mutants")
     parser.add_argument("--report-only", action="store_true", help="only rewrite the report")
+    parser.add_argument("--record", action="store_true",
+                        help="append a sample run's scores to mutation/history.json (full runs always are)")
     parser.add_argument("--try-mutant", metavar="NAME",
                         help="run pytest (the remaining arguments) against one mutant of the current stage")
     parser.add_argument("--max-children", type=int, default=os.cpu_count() or 1)
@@ -333,9 +335,14 @@ def main(argv: list[str] | None = None) -> int:
         check_node_ids(work, env, config["killers"]["tests"])
         if args.sample is not None:
             generate(work, env, args.max_children)
-            names = sample_names(report.read_results(work, LAYERS), args.sample,
-                                 config["sample"]["seed"] if args.seed is None else args.seed)
-            rc = mutmut(work, env, ["run", "--max-children", str(args.max_children), *names])
+            current = report.read_results(work, LAYERS)
+            names = sample_names(current, args.sample, config["sample"]["seed"] if args.seed is None else args.seed)
+            # A sampled mutant already detected on this version of its function keeps its verdict
+            # (report.carry): mutmut resets every result when the killer list changes, and tests
+            # are only ever added. Only the undetected and the unjudged are run.
+            report.carry(work, [current[n] for n in names if current[n].status in report.DETECTED])
+            names = [n for n in names if current[n].status not in report.DETECTED]
+            rc = mutmut(work, env, ["run", "--max-children", str(args.max_children), *names]) if names else 0
         else:
             rc = mutmut(work, env, ["run", "--max-children", str(args.max_children)])
             if args.recheck:
@@ -356,8 +363,11 @@ def main(argv: list[str] | None = None) -> int:
         chosen = set(sample_names(results, args.sample, config["sample"]["seed"] if args.seed is None else args.seed))
         results = {n: m for n, m in results.items() if n in chosen}
         summary = report.summarize(results, equivalents, LAYERS)
-        text = report.render(summary, title=f"Mutation sample ({args.sample} per layer)", wall_seconds=wall,
-                             target=target, history=None)
+        seed = config["sample"]["seed"] if args.seed is None else args.seed
+        history = report.record_history(HERE / "history.json", summary, wall,
+                                        run=f"sample {args.sample}/layer seed {seed}" if args.record else None)
+        text = report.render(summary, title=f"Mutation sample ({args.sample} per layer, seed {seed})",
+                             wall_seconds=wall, target=target, history=history)
         (work / "sample-report.md").write_text(text)
         print(text)
         # The gate: a sampled mutant that escapes the tests and is neither a known survivor of the
@@ -374,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     summary = report.summarize(results, equivalents, LAYERS)
-    history = report.record_history(HERE / "history.json", summary, wall, full=not args.report_only)
+    history = report.record_history(HERE / "history.json", summary, wall, run=None if args.report_only else "full")
     text = report.render(summary, title="Mutation testing report", wall_seconds=wall, target=target, history=history)
     (HERE / "REPORT.md").write_text(text)
     report.write_known_survivors(HERE / "survivors.json", summary)

@@ -66,3 +66,21 @@ def test_unreachable_but_monotone_is_accepted() -> None:
     enc = BacktrackBPE(_with(abc=256))
     assert enc.unreachable == [256] and enc.encode(b"abc") == list(b"abc")
     assert CompiledBPE.from_ranks(_with(abc=256)).encode_bytes(b"abc").tolist() == list(b"abc")
+
+
+def test_compiled_tables_refuse_vocabularies_beyond_their_id_bits() -> None:
+    """Pair keys pack two ids in 20 bits each, trie nodes take 24 bits: larger tables are refused
+    by name (only the sizes are read before the refusal, so a stand-in with those sizes suffices)."""
+    from types import SimpleNamespace
+
+    from tokspec.fast.bpe_tables import arrays_of
+    too_many_ids = SimpleNamespace(tokens=[b""] * (1 << 20), _term=[-1])
+    with pytest.raises(UnsupportedComponentError,
+                       match=r"^vocabulary of 1048576 ids: the compiled BPE takes ids < 2\*\*20$"):
+        arrays_of(too_many_ids)  # type: ignore[arg-type]
+    too_many_nodes = SimpleNamespace(tokens=[b""] * 1000, _term=[-1] * ((1 << 24) - 1000))
+    with pytest.raises(UnsupportedComponentError,
+                       match=r"^trie of 16776216 nodes: the compiled BPE takes < 2\*\*24 ids$"):
+        arrays_of(too_many_nodes)  # type: ignore[arg-type]
+    just_fits = BacktrackBPE({bytes([i]): i for i in range(256)})
+    assert len(arrays_of(just_fits)["tok_len"]) == 256

@@ -135,3 +135,20 @@ def test_parametrize_ids_are_plain_ascii_and_round_trip(request):
     for text in ["\u7684", "[^\\p{L}\\d]", "cafe\U0001e024\U00011236 ab"]:
         assert stable_id(text).isascii() and "\\" not in stable_id(text)
         assert stable_id(stable_id(text)) == stable_id(text)    # what a re-collection would do to it
+
+
+def test_carried_verdicts_survive_a_reset_only_for_the_same_function_version(tmp_path):
+    folder = tmp_path / "mutants" / "src" / "tokspec" / "fast"
+    folder.mkdir(parents=True)
+    meta = {"exit_code_by_key": {"tokspec.fast.m.x_f__mutmut_1": 1, "tokspec.fast.m.x_g__mutmut_1": 0},
+            "hash_by_function_name": {"x_f": "h1", "x_g": "h2"}}
+    (folder / "m.py.meta").write_text(json.dumps(meta))
+    report.carry(tmp_path, list(report.read_results(tmp_path, ("fast",)).values()))   # only the killed one
+    meta["exit_code_by_key"] = dict.fromkeys(meta["exit_code_by_key"])                   # mutmut's reset
+    (folder / "m.py.meta").write_text(json.dumps(meta))
+    after = report.read_results(tmp_path, ("fast",))
+    assert after["tokspec.fast.m.x_f__mutmut_1"].status == "killed"
+    assert after["tokspec.fast.m.x_g__mutmut_1"].status == "not run"     # a survivor is never carried
+    meta["hash_by_function_name"]["x_f"] = "edited"
+    (folder / "m.py.meta").write_text(json.dumps(meta))
+    assert report.read_results(tmp_path, ("fast",))["tokspec.fast.m.x_f__mutmut_1"].status == "not run"

@@ -44,6 +44,8 @@ def test_hf_bpe_info() -> None:
     assert engine.encode("ab").ids == (2,) and engine.encode("").ids == ()
     # the default dialect is HF's Oniguruma: ``{1,3}+`` repeats, so a digit run is one piece
     assert engine.pretokenizer.pieces("12345ab", 0, 7) == [(0, 5), (5, 7)]
+    from tokspec.reference.bpe_hf import parse_pretokenizer
+    assert parse_pretokenizer(data["pre_tokenizer"]).pieces("12345ab", 0, 7) == [(0, 5), (5, 7)]  # type: ignore[arg-type]
     assert HfBpeEncoder(TokenizerJson("t.json", "h", json.loads(json.dumps(data))), "r", dialect="regex") \
         .pretokenizer.pieces("12345ab", 0, 7) == [(0, 3), (3, 5), (5, 7)]
 

@@ -74,3 +74,15 @@ def test_category_membership_agrees_with_the_regex_module() -> None:
         ch = next(chr(cp) for cp in range(0x110000) if probe.fullmatch(chr(cp)))
         for prop in sorted(_GENERAL - {"L&"}):
             assert _in_category(cat, prop) == bool(regex.fullmatch(rf"\p{{{prop}}}", ch)), (cat, prop)
+
+
+def test_pinned_l_ampersand_keeps_the_changed_letter() -> None:
+    """U+0295 is Ll in Unicode 16.0 (Lo in 17.0): pinned, the cased-letter properties match it
+    (``\\p{L&}``, which the regex module reads as any letter, matches it in both versions)."""
+    import regex
+
+    from tokspec.reference.pretok_regex import pin_unicode_16
+    assert regex.fullmatch(r"\p{L&}", "\u0295") and not regex.fullmatch(r"\p{LC}", "\u0295")
+    for escape in (r"\p{L&}", r"\p{LC}", r"\p{L}", r"\p{Ll}"):
+        assert regex.compile(pin_unicode_16(escape), flags=regex.V1).fullmatch("\u0295"), escape
+    assert not regex.compile(pin_unicode_16(r"\p{Lo}"), flags=regex.V1).fullmatch("\u0295")

@@ -6,11 +6,13 @@ and passing verdicts say what was checked.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from tokspec import load_engine
 from tokspec.spec import load_claims
+from tokspec.spec import merge as M
 from tokspec.spec import merge_core as MC
 from tokspec.spec import merge_published as MP
 from tokspec.spec import offsets as O
@@ -21,16 +23,35 @@ from tokspec.spec._verdict import Verdict
 CLAIMS = load_claims()
 
 
+def _vocabulary() -> str:
+    """Every docstring of the spec modules and their functions: the terms explanations may use."""
+    import tokspec.spec as spec
+    mods = [spec, O, U, W, MC, MP] + [__import__(f"tokspec.spec.{m}", fromlist=["_"]) for m in spec.SPEC_MODULES]
+    return "\n".join(x.__doc__ or "" for m in mods for x in [m, *vars(m).values()] if x is m or callable(x))
+
+
+VOCABULARY = _vocabulary()
+
+
+def _prose(explanation: str) -> None:
+    """Explanations are prose in the spec's terms: all-capital words are terms of its docstrings."""
+    assert isinstance(explanation, str) and explanation.strip()
+    for term in re.findall(r"\b[A-Z][A-Z0-9_]+\b", explanation):
+        assert re.search(rf"\b{re.escape(term)}\b", VOCABULARY), f"{term!r} in {explanation!r}"
+
+
 def _failing(v: Verdict, keys: set[str]) -> dict:
     """A failing verdict: non-empty explanation, a JSON-able witness with exactly ``keys``."""
-    assert not v.holds and isinstance(v.explanation, str) and v.explanation.strip()
+    assert not v.holds
+    _prose(v.explanation)
     assert isinstance(v.witness, dict) and set(v.witness) == keys, v.witness
     json.dumps(v.witness)
     return v.witness
 
 
 def _holding(v: Verdict, *words: str) -> None:
-    assert v.holds and isinstance(v.explanation, str) and v.witness is None
+    assert v.holds and v.witness is None
+    _prose(v.explanation)
     for w in words:
         assert w in v.explanation, (w, v.explanation)
 
@@ -52,6 +73,12 @@ def test_contiguous_partition_verdicts() -> None:
     # a token may start inside the previous token's last multi-byte character, not an ASCII one
     _holding(O.prop_contiguous_partition("aé", [(0, 2), (1, 2)]), "2 spans", "2 characters")
     _failing(O.prop_contiguous_partition("ab", [(0, 2), (1, 2)]), {"text", "index", "span", "prev_end"})
+
+
+def test_offsets_from_token_bytes_places_empty_tokens() -> None:
+    """A zero-length token sits where the next byte's character starts, or at the end."""
+    assert O.offsets_from_token_bytes("aé", [1, 0, 2, 0]) == [(0, 1), (1, 1), (1, 2), (2, 2)]
+    assert O.offsets_from_token_bytes("", [0]) == [(0, 0)]
 
 
 def test_offsets_match_bytes_verdicts() -> None:
@@ -145,6 +172,7 @@ def test_theorem_4_1_witness() -> None:
                          {"text", "chunk_len", "overlap", "matches", "serial_ids", "merged_ids"})
     assert (w["text"], w["chunk_len"], w["overlap"]) == (ce["text"], ce["chunk_len"], ce["overlap"])
     assert w["serial_ids"] == list(eng.encode(ce["text"]).ids) != w["merged_ids"]
+    assert w["merged_ids"] and all(isinstance(i, int) for i in w["merged_ids"])
     assert w["matches"] and all(n > 0 for _, _, n in w["matches"])
 
 
@@ -152,6 +180,7 @@ def test_lemma_7_1_witness() -> None:
     w, ce, eng = _replay("merge.lopt_lemma_7_1", {"s1", "so", "s2", "run", "T", "serial_ids", "merged_ids"})
     assert (w["s1"], w["so"], w["s2"]) == (ce["s1"], ce["so"], ce["s2"])
     assert w["T"] == MP.max_token_chars(eng) and len(w["run"]) == 3
+    assert w["merged_ids"] and all(isinstance(i, int) for i in w["merged_ids"])
     assert w["serial_ids"] == list(eng.encode(ce["s1"] + ce["so"] + ce["s2"]).ids) != w["merged_ids"]
 
 
@@ -177,6 +206,7 @@ def test_parallel_tokenizer_witness() -> None:
                          {"text", "chunk_len", "overlap", "serial_ids", "merged_ids"})
     assert (w["text"], w["chunk_len"], w["overlap"]) == (ce["text"], ce["chunk_len"], ce["overlap"])
     assert w["serial_ids"] == list(eng.encode(ce["text"]).ids) != w["merged_ids"]
+    assert w["merged_ids"] and all(isinstance(i, int) for i in w["merged_ids"])
     assert "vacuous" in MP.parallel_tokenizer_claim(eng, ce["text"], ce["chunk_len"], 1).explanation
 
 
@@ -189,3 +219,104 @@ def test_chunked_claims_hold_without_a_real_cut(name: str) -> None:
     text = ce["text"]
     v = claim.check(eng, text, len(text) + 1, max(ce["overlap"], MP.max_token_chars(eng)))
     assert v.holds and "vacuous" not in v.explanation, v
+
+
+def test_pieces_equation_widen_moves_only_the_start() -> None:
+    """M5's widening sets the first token's start of each later piece to the cut, keeping its id."""
+    eng = load_engine("hf:bert-base-uncased")
+    assert MC.pieces_equation(eng, "hello world", [6], widen=True).holds   # "world" starts at 6
+    v = MC.pieces_equation(eng, "hello world", [5], widen=True)            # " world": widened to 5
+    w = _failing(v, {"text", "cuts", "first_divergence", "serial", "merged"})
+    serial = _toks(eng, "hello world")
+    assert w["first_divergence"] == 1 and w["serial"] == serial[1:]
+    assert w["merged"] == [(serial[1][0], (5, serial[1][1][1]))]
+
+
+@pytest.mark.parametrize("engine", ["tiktoken:cl100k_base", "hf:bert-base-uncased"])
+def test_max_token_chars_refuses_a_vocabulary_file_that_is_not_the_engines(
+        engine: str, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tokspec import vocab
+    from tokspec.errors import VocabularyError
+    eng = load_engine(engine)
+    forged = {".tiktoken": "YQ== 0\n", ".json": '{"model": {"vocab": {"a": 0}}}'}
+    name = next(n for n, e in vocab.NAMED_FILES.items()
+                if e.sha256 == eng.info.vocab_sha256 and not n.endswith(".vocab"))
+    suffix = ".tiktoken" if ".tiktoken" in vocab.named_path(name).name else ".json"
+    path = tmp_path / f"forged{suffix}"
+    path.write_text(forged[suffix], encoding="utf-8")
+    monkeypatch.setattr(vocab, "named_path", lambda n: path)
+    with pytest.raises(VocabularyError, match="sha256"):
+        MP.max_token_chars(eng)
+
+
+def test_monotone_cover_allows_reordering_only_inside_one_cluster() -> None:
+    """A step back inside a base + combining marks is reordering; across two bases it is not."""
+    assert O.prop_monotone_cover("e\u0301\u0327", [(0, 3), (1, 2)]).holds
+    v = O.prop_monotone_cover("ab\u0301", [(0, 3), (1, 2)])
+    assert _failing(v, {"text", "index", "span", "prev"})["prev"] == [0, 3]
+
+
+def test_empty_piece_is_never_part_of_a_segmentation() -> None:
+    scores = {"": 0.0, "a": -1.0, "aa": -1.5}
+    assert sorted(U.all_segmentations(scores, "aa")) == [["a", "a"], ["aa"]]
+    assert U.best_segmentations(scores, "aa") == (-1.5, [["aa"]])
+
+
+@pytest.mark.parametrize("engine", ["hf:bert-base-uncased", "hf:mon-unigram"])
+def test_max_token_chars_is_the_longest_vocabulary_entry(engine: str) -> None:
+    """Read independently from the tokenizer.json (dict vocab for WordPiece, [piece, score] list
+    for Unigram): UTF-8 bytes of the longest entry, WordPiece's "##" not counted."""
+    from tokspec import vocab
+    eng = load_engine(engine)
+    name = next(n for n, e in vocab.NAMED_FILES.items()
+                if e.sha256 == eng.info.vocab_sha256 and not n.endswith(".vocab"))
+    table = json.loads(vocab.named_path(name).read_text(encoding="utf-8"))["model"]["vocab"]
+    words = [entry[0] for entry in table] if isinstance(table, list) else list(table)
+    assert MP.max_token_chars(eng) == max(len(w.removeprefix("##").encode("utf-8")) for w in words) > 4
+
+
+def test_match_counts_only_tokens_inside_the_overlap() -> None:
+    """LoPT's Match: a token starting before ``lo`` is not inside [lo, hi) even if it ends there."""
+    toks = [(1, (0, 2)), (2, (2, 4)), (3, (4, 6))]
+    assert MP._match(toks, toks, 0, 6) == (0, 0, 3)
+    assert MP._match(toks, toks, 1, 4) == (1, 1, 1)
+    assert MP._match(toks, [(9, (0, 2))], 0, 6) == (0, 0, 1)
+
+
+def test_longest_common_ids_ties_and_no_run() -> None:
+    """Ties go to the run ending last in ``a`` (then the first in ``b``); no common id: the empty
+    run at the end of ``a`` (so the merge keeps all of ``a``)."""
+    assert MP._longest_common_ids([1, 2, 9, 1, 2], [1, 2]) == (3, 0, 2)
+    assert MP._longest_common_ids([1], [1, 1]) == (0, 0, 1)
+    assert MP._longest_common_ids([1, 2], [3]) == (2, 0, 0)
+
+
+def test_split_and_sound_cuts_pass_widen_on() -> None:
+    """M5's widening reaches pieces_equation through both entry points (see the widen test above)."""
+    eng = load_engine("hf:bert-base-uncased")
+    assert M.split_equation(eng, "hello world", 5).holds
+    assert not M.split_equation(eng, "hello world", 5, widen=True).holds
+    assert M.sound_cuts_theorem(eng, "hello world", M.rule_space).holds
+    assert not M.sound_cuts_theorem(eng, "hello world", M.rule_space, widen=True).holds
+
+
+def test_blog_theorem_is_vacuous_with_the_midpoint_at_an_end() -> None:
+    eng = load_engine("hf:bert-base-uncased")
+    w = MP.max_token_chars(eng)
+    for mid in (0, 5):
+        assert MP.blog_overlap_theorem(eng, "hello", mid, w).explanation.startswith("vacuous"), mid
+    assert not MP.blog_overlap_theorem(eng, "hello", 2, w).explanation.startswith("vacuous")
+
+
+def test_pieces_equation_when_the_pieces_give_a_prefix_of_the_serial_tokens() -> None:
+    """Divergence at the shorter length: an encoder that drops the last character of odd-length
+    texts encodes "abc" + "d" to a prefix of its encoding of "abcd"."""
+    from types import SimpleNamespace
+
+    class DropsOddTail:
+        def encode(self, text: str) -> SimpleNamespace:
+            n = len(text) - len(text) % 2
+            return SimpleNamespace(ids=[ord(c) for c in text[:n]], offsets=[(i, i + 1) for i in range(n)])
+
+    w = _failing(MC.pieces_equation(DropsOddTail(), "abcd", [3]), {"text", "cuts", "first_divergence", "serial", "merged"})
+    assert w == {"text": "abcd", "cuts": [3], "first_divergence": 2, "serial": [(99, (2, 3)), (100, (3, 4))], "merged": []}

@@ -22,6 +22,7 @@ from tokspec.spec import load_claims
 from tokspec.spec import merge as M
 from tokspec.spec import offsets as O
 from tokspec.spec import pretok as P
+from tokspec.spec import wordpiece as W
 from tokspec.spec._verdict import Claim, Verdict
 
 
@@ -117,6 +118,19 @@ def test_peek2_end_of_text_detects_a_wrong_table(monkeypatch: pytest.MonkeyPatch
     assert f"row {row}" in v.explanation and str(actual) in v.explanation
 
 
+def test_peek2_cell_contraction_exception_is_only_the_quote_letter_cell(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Section 3.3's fallback excuses branch 1 in cell (2, 4) only: a wrong cell elsewhere whose
+    regex branch is 1 (space before a letter: row 1, column 4) is caught."""
+    assert P.cl100k_branch(" a") == 1 and P.PEEK2_TABLE[1][4] == 1
+    table = [list(r) for r in P.PEEK2_TABLE]
+    table[1][4] = 3
+    monkeypatch.setattr(P, "PEEK2_TABLE", tuple(tuple(r) for r in table))
+    v = _well_formed(P.prop_peek2_cell(" ", "a"), P)
+    assert not v.holds and v.witness == {"text": " a", "cell": [1, 4], "table": 3, "regex": 1}
+    v = _well_formed(P.prop_peek2_cell("'", "a", "bc"), P)   # quote, letter, no contraction: excused
+    assert v.holds and "cell (2, 4)" in v.explanation
+
+
 # --- bpe: the seed's worked example -------------------------------------------------------------
 
 def test_seed_example_holds_for_the_definition() -> None:
@@ -177,10 +191,12 @@ def test_shared_token_and_extension_witnesses() -> None:
         out = B.bpe_encode(ranks, d)
         return [d[:1], d[1:2], *out[1:]] if len(d) >= 6 else out
     v = _well_formed(B.prop_shared_token_concat(ranks, b"ab", b"ab", b"ab", broken), B)
+    assert "Corollary III:" in v.explanation
     assert not v.holds and v.witness == {"left": "6162", "token": "6162", "right": "6162",
                                          "joined": ["6162", "6162", "6162"], "encoding": ["61", "62", "6162", "6162"]}
     assert "premise" in _well_formed(B.prop_shared_token_concat(ranks, b"a", b"b", b"a"), B).explanation
     v = _well_formed(B.prop_compatible_extension(ranks, b"abab", b"ab", broken), B)
+    assert "Corollary IIIa:" in v.explanation
     assert not v.holds and v.witness == {"data": "61626162", "token": "6162", "expected": ["6162", "6162", "6162"],
                                          "encoding": ["61", "62", "6162", "6162"]}
     assert "premise" in _well_formed(B.prop_compatible_extension(ranks, b"", b"ab"), B).explanation
@@ -272,3 +288,23 @@ def test_load_claims_skips_a_spec_module_not_written_yet(monkeypatch: pytest.Mon
     monkeypatch.setattr(spec, "SPEC_MODULES", ("bpe", "not_written_yet"))
     claims = load_claims()
     assert "bpe.seed_example" in claims
+
+
+# --- helpers: pattern splitting, validity, WordPiece's limits ----------------------------------
+
+def test_split_top_level_splits_only_outside_groups_and_classes() -> None:
+    assert P._split_top_level(r"a|b\|c|(d|e)|[f|g]|h") == ["a", r"b\|c", "(d|e)", "[f|g]", "h"]
+
+
+def test_is_valid_defaults_to_the_definition() -> None:
+    assert B.is_valid(TINY, [b"a", b"bc"]) and not B.is_valid(TINY, [b"ab", b"c"])
+    assert B.is_valid(TINY, []) and B.is_valid(TINY, [b"ab", b"c"], lambda d: [d[:2], d[2:]])
+
+
+def test_wordpiece_limits_and_unknown_token() -> None:
+    vocab = {"a", "##a"}
+    assert W.wordpiece_word(vocab, "a" * 100) == ["a"] + ["##a"] * 99
+    assert W.wordpiece_word(vocab, "a" * 101) == ["[UNK]"]
+    assert _well_formed(W.prop_greedy_word(vocab, "b", ["[UNK]"])).holds
+    assert _well_formed(W.prop_greedy_word(vocab, "b", ["<unk>"], unk="<unk>")).holds
+    assert not W.prop_greedy_word(vocab, "b", ["[UNK]"], unk="<unk>").holds
