@@ -78,18 +78,23 @@ def _key(levels: list[tuple[np.ndarray, np.ndarray]], i: int) -> bytes:
 
 
 def _suspect(value: bytes) -> bool:
-    """Rules M5 must look at: replacements that vanish, or begin or end with a space."""
-    return value == b"" or value.startswith(b" ") or value.endswith(b" ")
+    """Replacements M5's exclusions come from: those that vanish or end with a space (an output
+    that is only spaces ends with one)."""
+    return value == b"" or value.endswith(b" ")
 
 
 @lru_cache(maxsize=16)
 def _pattern_for(units: tuple[int, ...], pool: bytes) -> tuple[regex.Pattern[str] | None, str]:
-    entries, spaced, count = charsmap_entries(CharsMap(units, pool), _suspect)
+    # every rule: M5 forbids a key starting with a space whatever its replacement (" " -> "_" makes
+    # the right piece of a cut "▁_..." where the whole text has "_...")
+    entries, spaced, count = charsmap_entries(CharsMap(units, pool))
     if spaced:
         return None, "a charsmap key holds a space after its first character"
     bad_last: set[str] = set()
     bad_first: set[str] = set()
     for key, value in entries:
+        if not (_suspect(value) or key.startswith(b" ")):
+            continue
         try:
             k, v = key.decode("utf-8"), value.decode("utf-8")
         except UnicodeDecodeError:
@@ -104,8 +109,8 @@ def _pattern_for(units: tuple[int, ...], pool: bytes) -> tuple[regex.Pattern[str
 
 
 def _compile(bad_last: set[str], bad_first: set[str]) -> regex.Pattern[str]:
-    def excluded(chars: set[str]) -> str:
-        return "" if not chars else "[" + "".join(regex.escape(ch) for ch in sorted(chars)) + "]"
+    def excluded(chars: set[str]) -> str:  # chars is non-empty
+        return "[" + "".join(regex.escape(ch) for ch in sorted(chars)) + "]"
 
     left = r"(?<=[\p{L}\p{N}])" + (f"(?<!{excluded(bad_last)})" if bad_last else "")
     right = r"(?=[\p{L}\p{N}])" + (f"(?!{excluded(bad_first)})" if bad_first else "")
