@@ -298,6 +298,8 @@ def test_split_and_sound_cuts_pass_widen_on() -> None:
     assert not M.split_equation(eng, "hello world", 5, widen=True).holds
     assert M.sound_cuts_theorem(eng, "hello world", M.rule_space).holds
     assert not M.sound_cuts_theorem(eng, "hello world", M.rule_space, widen=True).holds
+    v = M.sound_cuts_theorem(eng, "a b", M.rule_space, widen=True)      # the cut at 1 is tried
+    assert _failing(v, {"text", "cuts", "first_divergence", "serial", "merged"})["cuts"] == [1]
 
 
 def test_blog_theorem_is_vacuous_with_the_midpoint_at_an_end() -> None:
