@@ -335,3 +335,17 @@ def test_double_array_cache_is_used_when_valid_and_rebuilt_when_not(tmp_path: Pa
     assert len(again) == len(built) and [again.get(k) for k in keys] == vals
     with pytest.raises(ValueError, match="values must be >= 0"):
         DoubleArray.cached([b"a"], [-1])
+
+
+def test_double_array_dense_many_child_nodes() -> None:
+    """Thousands of nodes with dozens of children each: the multi-child search has to move past
+    windows of candidate bases with no fit."""
+    rng = random.Random(4)
+    alpha = bytes(range(0x41, 0x41 + 40))
+    keys = sorted({bytes(rng.choice(alpha) for _ in range(rng.randint(1, 3))) for _ in range(12000)})
+    da = DoubleArray(keys, list(range(len(keys))))
+    table = dict(zip(keys, range(len(keys))))
+    for _ in range(3000):
+        probe = bytes(rng.choice(alpha) for _ in range(rng.randint(0, 4)))
+        assert da.get(probe) == table.get(probe, -1), probe
+    assert all(da.get(k) == i for i, k in enumerate(keys))
