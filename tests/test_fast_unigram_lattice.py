@@ -309,3 +309,29 @@ def test_double_array_long_chains() -> None:
     for i, key in enumerate(keys):
         assert da.get(key) == i and da.get(key + b"x") == -1 and da.get(key[:-1]) == (keys.index(key[:-1]) if key[:-1] in keys else -1)
         assert list(da.prefixes(key)) == [(e, keys.index(key[:e])) for e in range(1, len(key) + 1) if key[:e] in keys]
+
+
+def test_double_array_cache_is_used_when_valid_and_rebuilt_when_not(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cached file that maps every key to its value is loaded as it is (here: with 1000 extra
+    free slots, which a rebuild would not have); files with arrays of different lengths, or that
+    map a key wrongly, are rebuilt; negative values are refused before any cache lookup."""
+    monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
+    keys, vals = [b"a", b"ab", b"b\xff"], [4, 5, 6]
+    built = DoubleArray.cached(keys, vals)
+    (path,) = (tmp_path / "datrie").glob("*.npz")
+    free = np.full(1000, -1, dtype=np.int64)
+    roomy = [np.concatenate([np.asarray(a, dtype=np.int64), free]) for a in (built.base, built.check, built.value)]
+    roomy[0][-1000:] = 0
+    np.savez(path, base=roomy[0], check=roomy[1], value=roomy[2])
+    loaded = DoubleArray.cached(keys, vals)
+    assert len(loaded) == len(built) + 1000 and loaded.check == roomy[1].tolist()
+    np.savez(path, base=roomy[0], check=roomy[1], value=roomy[2][:len(built)])  # lengths differ
+    assert len(DoubleArray.cached(keys, vals)) == len(built)
+    wrong = roomy[2].copy()
+    wrong[wrong == 5] = 7
+    np.savez(path, base=roomy[0], check=roomy[1], value=wrong)  # "ab" -> 7
+    again = DoubleArray.cached(keys, vals)
+    assert len(again) == len(built) and [again.get(k) for k in keys] == vals
+    with pytest.raises(ValueError, match="values must be >= 0"):
+        DoubleArray.cached([b"a"], [-1])
