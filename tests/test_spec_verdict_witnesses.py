@@ -195,6 +195,9 @@ def test_shared_token_and_extension_witnesses() -> None:
     assert not v.holds and v.witness == {"left": "6162", "token": "6162", "right": "6162",
                                          "joined": ["6162", "6162", "6162"], "encoding": ["61", "62", "6162", "6162"]}
     assert "premise" in _well_formed(B.prop_shared_token_concat(ranks, b"a", b"b", b"a"), B).explanation
+    # b b ends with the token b, but b a encodes as [ba]: only one side has the token at the seam
+    v = _well_formed(B.prop_shared_token_concat(ranks, b"b", b"b", b"a"), B)
+    assert v.holds and "premise" in v.explanation
     v = _well_formed(B.prop_compatible_extension(ranks, b"abab", b"ab", broken), B)
     assert "Corollary IIIa:" in v.explanation
     assert not v.holds and v.witness == {"data": "61626162", "token": "6162", "expected": ["6162", "6162", "6162"],
