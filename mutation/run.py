@@ -6,6 +6,7 @@ Usage (``tox -e mutation -- ARGS`` runs ``python mutation/run.py ARGS``)::
     python mutation/run.py --recheck         # also re-judge survivors (after adding killers)
     python mutation/run.py --sample 25       # CI: a fixed random subset of 25 mutants per layer
     python mutation/run.py --report-only     # rewrite the report from the stored results
+    python mutation/run.py --try-mutant NAME tests/test_x.py   # does this test kill that mutant?
 
 Tool: mutmut 3 (pinned in tox.ini), chosen over cosmic-ray for three reasons measured on this
 layout. (1) mutmut 3 puts every mutant of a function behind a trampoline in one mutated copy of the
@@ -28,6 +29,13 @@ which is the identity under ``TOKSPEC_JIT=0`` (checked before every run), so the
 one decorator line and the kernels are mutated in their interpreted form, as the issue asks.
 Functions with any other decorator (``functools.lru_cache`` loaders, properties) stay unmutated and
 are counted in the report as such.
+
+Two things the fork hides, and what the driver does about them: (a) code that ran before the fork
+(at import, or cached by an earlier test: tables, loaded models) never runs its mutant in a worker,
+so undetected mutants of import-time functions and of functions with no detected mutant at all are
+re-judged each in a fresh interpreter (mutation/fresh.py); (b) mutmut resets every verdict when the
+killer list changes, so a sample run carries the detected verdicts of its mutants over (same
+function hash: report.carry) and judges only the rest.
 
 Verdicts: killed (a killer test failed), timed out (counted as detected, listed apart), survived,
 no tests (no killer test calls the function: counted as survived), equivalent (a survivor listed in
