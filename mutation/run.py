@@ -140,7 +140,11 @@ def stage(work: Path, killers: list[str]) -> int:
     # corpora: a private copy (a mutant must never write into the checkout's findings)
     corpora = work / "mutants" / "corpora"
     for src in sorted(p for p in (REPO / "corpora").rglob("*") if p.is_file()):
-        written += _sync_file(src, corpora / src.relative_to(REPO / "corpora"), text_transform=False)
+        dst = corpora / src.relative_to(REPO / "corpora")
+        wanted.add(dst)
+        written += _sync_file(src, dst, text_transform=False)
+    for stale in [p for p in corpora.rglob("*") if p.is_file() and p not in wanted]:
+        stale.unlink()                                 # a finding removed from the checkout
     if not (work / "corpora").exists():              # tests run from the stage root too (check_node_ids)
         (work / "corpora").symlink_to(corpora)
     pyproject = _stage_pyproject(killers)
