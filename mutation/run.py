@@ -46,9 +46,9 @@ apart). Score = (killed + timed out) / (generated - equivalent), per layer; targ
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
-import random
 import subprocess
 import sys
 import time
@@ -310,12 +310,14 @@ def _absolute_test_path(arg: str) -> str:
 
 
 def sample_names(results: dict[str, report.Mutant], per_layer: int, seed: int) -> list[str]:
-    """A fixed random subset: ``per_layer`` mutants of each layer, chosen by ``seed`` from sorted names."""
+    """A fixed random subset: of each layer, the ``per_layer`` mutants whose sha256 of
+    ``"<seed>:<name>"`` is smallest. An edit that renumbers one function's mutants changes only
+    those entries of the sample, not the whole subset (as drawing from a shuffled list would)."""
     chosen: list[str] = []
     for layer in LAYERS:
-        names = sorted(n for n, m in results.items() if m.layer == layer)
-        rng = random.Random(f"{seed}:{layer}")
-        chosen += rng.sample(names, min(per_layer, len(names)))
+        names = [n for n, m in results.items() if m.layer == layer]
+        names.sort(key=lambda n: hashlib.sha256(f"{seed}:{n}".encode()).hexdigest())
+        chosen += names[:per_layer]
     return chosen
 
 

@@ -111,6 +111,11 @@ def test_the_ci_sample_is_fixed_by_its_seed_and_takes_each_layer():
     assert a == run.sample_names(dict(reversed(list(results.items()))), 7, seed=13)
     assert a != run.sample_names(results, 7, seed=14)
     assert [sum(n.startswith(f"tokspec.{layer}.") for n in a) for layer in run.LAYERS] == [7, 7, 7]
+    # an edit that adds mutants elsewhere leaves the rest of the sample in place
+    extra = {f"tokspec.fast.new.x_g__mutmut_{i}": report.Mutant(f"tokspec.fast.new.x_g__mutmut_{i}", "fast",
+                                                              "tokspec.fast.new", "x_g", "not run") for i in range(5)}
+    b = run.sample_names({**results, **extra}, 7, seed=13)
+    assert len(set(a) - set(b)) <= 5 and len(set(b) - set(a)) <= 5
 
 
 def test_report_lists_every_survivor_with_its_line(tmp_path):
