@@ -157,3 +157,9 @@ def test_carried_verdicts_survive_a_reset_only_for_the_same_function_version(tmp
     meta["hash_by_function_name"]["x_f"] = "edited"
     (folder / "m.py.meta").write_text(json.dumps(meta))
     assert report.read_results(tmp_path, ("fast",))["tokspec.fast.m.x_f__mutmut_1"].status == "not run"
+
+
+def test_scores_are_printed_rounded_down():
+    assert report._floor_percent(94 / 99) == "94.9%"      # never a 95.0% hiding a missed target
+    assert report._floor_percent(0.95) == "95.0%"
+    assert report._floor_percent(1.0) == "100.0%"
