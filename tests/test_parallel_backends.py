@@ -188,9 +188,9 @@ def test_worker_functions_encode_with_the_engine_the_initializer_loaded() -> Non
     saved = parallel._worker_engine
     try:
         parallel._worker_engine = None
-        with pytest.raises(AssertionError, match="^worker initializer did not run$"):
+        with pytest.raises(AssertionError, match="^worker initializer did not run"):
             parallel._encode_in_worker("abc")
-        with pytest.raises(AssertionError, match="^worker initializer did not run$"):
+        with pytest.raises(AssertionError, match="^worker initializer did not run"):
             parallel._arrays_in_worker("abc")
         parallel._init_worker("tiktoken:cl100k_base")
         engine = load_engine("tiktoken:cl100k_base")
