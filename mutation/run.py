@@ -8,17 +8,18 @@ Usage (``tox -e mutation -- ARGS`` runs ``python mutation/run.py ARGS``)::
     python mutation/run.py --report-only     # rewrite the report from the stored results
     python mutation/run.py --try-mutant NAME tests/test_x.py   # does this test kill that mutant?
 
-Tool: mutmut 3 (pinned in tox.ini), chosen over cosmic-ray for three reasons measured on this
-layout. (1) mutmut 3 puts every mutant of a function behind a trampoline in one mutated copy of the
-module and switches between them with an environment variable, forking a worker from a process
-that has already imported numpy, tokenizers, tiktoken and the tests: a mutant costs the killer tests
-it runs, not a fresh interpreter importing all of that (0.8-1.2 s measured here, before pytest collects). cosmic-ray
-rewrites the file on disk and starts the test command anew for every mutant, and runs in parallel
-only through HTTP workers that each need their own copy of the tree. (2) mutmut records, in one
-instrumented run, which tests call which function, and runs a mutant against only those: the
-selection the issue asks for ("seconds, not minutes") without a hand-kept map. (3) Results live in
-per-file ``.meta`` files keyed by a hash of each function, so an interrupted run resumes where it
-stopped and an edit re-judges only the functions it touched.
+Tool: mutmut 3 (pinned in tox.ini), chosen over cosmic-ray for three reasons of design, weighed
+against this layout (only mutmut was run). (1) mutmut 3 puts every mutant of a function behind a
+trampoline in one mutated copy of the module and switches between them with an environment
+variable, forking a worker from a process that has already imported numpy, tokenizers, tiktoken and
+the tests: a mutant costs the killer tests it runs, not a fresh interpreter importing all of that
+(0.8-1.2 s measured here, before pytest collects anything). cosmic-ray rewrites the file on disk and
+starts the test command anew for every mutant, and runs in parallel only through HTTP workers that
+each need their own copy of the tree. (2) mutmut records, in one instrumented run, which tests call
+which function, and runs a mutant against only those: the selection the issue asks for ("seconds,
+not minutes") without a hand-kept map. (3) Results live in per-file ``.meta`` files keyed by a hash
+of each function, so an interrupted run resumes where it stopped and an edit re-judges only the
+functions it touched.
 
 What the layout needs (and this driver does): mutmut derives module names from file paths under
 ``src/``, while tokspec installs ``reference/``, ``spec/``, ``fast/`` and ``fuzz/`` as subpackages
