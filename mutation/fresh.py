@@ -17,13 +17,13 @@ exercise the module. Verdicts go to ``build/mutation/fresh.json`` keyed by mutan
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tokspec import _procs
+from tokspec._atomic import write_atomic
 
 _PROBE = r"""
 import importlib, json, pkgutil, sys
@@ -53,11 +53,11 @@ def import_time_functions(work: Path, env: dict[str, str], layers: tuple[str, ..
     return set(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def tests_for_module(work: Path, module: str, killer_files: list[str]) -> list[str]:
-    """Killer tests that exercise ``module``: those mutmut saw call any of its functions, else the
-    killer test files that name the module."""
-    stats = json.loads((work / "mutants" / "mutmut-stats.json").read_text())
-    tests = sorted({t for fn, ts in stats["tests_by_mangled_function_name"].items()
+def tests_for_module(work: Path, module: str, killer_files: list[str],
+                     tests_by_function: dict[str, list[str]]) -> list[str]:
+    """Killer tests that exercise ``module``: those mutmut saw call any of its functions
+    (``tests_by_function``, from mutmut-stats.json), else the killer test files that name the module."""
+    tests = sorted({t for fn, ts in tests_by_function.items()
                     if fn.rpartition(".")[0] == module for t in ts})
     if tests:
         return tests
@@ -110,9 +110,7 @@ def recheck(work: Path, env: dict[str, str], jobs: list[tuple[str, str, list[str
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         for i, (name, digest, code) in enumerate(pool.map(one, jobs), 1):
             verdicts[name] = {"hash": digest, "exit": code}
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(verdicts, indent=0))
-            os.replace(tmp, path)                   # written as each verdict arrives: resumable
+            write_atomic(path, json.dumps(verdicts, indent=0))  # as each verdict arrives: resumable
             print(f"\rmutation: fresh-interpreter recheck {i}/{len(jobs)}", end="", flush=True)
     if jobs:
         print()

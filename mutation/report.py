@@ -18,6 +18,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tokspec import _procs
+from tokspec._atomic import write_atomic
+
 #: mutmut 3.8 exit codes -> verdict (mutmut.stats.status_by_exit_code, reduced to what we report)
 _STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped",
            36: "timeout", 24: "timeout", -24: "timeout", 152: "timeout", 255: "timeout",
@@ -53,9 +56,7 @@ def change_key(m: Mutant) -> tuple[str, str, str, str]:
 def write_known_survivors(path: Path, summary: "Summary") -> None:
     """The undetected, non-equivalent mutants of a full run, by :func:`change_key` (committed)."""
     keys = sorted({change_key(m) for layer in summary.layers.values() for m in layer.survivors})
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps([list(k) for k in keys], indent=0, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps([list(k) for k in keys], indent=0, ensure_ascii=False) + "\n")
 
 
 def load_known_survivors(path: Path) -> set[tuple[str, str, str, str]]:
@@ -114,8 +115,6 @@ def attach_diffs(work: Path, env: dict[str, str], mutants: list[Mutant]) -> None
         "json.dump(out, sys.stdout)\n"
     )
     pairs = [(m.name, m.path) for m in mutants]
-    from tokspec import _procs
-
     done = _procs.run([sys.executable, "-c", script], cwd=work, env=env, input=json.dumps(pairs),
                       capture_output=True, text=True)
     if done.returncode != 0:
@@ -130,9 +129,7 @@ def carry(work: Path, mutants: list[Mutant]) -> None:
     path = work / "carried.json"
     carried = json.loads(path.read_text()) if path.exists() else {}
     carried.update({m.name: {"hash": m.digest, "status": m.status} for m in mutants if m.status in DETECTED})
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(carried, indent=0))
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(carried, indent=0))
 
 
 @dataclass(frozen=True)
@@ -223,9 +220,7 @@ def record_history(path: Path, summary: Summary, wall_seconds: float, *, run: st
             "scores": {k: round(v.score, 6) for k, v in summary.layers.items()},
             "judged": {k: v.generated - v.counts.get("not run", 0) for k, v in summary.layers.items()},
         })
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(history, indent=1) + "\n")
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(history, indent=1) + "\n")
     return history
 
 

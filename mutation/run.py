@@ -104,13 +104,7 @@ def _sync_file(src: Path, dst: Path, text_transform: bool) -> bool:
     data = src.read_bytes()
     if text_transform and src.suffix == ".py":
         data = staged_text(data.decode("utf-8")).encode("utf-8")
-    if dst.exists() and dst.read_bytes() == data:
-        return False
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(dst.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, dst)
-    return True
+    return _write_if_changed(dst, data)
 
 
 def stage(work: Path, killers: list[str]) -> int:
@@ -149,15 +143,18 @@ def stage(work: Path, killers: list[str]) -> int:
     if not (work / "corpora").exists():              # tests run from the stage root too (check_node_ids)
         (work / "corpora").symlink_to(corpora)
     pyproject = _stage_pyproject(killers)
-    written += _write_if_changed(work / "pyproject.toml", pyproject)
+    written += _write_if_changed(work / "pyproject.toml", pyproject.encode("utf-8"))
     return written
 
 
-def _write_if_changed(path: Path, text: str) -> bool:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists() and path.read_text() == text:
+def _write_if_changed(path: Path, data: bytes) -> bool:
+    """Replace ``path`` by ``data`` atomically unless it already holds exactly that."""
+    if path.exists() and path.read_bytes() == data:
         return False
-    path.write_text(text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
     return True
 
 
@@ -280,7 +277,7 @@ def recheck_in_fresh_interpreters(work: Path, env: dict[str, str], killers: list
         tests = sorted(by_function.get(qualified, []), key=lambda t: durations.get(t, 0.0))
         if not tests or qualified in import_time:
             if m.module not in tests_by_module:
-                tests_by_module[m.module] = fresh.tests_for_module(work, m.module, killers)
+                tests_by_module[m.module] = fresh.tests_for_module(work, m.module, killers, by_function)
             tests = tests_by_module[m.module]
         tests = fresh.within_budget(tests, durations, FRESH_BUDGET_SECONDS)
         if tests:
