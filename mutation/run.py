@@ -6,6 +6,7 @@ Usage (``tox -e mutation -- ARGS`` runs ``python mutation/run.py ARGS``)::
     python mutation/run.py --recheck         # also re-judge survivors (after adding killers)
     python mutation/run.py --sample 25       # CI: a fixed random subset of 25 mutants per layer
     python mutation/run.py --report-only     # rewrite the report from the stored results
+    python mutation/run.py --only 'tokspec.fast._spm_kernels.*'   # (re-)judge matching mutants only
     python mutation/run.py --try-mutant NAME tests/test_x.py   # does this test kill that mutant?
 
 Tool: mutmut 3 (pinned in tox.ini), chosen over cosmic-ray for three reasons of design, weighed
@@ -47,6 +48,7 @@ apart). Score = (killed + timed out) / (generated - equivalent), per layer; targ
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import hashlib
 import json
 import os
@@ -325,6 +327,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None, help="sample seed (default: config.toml's)")
     parser.add_argument("--recheck", action="store_true", help="re-judge survivors and no-test mutants")
     parser.add_argument("--report-only", action="store_true", help="only rewrite the report")
+    parser.add_argument("--only", nargs="+", metavar="GLOB",
+                        help="(re-)judge only the mutants whose names match (fnmatch globs, e.g. "
+                             "'tokspec.fast._spm_kernels.*'); writes build/mutation/only-report.md")
     parser.add_argument("--record", action="store_true",
                         help="append a sample run's scores to mutation/history.json (full runs always are)")
     parser.add_argument("--try-mutant", metavar="NAME",
@@ -345,7 +350,13 @@ def main(argv: list[str] | None = None) -> int:
         stage(work, config["killers"]["tests"])
         check_kernel_is_identity(work, env)
         check_node_ids(work, env, config["killers"]["tests"])
-        if args.sample is not None:
+        if args.only:
+            generate(work, env, args.max_children)
+            names = sorted(n for n in report.read_results(work, LAYERS) if any(fnmatch.fnmatch(n, g) for g in args.only))
+            if not names:
+                parser.error(f"--only: no mutant matches {' '.join(args.only)}")
+            rc = mutmut(work, env, ["run", "--max-children", str(args.max_children), *args.only])
+        elif args.sample is not None:
             generate(work, env, args.max_children)
             current = report.read_results(work, LAYERS)
             names = sample_names(current, args.sample, config["sample"]["seed"] if args.seed is None else args.seed)
@@ -365,12 +376,20 @@ def main(argv: list[str] | None = None) -> int:
         if rc not in (0, None):
             print(f"mutation: mutmut exited {rc}", file=sys.stderr)
             return rc
-        only = set(names) if args.sample is not None else None
+        only = set(names) if args.sample is not None or args.only else None
         recheck_in_fresh_interpreters(work, env, config["killers"]["tests"], args.max_children, only)
     wall = time.monotonic() - started
     results = report.read_results(work, LAYERS)
     report.attach_diffs(work, env, [m for m in results.values() if m.status in report.NOT_DETECTED])
     target = float(config["target"]["score"])
+    if args.only:
+        results = {n: m for n, m in results.items() if any(fnmatch.fnmatch(n, g) for g in args.only)}
+        summary = report.summarize(results, equivalents, LAYERS)
+        text = report.render(summary, title=f"Mutation run of {' '.join(args.only)}", wall_seconds=wall,
+                             target=target, history=[])
+        (work / "only-report.md").write_text(text)
+        print(text)
+        return 0
     if args.sample is not None:
         chosen = set(sample_names(results, args.sample, config["sample"]["seed"] if args.seed is None else args.seed))
         results = {n: m for n, m in results.items() if n in chosen}
