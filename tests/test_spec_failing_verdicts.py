@@ -31,13 +31,23 @@ def _vocabulary() -> str:
 
 
 VOCABULARY = _vocabulary()
+#: Ordinary English the docstrings happen not to use. Every other word of an explanation (outside
+#: quoted input) is a word of the docstrings: a garbled or misspelt explanation is caught.
+PLAIN = {"ok", "hold", "extension", "decode", "decoded", "changes", "prefixes", "splits", "reversed",
+         "covered", "stop", "behaves", "row", "agrees", "choice", "break", "disagree", "qualifying",
+         "halves", "midpoint", "filtered"}
+WORDS = {w.lower() for w in re.findall(r"[A-Za-z]+", VOCABULARY)} | PLAIN
 
 
 def _prose(explanation: str) -> None:
-    """Explanations are prose in the spec's terms: all-capital words are terms of its docstrings."""
+    """Explanations are prose in the spec's terms: all-capital words are terms of its docstrings,
+    and every word outside quotes is a word of them (or of :data:`PLAIN`)."""
     assert isinstance(explanation, str) and explanation.strip()
     for term in re.findall(r"\b[A-Z][A-Z0-9_]+\b", explanation):
         assert re.search(rf"\b{re.escape(term)}\b", VOCABULARY), f"{term!r} in {explanation!r}"
+    unquoted = re.sub(r"'[^']*'|\"[^\"]*\"", " ", explanation)
+    for word in re.findall(r"[A-Za-z]+", unquoted):
+        assert word.lower() in WORDS, f"{word!r} in {explanation!r} is no word of the spec's docstrings"
 
 
 def _failing(v: Verdict, keys: set[str]) -> dict:

@@ -26,14 +26,32 @@ from tokspec.spec import wordpiece as W
 from tokspec.spec._verdict import Claim, Verdict
 
 
+def _docstrings(module: object) -> str:
+    return "\n".join(getattr(x, "__doc__", None) or "" for x in [module, *vars(module).values()]
+                     if x is module or callable(x))
+
+
+#: Ordinary English the spec's docstrings happen not to use (see _well_formed).
+PLAIN = {"ok", "hold", "extension", "decode", "decoded", "changes", "prefixes", "splits", "reversed",
+         "covered", "stop", "behaves", "row", "agrees", "choice", "break", "disagree", "qualifying",
+         "halves", "midpoint", "filtered"}
+_SPEC = [__import__(f"tokspec.spec.{m}", fromlist=["_"]) for m in
+         ("_verdict", "bpe", "offsets", "pretok", "wordpiece", "unigram", "merge", "merge_core", "merge_published")]
+WORDS = {w.lower() for m in _SPEC for w in re.findall(r"[A-Za-z]+", _docstrings(m))} | PLAIN
+
+
 def _well_formed(v: Verdict, module: object = None) -> Verdict:
     """The Verdict contract; with ``module``, the explanation's all-capital terms (CR/LF, BPE) are
-    terms of that spec module's docstrings (an explanation is prose in the module's vocabulary)."""
+    terms of that spec module's docstrings (an explanation is prose in the module's vocabulary),
+    and every word outside quotes is a word of the spec's docstrings or of :data:`PLAIN` (a garbled
+    or misspelt explanation is caught)."""
     assert isinstance(v.explanation, str) and v.explanation.strip()
-    docs = "\n".join(getattr(x, "__doc__", None) or "" for x in [module, *vars(module).values()]
-                     if x is module or callable(x)) if module is not None else ""
+    docs = _docstrings(module) if module is not None else ""
     for term in re.findall(r"\b[A-Z][A-Z0-9_]+\b", v.explanation) if module is not None else []:
         assert re.search(rf"\b{re.escape(term)}\b", docs), f"{term!r} in {v.explanation!r}"
+    unquoted = re.sub(r"'[^']*'|\"[^\"]*\"", " ", v.explanation)
+    for word in re.findall(r"[A-Za-z]+", unquoted) if module is not None else []:
+        assert word.lower() in WORDS, f"{word!r} in {v.explanation!r} is no word of the spec's docstrings"
     if not v.holds:
         assert isinstance(v.witness, dict) and v.witness
         assert None not in v.witness.values(), v.witness
