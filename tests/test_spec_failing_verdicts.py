@@ -332,3 +332,33 @@ def test_pieces_equation_when_the_pieces_give_a_prefix_of_the_serial_tokens() ->
 
     w = _failing(MC.pieces_equation(DropsOddTail(), "abcd", [3]), {"text", "cuts", "first_divergence", "serial", "merged"})
     assert w == {"text": "abcd", "cuts": [3], "first_divergence": 2, "serial": [(99, (2, 3)), (100, (3, 4))], "merged": []}
+
+
+def test_published_merge_statements_say_why_they_hold() -> None:
+    """Passing and vacuous verdicts of the published statements are prose in the spec's words and
+    say which case they are (a vacuous pass is never mistaken for a checked one)."""
+    eng = load_engine("hf:bert-base-uncased")
+    text = "the cat sat on the mat and the dog sat on the log"
+    _holding(MP.lopt_theorem_4_1(eng, "hello world", 5, 0), "vacuous", "n_i = 0")
+    _holding(MP.lopt_lemma_7_1(eng, "the cat ", "sat on the mat and the dog sat on", " the log"),
+             "qualifying runs", "F(S)")
+    _holding(MP.lopt_lemma_7_1(eng, "a", "b", "c"), "vacuous", "longer than T")
+    _holding(MP.blog_overlap_theorem(eng, text, 20, 19), "halves", "T(S)")
+    _holding(MP.parallel_tokenizer_claim(eng, text, 20, 18), "serial ids")
+    _holding(MP.parallel_tokenizer_claim(eng, text, 20, 1), "vacuous", "longest token")
+    _holding(MP.lopt_lemma_7_3(eng, text, 2, 4), "tokens 2..4")
+    _holding(MC.pieces_equation(eng, text, [3, 7]), "2 cuts", "serial encoding")
+
+
+def test_max_token_chars_reads_only_tokenizer_json_and_tiktoken_files() -> None:
+    """A vocabulary known only as a WordPiece vocab.txt (named "<name>.vocab") is not read as a
+    tokenizer.json: an engine claiming its sha256 gets the documented VocabularyError."""
+    from types import SimpleNamespace
+
+    from tokspec import vocab
+    from tokspec.errors import VocabularyError
+    sha = vocab.NAMED_FILES["bert-base-uncased.vocab"].sha256
+    assert all(e.sha256 != sha for n, e in vocab.NAMED_FILES.items() if not n.endswith(".vocab"))
+    engine = SimpleNamespace(info=SimpleNamespace(name="vocab-txt-only", vocab_sha256=sha))
+    with pytest.raises(VocabularyError, match=f"vocabulary sha256={sha!r} is not a named one"):
+        MP.max_token_chars(engine)

@@ -221,6 +221,18 @@ def test_shared_token_and_extension_witnesses() -> None:
     assert not v.holds and v.witness == {"data": "61626162", "token": "6162", "expected": ["6162", "6162", "6162"],
                                          "encoding": ["61", "62", "6162", "6162"]}
     assert "premise" in _well_formed(B.prop_compatible_extension(ranks, b"", b"ab"), B).explanation
+    # the definition meets both premises here: the passing verdicts name their corollary
+    v = _well_formed(B.prop_shared_token_concat(ranks, b"ab", b"ab", b"ab"), B)
+    assert v.holds and v.explanation.startswith("Corollary III:")
+    v = _well_formed(B.prop_compatible_extension(ranks, b"abab", b"ab"), B)
+    assert v.holds and v.explanation.startswith("Corollary IIIa:")
+
+
+def test_last_token_refutes_an_encoder_that_returns_nothing() -> None:
+    """A non-empty prefix encoded to no token at all has no last token: Corollary IIa fails at the
+    first prefix (the shorter encoding is reported empty), whatever the shorter prefixes give."""
+    v = _well_formed(B.prop_last_token_determines(TINY, b"ab", lambda d: []), B)
+    assert not v.holds and v.witness == {"data": "6162", "prefix_len": 1, "encoding": [], "shorter": []}
 
 
 def test_byte_roundtrip_and_shortcut_witnesses() -> None:
