@@ -130,3 +130,20 @@ def test_json_path_is_dispatched_by_model_type(kind: str, module: str) -> None:
     path = trained_model(kind)
     engine = provider.load("reference", str(path))
     assert type(engine).__module__ == module and engine.info.name == f"reference:{path}"
+
+
+def test_listed_descriptions_speak_the_reference_layers_words() -> None:
+    """``tokspec engines`` shows these descriptions: every word (case and all: BPE, HF, Unigram) is
+    a word of the reference layer's docstrings, so a garbled or re-cased description is caught."""
+    import importlib
+    import pkgutil
+
+    import tokspec.reference as reference
+    docs = []
+    for info in pkgutil.iter_modules(reference.__path__):
+        module = importlib.import_module(f"tokspec.reference.{info.name}")
+        docs += [x.__doc__ or "" for x in [module, *vars(module).values()] if x is module or callable(x)]
+    words = set(re.findall(r"[A-Za-z0-9_]+", "\n".join(docs)))
+    for name, description in provider.engines():
+        unknown = [w for w in re.findall(r"[A-Za-z0-9_]+", description) if w not in words]
+        assert not unknown, f"{name}: {description!r} says {unknown}, no word of the reference docstrings"
