@@ -137,3 +137,14 @@ def test_corollary_II_checks_every_run(data: bytes) -> None:
     k = len(B.bpe_encode(ranks, data))
     v = B.prop_substrings_valid(ranks, data)
     assert v.holds and f"all {k * (k + 1) // 2} checks hold" in v.explanation, v.explanation
+
+
+def test_lemma_7_3_witness_is_minimal(registry: dict[str, Claim]) -> None:
+    """Claim.counterexample holds the minimized witness: dropping any one character of the text
+    makes the same token range (l, r) satisfy Lemma 7.3 again."""
+    claim = registry["merge.lopt_lemma_7_3"]
+    witness = claim.counterexample
+    assert not claim.check(**witness).holds
+    text = witness["text"]
+    for smaller in sorted({text[:i] + text[i + 1:] for i in range(len(text))}):
+        assert claim.check(**{**witness, "text": smaller}).holds, f"{smaller!r} still falsifies"
