@@ -256,6 +256,24 @@ def test_engine_is_bpe_explains_both_ways() -> None:
     assert v.holds and "3 bytes" in v.explanation
     v = _well_formed(B.prop_engine_is_bpe(TINY, b"abc", _split), B)
     assert not v.holds and v.witness == {"data": "616263", "expected": ["61", "6263"], "got": ["61", "62", "63"]}
+    assert "BPE definition" in v.explanation    # names what it compared against
+
+
+def test_output_valid_accepts_single_bytes_outside_the_vocabulary() -> None:
+    """"only vocabulary tokens (or single bytes)": ranks without single-byte entries still encode
+    every byte as itself, and that output is valid."""
+    ranks = {b"ab": 0}
+    v = _well_formed(B.prop_output_valid(ranks, b"bab", lambda d: B.bpe_encode(ranks, d)), B)
+    assert v.holds and B.bpe_encode(ranks, b"bab") == [b"b", b"ab"]
+
+
+def test_shared_token_premise_needs_the_token_at_the_end_of_the_left_side() -> None:
+    """a b encodes as [ab] (not ending in b) while b b starts with b: the premise is not met, even
+    though the right side alone would meet it."""
+    ranks = {b"a": 0, b"b": 1, b"ab": 2, b"ba": 3}
+    assert B.bpe_encode(ranks, b"ab") == [b"ab"] and B.bpe_encode(ranks, b"bb") == [b"b", b"b"]
+    v = _well_formed(B.prop_shared_token_concat(ranks, b"a", b"b", b"b"), B)
+    assert v.holds and v.explanation.startswith("premise not met")
 
 
 # --- merge: M5's cut rule against an independent statement of it ------------------------------
