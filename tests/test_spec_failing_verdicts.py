@@ -299,6 +299,7 @@ def test_longest_common_ids_ties_and_no_run() -> None:
     assert MP._longest_common_ids([1, 2, 9, 1, 2], [1, 2]) == (3, 0, 2)
     assert MP._longest_common_ids([1], [1, 1]) == (0, 0, 1)
     assert MP._longest_common_ids([1, 2], [3]) == (2, 0, 0)
+    assert MP._longest_common_ids([1, 9, 1], [1]) == (2, 0, 1)   # a tie of one-id runs too
 
 
 def test_split_and_sound_cuts_pass_widen_on() -> None:
@@ -344,6 +345,9 @@ def test_published_merge_statements_say_why_they_hold() -> None:
              "qualifying runs", "F(S)")
     _holding(MP.lopt_lemma_7_1(eng, "a", "b", "c"), "vacuous", "longer than T")
     _holding(MP.blog_overlap_theorem(eng, text, 20, 19), "halves", "T(S)")
+    # "mat" starts exactly at the midpoint 19: it is one of R's tokens starting ">= m"
+    assert (19, 22) in eng.encode(text).offsets
+    _holding(MP.blog_overlap_theorem(eng, text, 19, 19), "halves", "T(S)")
     _holding(MP.parallel_tokenizer_claim(eng, text, 20, 18), "serial ids")
     _holding(MP.parallel_tokenizer_claim(eng, text, 20, 1), "vacuous", "longest token")
     _holding(MP.lopt_lemma_7_3(eng, text, 2, 4), "tokens 2..4")
