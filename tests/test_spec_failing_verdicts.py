@@ -366,3 +366,79 @@ def test_max_token_chars_reads_only_tokenizer_json_and_tiktoken_files() -> None:
     engine = SimpleNamespace(info=SimpleNamespace(name="vocab-txt-only", vocab_sha256=sha))
     with pytest.raises(VocabularyError, match=f"vocabulary sha256={sha!r} is not a named one"):
         MP.max_token_chars(engine)
+
+
+# --- the published statements' run finders, against brute force --------------------------------
+
+def _run_length(left: list, right: list, l: int, r: int, ok=lambda t: True) -> int:
+    n = 0
+    while (l + n < len(left) and r + n < len(right) and ok(left[l + n]) and ok(right[r + n])
+           and left[l + n][1] == right[r + n][1]):
+        n += 1
+    return n
+
+
+def _maximal_runs(left: list, right: list) -> set[tuple[int, int, int]]:
+    """Runs of equal spans that cannot be extended at either end (brute force)."""
+    return {(i1, i2, _run_length(left, right, i1, i2)) for i1 in range(len(left)) for i2 in range(len(right))
+            if left[i1][1] == right[i2][1] and not (i1 and i2 and left[i1 - 1][1] == right[i2 - 1][1])}
+
+
+def _random_tokens(rng, n: int) -> list:
+    """Tokens with spans over a short text, cut at random points; ids are irrelevant to spans."""
+    cuts = sorted(rng.sample(range(1, 12), n - 1)) if n > 1 else []
+    bounds = [0, *cuts, 12]
+    return [(rng.randrange(3), (a, b)) for a, b in zip(bounds, bounds[1:])]
+
+
+def test_runs_and_match_agree_with_brute_force() -> None:
+    """Lemma 7.1's maximal runs and LoPT's Match (the longest run inside [lo, hi), the first by
+    right index then left index on ties; (0, 0, 0) without any) on many random span lists."""
+    import random
+    rng = random.Random(71)
+    for _ in range(400):
+        left, right = _random_tokens(rng, rng.randint(1, 7)), _random_tokens(rng, rng.randint(1, 7))
+        if rng.random() < 0.5:      # shift the right chunk so that only a suffix may match
+            right = [(i, (a + 4, b + 4)) for i, (a, b) in right]
+        assert set(MP._runs(left, right)) == _maximal_runs(left, right), (left, right)
+        assert len(MP._runs(left, right)) == len(_maximal_runs(left, right))
+        lo, hi = sorted(rng.sample(range(0, 17), 2))
+
+        def inside(t) -> bool:
+            return lo <= t[1][0] and t[1][1] <= hi
+        best = (0, 0, 0)
+        for r in range(len(right)):
+            for l in range(len(left)):
+                n = _run_length(left, right, l, r, inside)
+                best = (l, r, n) if n > best[2] else best
+        assert MP._match(left, right, lo, hi) == best, (left, right, lo, hi)
+
+
+def test_lemma_7_1_counts_its_qualifying_runs() -> None:
+    """The passing verdict counts every prefix t^l_{i1..i1+j} of a maximal run whose text is longer
+    than T, computed here from the brute-force runs (one prefix is exactly T long: not counted)."""
+    eng = load_engine("hf:bert-base-uncased")
+    s1, so, s2 = "the cat ", "sat on the mat and the dog sat on", " the log"
+    left, right = _toks(eng, s1 + so), _toks(eng, so + s2, len(s1))
+    t_max = MP.max_token_chars(eng)
+    lengths = [left[i1 + j][1][1] - left[i1][1][0] for i1, _, k in _maximal_runs(left, right) for j in range(k)]
+    assert t_max in lengths      # the boundary case is present
+    want = sum(n > t_max for n in lengths)
+    v = MP.lopt_lemma_7_1(eng, s1, so, s2)
+    _holding(v, f"{want} qualifying runs")
+    assert v.explanation.startswith(f"{want} ")
+
+
+def test_lemma_7_3_from_the_first_token() -> None:
+    eng = load_engine("hf:bert-base-uncased")
+    _holding(MP.lopt_lemma_7_3(eng, "the cat sat", 1, 2), "tokens 1..2", "F(S[0:7])")
+    v = MP.lopt_lemma_7_3(eng, "the cat sat", 1, 1)
+    _holding(v, "vacuous")
+
+
+def test_published_statement_failures_name_the_statement() -> None:
+    for name, words in (("merge.lopt_lemma_7_1", "Lemma 7.1's premise holds but F(S) differs"),
+                        ("merge.lopt_lemma_7_3", "F of the tokens' text is not the tokens")):
+        claim = CLAIMS[name]
+        v = claim.check(**claim.counterexample)
+        assert not v.holds and words in v.explanation, (name, v.explanation)
