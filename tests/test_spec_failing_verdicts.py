@@ -208,7 +208,24 @@ def test_blog_witness() -> None:
     w, ce, eng = _replay("merge.blog_overlap_theorem", {"text", "mid", "overlap", "serial", "merged"})
     assert (w["text"], w["mid"], w["overlap"]) == (ce["text"], ce["mid"], ce["overlap"])
     assert w["serial"] == _toks(eng, ce["text"]) != w["merged"]
+    text, mid, overlap = ce["text"], ce["mid"], ce["overlap"]
+    lo = max(0, mid - overlap)
+    assert w["merged"] == ([t for t in _toks(eng, text[:mid + overlap]) if t[1][0] < mid]
+                           + [t for t in _toks(eng, text[lo:], lo) if t[1][0] >= mid])
+    assert "T(S)" in claim_explanation("merge.blog_overlap_theorem")
     assert "vacuous" in MP.blog_overlap_theorem(eng, ce["text"], 0, ce["overlap"]).explanation
+
+
+def claim_explanation(name: str) -> str:
+    claim = CLAIMS[name]
+    return claim.check(**claim.counterexample).explanation
+
+
+def test_blog_theorem_with_the_midpoint_after_the_first_character() -> None:
+    """m = 1 is inside the text (not vacuous), and R is T(S[0:]) when m - w < 0: with R cut one
+    character late, "unaffable" would re-tokenize as "naffable" and the halves would not join."""
+    eng = load_engine("hf:bert-base-uncased")
+    _holding(MP.blog_overlap_theorem(eng, "unaffable", 1, MP.max_token_chars(eng)), "halves", "T(S)")
 
 
 def test_parallel_tokenizer_witness() -> None:
@@ -300,6 +317,25 @@ def test_longest_common_ids_ties_and_no_run() -> None:
     assert MP._longest_common_ids([1], [1, 1]) == (0, 0, 1)
     assert MP._longest_common_ids([1, 2], [3]) == (2, 0, 0)
     assert MP._longest_common_ids([1, 9, 1], [1]) == (2, 0, 1)   # a tie of one-id runs too
+
+
+def test_longest_common_ids_against_brute_force() -> None:
+    """The longest common run; ties: the one starting (so ending) last in ``a``, then first in
+    ``b``; none: the empty run at the end of ``a``. Random small id lists over a 3-id alphabet."""
+    import random
+    rng = random.Random(13)
+    for _ in range(400):
+        a = [rng.randrange(3) for _ in range(rng.randint(0, 7))]
+        b = [rng.randrange(3) for _ in range(rng.randint(0, 7))]
+        runs = []
+        for i in range(len(a)):
+            for j in range(len(b)):
+                n = 0
+                while i + n < len(a) and j + n < len(b) and a[i + n] == b[j + n]:
+                    n += 1
+                runs.append((n, i, -j))
+        n, i, j = max(runs, default=(0, 0, 0))
+        assert MP._longest_common_ids(a, b) == ((i, -j, n) if n else (len(a), 0, 0)), (a, b)
 
 
 def test_split_and_sound_cuts_pass_widen_on() -> None:
