@@ -473,8 +473,15 @@ def test_lemma_7_3_from_the_first_token() -> None:
 
 
 def test_published_statement_failures_name_the_statement() -> None:
-    for name, words in (("merge.lopt_lemma_7_1", "Lemma 7.1's premise holds but F(S) differs"),
+    for name, words in (("merge.lopt_theorem_4_1", "Theorem 4.1's premise holds (every n_i > 0) but T != Tokenizer(S)"),
+                        ("merge.lopt_lemma_7_1", "Lemma 7.1's premise holds but F(S) differs"),
                         ("merge.lopt_lemma_7_3", "F of the tokens' text is not the tokens")):
         claim = CLAIMS[name]
         v = claim.check(**claim.counterexample)
         assert not v.holds and words in v.explanation, (name, v.explanation)
+
+
+def test_chunk_spans_of_an_empty_text_is_one_empty_chunk() -> None:
+    """LoPT eq. 1 gives no chunk for n = 0; the statements then encode one empty chunk at 0."""
+    assert MP._chunk_spans(0, 5, 3) == [(0, 0)]
+    assert MP._chunk_spans(7, 3, 2) == [(0, 5), (3, 7), (6, 7)]
