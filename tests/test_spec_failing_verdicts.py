@@ -453,9 +453,10 @@ def test_runs_and_match_agree_with_brute_force() -> None:
 
 def test_lemma_7_1_counts_its_qualifying_runs() -> None:
     """The passing verdict counts every prefix t^l_{i1..i1+j} of a maximal run whose text is longer
-    than T, computed here from the brute-force runs (one prefix is exactly T long: not counted)."""
+    than T, computed here from the brute-force runs (one prefix is exactly T long: not counted;
+    one is longer than T only when measured from the run's first character, "a" ending it)."""
     eng = load_engine("hf:bert-base-uncased")
-    s1, so, s2 = "the cat ", "sat on the mat and the dog sat on", " the log"
+    s1, so, s2 = "the cat ", "sat on the mat and a dog sat on", " the log"
     left, right = _toks(eng, s1 + so), _toks(eng, so + s2, len(s1))
     t_max = MP.max_token_chars(eng)
     lengths = [left[i1 + j][1][1] - left[i1][1][0] for i1, _, k in _maximal_runs(left, right) for j in range(k)]
