@@ -351,6 +351,10 @@ def test_load_claims_skips_a_spec_module_not_written_yet(monkeypatch: pytest.Mon
 
 def test_split_top_level_splits_only_outside_groups_and_classes() -> None:
     assert P._split_top_level(r"a|b\|c|(d|e)|[f|g]|h") == ["a", r"b\|c", "(d|e)", "[f|g]", "h"]
+    # a group or class right at the start, and groups nested two deep
+    assert P._split_top_level("(a|b)|c") == ["(a|b)", "c"]
+    assert P._split_top_level("[|]|c") == ["[|]", "c"]
+    assert P._split_top_level("((a|b)|c)|d") == ["((a|b)|c)", "d"]
 
 
 def test_is_valid_defaults_to_the_definition() -> None:
