@@ -269,7 +269,7 @@ def test_statement_is_a_sentence_in_its_documents_terms(name: str, registry: dic
     the seed's worked example, with one of its inputs (a lone "a" is an article elsewhere); its all-capital terms (acronyms such as BPE, CR/LF,
     [UNK]) and those of its source's free text are terms of the documents it cites, and every word
     is a word of those documents, case and all (or plain English listed in PLAIN_STATEMENT_WORDS),
-    numbered references (Table 1, section 3.3) spelled as there."""
+    numbered references (Table 1, section 3.3) and notation (F(S)) spelled as there."""
     claim = registry[name]
     statement = claim.statement
     assert statement.endswith(".") and statement == statement.strip(), name
@@ -286,3 +286,5 @@ def test_statement_is_a_sentence_in_its_documents_terms(name: str, registry: dic
         assert spelled & words, f"{name}: {word!r} is no word of its documents, case and all (garbled statement?)"
     for numbered in re.findall(r"\b[A-Za-z]+ \d+(?:\.\d+)*\b", statement):   # Table 1, section 3.3
         assert numbered in documents, f"{name}: {numbered!r} is not spelled as in its documents"
+    for notation in re.findall(r"\b[A-Za-z]+\([A-Za-z]\)", statement):          # F(S), Tokenizer(S)
+        assert notation in documents, f"{name}: {notation!r} is not the notation of its documents"
