@@ -108,6 +108,7 @@ def test_monotone_cover_verdicts() -> None:
     assert w == {"text": "ab", "index": 0, "span": [0, 3]}
     v = O.prop_monotone_cover("abc", [(1, 3), (0, 1)])
     assert _failing(v, {"text", "index", "span", "prev"}) == {"text": "abc", "index": 1, "span": [0, 1], "prev": [1, 3]}
+    assert v.explanation.startswith("token 1 is out of order with token 0")
     v = O.prop_monotone_cover("abc", [(0, 1), (2, 3)])
     w = _failing(v, {"text", "index", "offsets"})
     assert w == {"text": "abc", "index": 1, "offsets": [[0, 1], [2, 3]]} and "'b'" in v.explanation
@@ -487,3 +488,12 @@ def test_chunk_spans_of_an_empty_text_is_one_empty_chunk() -> None:
     """LoPT eq. 1 gives no chunk for n = 0; the statements then encode one empty chunk at 0."""
     assert MP._chunk_spans(0, 5, 3) == [(0, 0)]
     assert MP._chunk_spans(7, 3, 2) == [(0, 5), (3, 7), (6, 7)]
+
+
+def test_monotone_cover_allows_overlap_and_a_cluster_before_more_text() -> None:
+    """Overlapping spans are not a step back (tokens of one normalized character share its
+    originals: same span, or a later start with the same end); a reordered cluster may be followed
+    by more text (the cluster is the span pair's range, not the rest of the text)."""
+    _holding(O.prop_monotone_cover("ab", [(0, 2), (0, 2)]), "2 ordered spans")
+    _holding(O.prop_monotone_cover("ab", [(0, 2), (1, 2)]), "2 ordered spans")
+    _holding(O.prop_monotone_cover("e\u0301\u0327x", [(0, 3), (1, 2), (3, 4)]), "3 ordered spans")

@@ -90,3 +90,9 @@ def test_regex_spans_partition_and_equality() -> None:
     assert P.prop_spans_equal(text, spans, list(spans)).holds
     v = P.prop_spans_equal(text, spans[:1] + [(2, 5)] + spans[2:], spans)
     assert not v.holds and v.witness is not None and v.witness["first_diff"] == 1
+
+
+def test_cl100k_branch_of_the_empty_text_is_refused() -> None:
+    """Every alternative needs a character: an empty text has no branch (callers pass c0 + c1)."""
+    with pytest.raises(AssertionError, match="^cl100k pattern matches nothing at the start of ''$"):
+        P.cl100k_branch("")
