@@ -235,14 +235,14 @@ def _git_head() -> str:
 _COLUMNS = ("killed", "timeout", "crashed", "survived", "no tests", "suspicious", "equivalent", "not run")
 
 
-def _floor_percent(score: float) -> str:
+def floor_percent(score: float) -> str:
     """One decimal, rounded down: 0.9495 is 94.9%, never a 95.0% that hides a missed target."""
     return f"{math.floor(score * 1000 + 1e-9) / 10:.1f}%"
 
 
 def _row(name: str, s: LayerSummary) -> str:
     cells = [str(s.counts.get(c, 0)) for c in _COLUMNS]
-    return f"| {name} | {s.generated} | " + " | ".join(cells) + f" | {_floor_percent(s.score)} |"
+    return f"| {name} | {s.generated} | " + " | ".join(cells) + f" | {floor_percent(s.score)} |"
 
 
 def render(summary: Summary, *, title: str, wall_seconds: float, target: float, history: list[dict] | None) -> str:
@@ -268,7 +268,7 @@ def render(summary: Summary, *, title: str, wall_seconds: float, target: float, 
                 "|---|---|---|---|" + "---|" * len(summary.layers)]
         for h in history:
             out.append(f"| {h.get('run', 'full')} | {h['date']} | {h['commit']} | {h['wall_seconds']} s | "
-                       + " | ".join(f"{_floor_percent(h['scores'].get(k, 0))} of {h.get('judged', {}).get(k, '?')}"
+                       + " | ".join(f"{floor_percent(h['scores'].get(k, 0))} of {h.get('judged', {}).get(k, '?')}"
                                     for k in summary.layers) + " |")
     out += ["", "## Survivors (not detected, not allow-listed)", ""]
     survivors = [m for layer in summary.layers.values() for m in layer.survivors]

@@ -407,7 +407,8 @@ def main(argv: list[str] | None = None) -> int:
         new = [m for layer in summary.layers.values() for m in layer.survivors if report.change_key(m) not in known]
         for layer in LAYERS:
             score = summary.layers[layer].score
-            print(f"mutation: sample {layer}/: {score:.1%} ({'meets' if score >= target else 'below'} the {target:.0%} target)")
+            print(f"mutation: sample {layer}/: {report.floor_percent(score)} "
+                  f"({'meets' if score >= target else 'below'} the {target:.0%} target)")
         if new:
             print(f"mutation: {len(new)} sampled mutant(s) escape the tests and are not known survivors:", file=sys.stderr)
             for m in new:

@@ -160,6 +160,6 @@ def test_carried_verdicts_survive_a_reset_only_for_the_same_function_version(tmp
 
 
 def test_scores_are_printed_rounded_down():
-    assert report._floor_percent(94 / 99) == "94.9%"      # never a 95.0% hiding a missed target
-    assert report._floor_percent(0.95) == "95.0%"
-    assert report._floor_percent(1.0) == "100.0%"
+    assert report.floor_percent(94 / 99) == "94.9%"      # never a 95.0% hiding a missed target
+    assert report.floor_percent(0.95) == "95.0%"
+    assert report.floor_percent(1.0) == "100.0%"
