@@ -20,10 +20,13 @@ same edges / ids / offsets as the oracle on every case.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import numpy as np
 import pytest
+
+import tokspec
 
 from tokspec.fast._unigram_kernels import lookup_da, lookup_hash
 from tokspec.fast.unigram_datrie import DatrieUnigram
@@ -33,15 +36,17 @@ from tokspec.reference.unigram_viterbi import viterbi
 from tokspec.unigram_model import UnigramModel, byte_piece
 
 Edge = tuple[int, int, int, bool]
+
+
+def f32(x: float) -> float:
+    return float(np.float32(x))
+
+
 #: one character of each UTF-8 length, continuation bytes at both ends of 0x80..0xBF
 KNOWN = ["a", "b", "\u00c0", "\u00ff", "\u20ac", "\u0800", "\U0001f642", "\U00010000"]
 #: characters no piece starts with (unknown edges), again of every length
 UNKNOWN = ["z", "\u00c1", "\u4e2d", "\U00010080"]
 TIES = ["first", "last"]
-
-
-def f32(x: float) -> float:
-    return float(np.float32(x))
 
 
 def scrambled(text: str) -> list[Aligned]:
@@ -68,60 +73,66 @@ def scrambled(text: str) -> list[Aligned]:
 
 def make_model(vocab: list[tuple[str, float]], *, flavour: str, fallback: str, reset: float | None,
                unk_at: int = 0, unk_score: float | None = None) -> UnigramModel:
-    """A tiny model: ``<unk>`` at index ``unk_at`` among ``vocab``'s pieces, then byte pieces
-    (``fallback``: "all" 256, "part" those of bytes below 0xF0, "none")."""
+    """A tiny model: byte pieces (``fallback``: "all" 256, "part" those of bytes below 0xF0, "none"),
+    then ``vocab``'s pieces with ``<unk>`` inserted at index ``unk_at`` among them. Scores are
+    float64 values even for the float32 flavour ("spm"), which rounds each one it adds (as the
+    reference does), so an engine that skipped that rounding would differ."""
     pieces = [p for p, _ in vocab]
     scores = [s for _, s in vocab]
     pieces.insert(unk_at, "<unk>")
     scores.insert(unk_at, 0.0)
     matchable = [True] * len(pieces)
     if flavour == "spm":
-        matchable[unk_at] = False
-        scores = [f32(s) for s in scores]
+        matchable[unk_at] = False  # scores stay float64: the float32 arithmetic rounds them itself
     byte_ids: tuple[int, ...] = ()
     if fallback != "none":
-        ids = []
-        for b in range(256):
-            if fallback == "all" or b < 0xF0:
-                ids.append(len(pieces))
-                pieces.append(byte_piece(b))
-                scores.append(0.0)
-                matchable.append(flavour == "hf")
-            else:
-                ids.append(-1)
-        byte_ids = tuple(ids)
+        # byte pieces first, "z"'s first: a byte token can have id 0 (a valid id like any other)
+        have = [b for b in sorted(range(256), key=lambda b: (b - ord("z")) % 256) if fallback == "all" or b < 0xF0]
+        pieces[:0] = [byte_piece(b) for b in have]
+        scores[:0] = [0.0] * len(have)
+        matchable[:0] = [flavour == "hf"] * len(have)
+        unk_at += len(have)
+        ids = dict(zip(have, range(len(have))))
+        byte_ids = tuple(ids.get(b, -1) for b in range(256))
     real = [s for p, s in vocab]
     unk = (min(real) - 10) if unk_score is None else unk_score
     return UnigramModel(
         pieces=tuple(pieces), scores=tuple(scores), matchable=tuple(matchable), unk_id=unk_at,
-        unk_score=f32(unk) if flavour == "spm" else unk, byte_fallback=fallback != "none",
+        unk_score=unk, byte_fallback=fallback != "none",
         byte_ids=byte_ids, fuse_unk=flavour == "hf", flavour=flavour,  # type: ignore[arg-type]
         float32=flavour == "spm", pretokenizer=scrambled, score_reset=reset, source="<generated>").check()
 
 
 def generated_cases(seed: int, count: int) -> list[tuple[dict, str]]:
-    """(make_model keyword arguments, text) pairs over KNOWN (pieces) and UNKNOWN characters."""
+    """(make_model keyword arguments, text) pairs over KNOWN (pieces) and UNKNOWN characters.
+
+    Case ``i``: flavour ``i % 2``, fallback ``i % 3``, scores ``(i // 6) % 3``: uniform floats,
+    mostly -0.5 per character (exact ties in every arithmetic: the tie rules decide), or mostly
+    -0.1 per character (near ties that float32 and float64 sums break differently)."""
     rng = random.Random(seed)
     cases = []
     for i in range(count):
-        pieces = {rng.choice(KNOWN) for _ in range(3)}  # some single characters have pieces...
-        while len(pieces) < 7:  # ...and longer pieces mix every byte class
-            pieces.add("".join(rng.choice(KNOWN) for _ in range(rng.randint(2, 4))))
-        vocab = [(p, rng.uniform(-12.0, -0.05)) for p in sorted(pieces)]
+        pieces = set(rng.sample(KNOWN, 5))  # most single characters have pieces...
+        while len(pieces) < 9:  # ...and longer pieces mix every byte class
+            pieces.add("".join(rng.choice(KNOWN) for _ in range(rng.randint(2, 3))))
+        kind = (i // 6) % 3
+        draw = [lambda p: rng.uniform(-12.0, -0.05), lambda p: -0.5 * len(p) * rng.choice([1, 1, 2]),
+                lambda p: -0.1 * len(p) * rng.choice([1, 1, 3])][kind]
+        vocab = [(p, draw(p)) for p in sorted(pieces)]
         rng.shuffle(vocab)
         flavour = "hf" if i % 2 else "spm"
         kwargs = dict(vocab=vocab, flavour=flavour, fallback=("all", "part", "none")[i % 3],
                       reset=rng.choice([None, 0.5, 3.0]) if flavour == "spm" else None,
                       unk_at=rng.randint(0, len(vocab)))
-        alphabet = KNOWN * 3 + UNKNOWN + [" "]
+        alphabet = KNOWN * 2 + UNKNOWN + [" "]
         words = [p for p, _ in vocab]
-        text = "".join(rng.choice(words) if rng.random() < 0.3 else rng.choice(alphabet)
-                       for _ in range(rng.randint(1, 14)))
+        text = "".join(rng.choice(words) if rng.random() < 0.5 else rng.choice(alphabet)
+                       for _ in range(rng.randint(1, 10)))
         cases.append((kwargs, text))
     return cases
 
 
-CASES = generated_cases(seed=2026, count=36)
+CASES = generated_cases(seed=5, count=36)
 
 
 def reference_edges(model: UnigramModel, text: str, tie: str) -> list[list[Edge]]:
@@ -179,8 +190,9 @@ def test_generated_model_equals_reference(index: int) -> None:
 
 
 def test_generated_cases_cover_every_branch() -> None:
-    """The cases above reach what they are meant to: every flavour x fallback, re-basing, unknown
-    characters of every length next to known ones, byte tokens, <unk> tokens."""
+    """The cases above reach what they are meant to: every flavour x fallback, unknown characters
+    of every length, byte tokens, <unk> tokens, texts where the tie rule decides, and texts where
+    float32 sums (not only float32 scores) decide."""
     seen = set()
     for kwargs, text in CASES:
         model = make_model(**kwargs)
@@ -191,9 +203,17 @@ def test_generated_cases_cover_every_branch() -> None:
         if model.unk_id in ids:
             seen.add(("unk", kwargs["flavour"]))
         seen.update(("unknown", len(ch.encode("utf-8"))) for ch in UNKNOWN if ch in text)
+        ties = reference_edges(model, text, model.flavour) != reference_edges(model, text, "last")
+        seen.add(("tie rules differ", ties))
+        if model.float32:  # the same float32 scores summed in float64
+            plain = dataclasses.replace(model, scores=tuple(f32(x) for x in model.scores),
+                                        unk_score=f32(model.unk_score), float32=False)
+            seen.update(("float32 matters", tie) for tie in (model.flavour, "last")
+                        if reference_edges(model, text, tie) != reference_edges(plain, text, tie))
     assert {(f, b) for f in ("hf", "spm") for b in ("all", "part", "none")} <= seen
     assert {("byte tokens", "hf"), ("byte tokens", "spm"), ("unk", "hf"), ("unk", "spm")} <= seen
     assert {("unknown", k) for k in (1, 2, 3, 4)} <= seen
+    assert {("tie rules differ", True), ("float32 matters", "spm"), ("float32 matters", "last")} <= seen
 
 
 def test_fused_unknown_run_that_is_a_piece() -> None:
@@ -202,7 +222,7 @@ def test_fused_unknown_run_that_is_a_piece() -> None:
     the Viterbi takes the unknowns and the run becomes the piece, here id 0 (a valid id)."""
     for unk_at in (1, 3):
         vocab = [("z\u00c1", 25.0), ("a", 30.0), ("\u4e2dz\u00c1", 26.0)]
-        model = make_model(vocab, flavour="hf", fallback="all", reset=None, unk_at=unk_at, unk_score=15.0)
+        model = make_model(vocab, flavour="hf", fallback="none", reset=None, unk_at=unk_at, unk_score=15.0)
         assert model.pieces[0] == "z\u00c1"
         for text in ("z\u00c1", "az\u00c1", "a z\u00c1a", "\u4e2dz\u00c1"):
             edges = [e for p in reference_edges(model, text, "hf") for e in p]
@@ -248,3 +268,37 @@ def test_lookup_kernels_find_exactly_the_slice(trie: str) -> None:
         assert got == want, (data, lo, hi)
         found += want >= 0 and lo > 0
     assert found > 20
+
+
+def test_engine_defaults_and_info() -> None:
+    """``DatrieUnigram(model, name)``: the double array, contract offsets, the model's tie rule;
+    the trie not built is None; ``info`` names the engine, its library, vocabulary and trie."""
+    kwargs, text = CASES[1]
+    model = make_model(**kwargs)
+    engine = DatrieUnigram(model, "fast:gen")
+    assert (engine.trie_kind, engine.offsets, engine.tie_break) == ("double-array", "contract", model.flavour)
+    assert engine.da is not None and engine.ht is None
+    hashed = DatrieUnigram(model, "fast:gen-hash", trie="hash")
+    assert hashed.ht is not None and hashed.da is None
+    ref = UnigramReference(model, "ref")
+    for eng in (engine, hashed):
+        got, want = eng.encode(text), ref.encode(text)
+        assert (got.ids, got.offsets) == (want.ids, want.offsets)
+    info = engine.info
+    assert (info.name, info.kind, info.library, info.vocab_sha256) == ("fast:gen", "tokenizer", "tokspec.fast", model.sha256)
+    assert info.library_version == tokspec.__version__
+    assert info.description.startswith("double-array trie Unigram Viterbi (hf flavour)")
+    assert hashed.info.description.startswith("hash trie Unigram Viterbi (hf flavour)")
+    with pytest.raises(ValueError, match="trie='radix': expected 'double-array' or 'hash'"):
+        DatrieUnigram(model, "bad", trie="radix")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("index", [0, 1, 2, 5])
+def test_interpreted_twin_equals_reference(index: int) -> None:
+    """``jit=False`` (every kernel a plain Python copy of the same source) on the same cases."""
+    kwargs, text = CASES[index]
+    model = make_model(**kwargs)
+    engine = DatrieUnigram(model, "plain", jit=False)
+    got, want = engine.encode(text), UnigramReference(model, "ref").encode(text)
+    assert (got.ids, got.offsets) == (want.ids, want.offsets)
+    assert fast_edges(engine, text) == (reference_edges(model, text, model.flavour),) * 2
