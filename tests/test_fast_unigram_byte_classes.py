@@ -123,7 +123,9 @@ def generated_cases(seed: int, count: int) -> list[tuple[dict, str]]:
         flavour = "hf" if i % 2 else "spm"
         kwargs = dict(vocab=vocab, flavour=flavour, fallback=("all", "part", "none")[i % 3],
                       reset=rng.choice([None, 0.5, 3.0]) if flavour == "spm" else None,
-                      unk_at=rng.randint(0, len(vocab)))
+                      unk_at=rng.randint(0, len(vocab)),
+                      # unknown edges as cheap as a character of a piece: they tie with pieces too
+                      unk_score=[None, -0.5, -0.1][kind])
         alphabet = KNOWN * 2 + UNKNOWN + [" "]
         words = [p for p, _ in vocab]
         text = "".join(rng.choice(words) if rng.random() < 0.5 else rng.choice(alphabet)
@@ -151,16 +153,23 @@ def fast_edges(engine: DatrieUnigram, text: str) -> tuple[list[list[Edge]], list
     """Edges from ``forward_all`` (all pretokens in one kernel call) and from ``viterbi`` (one each)."""
     data, bounds, _ = engine.normalized(text)
     starts, ids = engine.forward_all(data, bounds)
+    assert starts.dtype == ids.dtype == np.int64
     assert len(starts) == len(ids) == len(data) + len(bounds) - 1
     unk = engine.model.unk_id
     whole, at = [], 0
     for p in range(len(bounds) - 1):
         n = int(bounds[p + 1] - bounds[p])
+        chunk = data[bounds[p]:bounds[p + 1]]
+        # no predecessor (-1, id -1): position 0 and every byte inside a character; an unknown
+        # edge's id is -1, a piece's its id
+        inside = [q == 0 or (q < n and 0x80 <= chunk[q] < 0xC0) for q in range(n + 1)]
+        assert [int(s) == -1 for s in starts[at:at + n + 1]] == inside, text
+        assert all(int(i) == -1 if out else int(i) >= -1 for i, out in zip(ids[at:at + n + 1], inside)), text
         edges, e = [], n
         while e > 0:
             s, pid = int(starts[at + e]), int(ids[at + e])
             assert 0 <= s < e
-            edges.append((s, e, unk if pid < 0 else pid, pid < 0))
+            edges.append((s, e, unk if pid == -1 else pid, pid == -1))
             e = s
         whole.append(edges[::-1])
         at += n + 1
@@ -216,26 +225,65 @@ def test_generated_cases_cover_every_branch() -> None:
     assert {("tie rules differ", True), ("float32 matters", "spm"), ("float32 matters", "last")} <= seen
 
 
-def test_fused_unknown_run_that_is_a_piece() -> None:
-    """HF looks a fused run of unknown characters up as a piece: with positive scores the run
-    ``z\\u00c1`` (no piece for ``z`` or ``\\u00c1`` alone) scores less than two unknown edges, so
-    the Viterbi takes the unknowns and the run becomes the piece, here id 0 (a valid id)."""
+@pytest.mark.parametrize("first", ["z\u00c1", "a"])
+def test_unknown_edges_cheaper_than_pieces(first: str) -> None:
+    """A model whose unknown edge (15) scores more than some pieces (the kernels must not care):
+
+    - HF looks a fused run of unknown characters up as a piece: the run ``z\u00c1`` (no piece for
+      ``z`` or ``\u00c1`` alone) scores less than two unknown edges, so the Viterbi takes the
+      unknowns and the run becomes the piece ``z\u00c1`` (id 0 when ``first`` is it);
+    - a character WITH a one-character piece (``b``, 1.0) is never crossed by an unknown edge,
+      however much better that edge would score;
+    - the piece with id 0 (``a`` when ``first`` is it) next to a run is not fused into it."""
+    vocab = [("z\u00c1", 25.0), ("a", 30.0), ("\u4e2dz\u00c1", 26.0), ("b", 1.0)]
+    vocab.sort(key=lambda v: v[0] != first)
     for unk_at in (1, 3):
-        vocab = [("z\u00c1", 25.0), ("a", 30.0), ("\u4e2dz\u00c1", 26.0)]
         model = make_model(vocab, flavour="hf", fallback="none", reset=None, unk_at=unk_at, unk_score=15.0)
-        assert model.pieces[0] == "z\u00c1"
-        for text in ("z\u00c1", "az\u00c1", "a z\u00c1a", "\u4e2dz\u00c1"):
+        assert model.pieces[0] == first
+        runs = {model.pieces.index("z\u00c1"), model.pieces.index("\u4e2dz\u00c1")}  # the runs' pieces
+        for text in ("z\u00c1", "az\u00c1", "a z\u00c1a", "\u4e2dz\u00c1", "bz\u00c1b", "z\u00c1ab"):
             edges = [e for p in reference_edges(model, text, "hf") for e in p]
-            assert all(e[3] for e in edges if model.pieces[e[2]] != "a")  # only "a" is matched
-            runs = {0, model.pieces.index("\u4e2dz\u00c1")}  # the runs' pieces
+            assert all(e[3] for e in edges if model.pieces[e[2]] not in "ab")  # only a and b match
             assert runs & set(UnigramReference(model, "ref").encode(text).ids or ())
             check_case(model, text)
 
 
+#: hand-picked neighbours: an unknown without byte pieces (4 bytes, "part" fallback) right after one
+#: with them, and the reverse; runs at the start, the end, and between pieces
+NEIGHBOURS = ["z\U00010080", "\U00010080z", "az\u00c1b", "zz a", "\u4e2d\U00010080\u00c1",
+              "\U00010080\U00010080z", "b\u00c1\U00010080", "\U00010000z\U00010080a", "a b \u00c0 z ab"]
+
+
+@pytest.mark.parametrize("flavour", ["hf", "spm"])
+@pytest.mark.parametrize("fallback", ["all", "part", "none"])
+def test_unknown_neighbours(flavour: str, fallback: str) -> None:
+    vocab = [("a", -1.0), ("b", -2.0), ("\U00010000", -1.5), ("ab", -2.5), ("\u00c0", -1.0)]
+    model = make_model(vocab, flavour=flavour, fallback=fallback, reset=None, unk_at=2)
+    for text in NEIGHBOURS:
+        check_case(model, text)
+
+
+def test_work_buffers_contents_never_leak() -> None:
+    """The kernels' work arrays are the caller's with undefined contents: an engine whose buffers
+    hold stale values (-1 everywhere: "unknown edge" in the id arrays, "unreached" in the
+    predecessor arrays; or 7) gives the reference's ids and offsets."""
+    for index in range(0, len(CASES), 5):
+        kwargs, text = CASES[index]
+        model = make_model(**kwargs)
+        want = UnigramReference(model, "ref").encode(text)
+        for fill in (-1, 7):
+            engine = DatrieUnigram(model, "stale")
+            for name in ("bstart", "bid", "es", "eid", "ids", "ts", "te", "cob"):
+                engine._work.arrays[name] = np.full(64, fill, dtype=np.int64)
+            engine._work.arrays["best"] = np.full(64, float(fill), dtype=np.float64)
+            got = engine.encode(text)
+            assert (got.ids, got.offsets) == (want.ids, want.offsets), (fill, text)
+
+
 def lookup_cases() -> tuple[list[bytes], list[tuple[bytes, int, int]]]:
     rng = random.Random(11)
-    alphabet = [ch.encode("utf-8") for ch in KNOWN + UNKNOWN]
-    keys = sorted({b"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 3))) for _ in range(40)})
+    alphabet = [ch.encode("utf-8") for ch in KNOWN + UNKNOWN] + [b"\x00"]  # NUL: hash key 0
+    keys = sorted({b"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 3))) for _ in range(300)} | {b"\x00"})
     probes = []
     for _ in range(300):
         head, tail = (b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 3))) for _ in "ht")
@@ -302,3 +350,39 @@ def test_interpreted_twin_equals_reference(index: int) -> None:
     got, want = engine.encode(text), UnigramReference(model, "ref").encode(text)
     assert (got.ids, got.offsets) == (want.ids, want.offsets)
     assert fast_edges(engine, text) == (reference_edges(model, text, model.flavour),) * 2
+
+
+#: sentencepiece-flavour cases found by random search, each one where a plausible slip in the
+#: re-basing changes the result: re-basing below 1.0 skipped; re-basing when the score EQUALS
+#: the threshold; re-based scores not rounded to float32 (two cases)
+REBASING = [
+    dict(vocab=[("a", -0.30000000000000004), ("b", -0.1), ("\u00c0\U00010000", -0.2), ("\u00ff", -0.30000000000000004),
+                ("\u00ff\U00010000\u00ff", -0.30000000000000004), ("\u20ac", -0.1), ("\U00010000", -0.1),
+                ("\U0001f642\u00c0", -0.2), ("\U0001f642\u0800", -0.2)],
+         reset=0.10000000149011612, unk_at=2, unk_score=-0.1, fallback="none",
+         text="\u20aca\U0001f642\u4e2d\U0001f642\u0800\u00ff\u00ff\u0800"),
+    dict(vocab=[("a", -0.1), ("a\u20ac\u20ac", -0.30000000000000004), ("\u00c0\U00010000\u00ff", -0.30000000000000004),
+                ("\u00c0\U0001f642\u0800", -0.30000000000000004), ("\u00ff", -0.1), ("\u0800", -0.30000000000000004),
+                ("\u20ac\u20ac", -0.6000000000000001), ("\U00010000", -0.1), ("\U0001f642", -0.1)],
+         reset=0.5, unk_at=4, unk_score=-0.1, fallback="all",
+         text="\U0001f642\U00010000\u20ac\u00c0\U0001f642\u0800\u00c0\u00ffa\u20ac\u20ac\u00c0"),
+    dict(vocab=[("a", -4.968037618461776), ("\u00c0\u00c0\u00c0", -3.317697173468096), ("\u00c0\u00ff", -1.798587556402774),
+                ("\u00ff", -0.9455538726116686), ("\u20ac", -2.052604077010086), ("\U00010000", -9.45992311573259),
+                ("\U0001f642", -5.3165842295340715), ("\U0001f642a", -6.527291006877634),
+                ("\U0001f642\u0800\u00c0", -7.652049202749069)],
+         reset=18.882225036621094, unk_at=0, unk_score=None, fallback="none",
+         text="\u00ff\U00010000\u00c0\u00ff\U0001f642\u00c1\u00c0\u00c0\u00c0\u00c0\u20ac\U0001f642z"),
+]
+
+
+@pytest.mark.parametrize("index", range(len(REBASING)))
+def test_rebasing_cases_equal_reference(index: int) -> None:
+    case = dict(REBASING[index])
+    text = case.pop("text")
+    model = make_model(flavour="spm", **case)  # type: ignore[arg-type]
+    check_case(model, text)
+    # re-basing matters here: without it (cases 0, 2), or when it also happens at a score equal
+    # to the threshold (case 1: the threshold lowered by one ulp), the reference segments otherwise
+    slip = (dataclasses.replace(model, score_reset=float(np.nextafter(model.score_reset, 0.0))) if index == 1
+            else dataclasses.replace(model, score_reset=None))
+    assert any(reference_edges(model, text, tie) != reference_edges(slip, text, tie) for tie in ("spm", "last"))

@@ -13,9 +13,13 @@ and the HF one. Sized for seconds with the kernels interpreted (mutation testing
 from __future__ import annotations
 
 import functools
+import io
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
+import sentencepiece
 
 from tokspec import load_engine
 from tokspec.fast.unigram_datrie import DatrieUnigram, datrie_encoder
@@ -86,3 +90,34 @@ def test_normalized_arrays_of_a_fresh_engine(kind: str) -> None:
         ids_only = fresh(kind).normalized(text, alignment=False)
         assert bytes(ids_only[0]) == bytes(data) and ids_only[1].tolist() == [0, len(data)], text
         assert all(len(a) == 0 for a in ids_only[2]), text
+
+
+@functools.cache
+def long_rule_model() -> str:
+    """A sentencepiece Unigram model whose charsmap rewrites ``q`` into 300 bytes (longer than the
+    256-entry byte table, and than most of the pool) and ``\\u00e9`` into ``e``."""
+    folder = Path(tempfile.mkdtemp(prefix="tokspec-long-rule-"))
+    rules = {"q": "xy" * 150, "\u00e9": "e"}
+    tsv = folder / "rules.tsv"
+    tsv.write_text("".join(" ".join(f"{ord(c):X}" for c in k) + "\t" + " ".join(f"{ord(c):X}" for c in v) + "\n"
+                           for k, v in rules.items()), encoding="utf-8")
+    buf = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(["hello world, the quick brown fox jumps over the lazy dog"] * 50),
+        model_writer=buf, vocab_size=300, model_type="unigram", byte_fallback=True,
+        normalization_rule_tsv=str(tsv), hard_vocab_limit=False, minloglevel=3, num_threads=1)
+    path = folder / "long-rule.model"
+    path.write_bytes(buf.getvalue())
+    return str(path)
+
+
+def test_replacement_longer_than_the_byte_table() -> None:
+    """The normalizer's replacement scratch is sized from the charsmap's pool: a 300-byte
+    replacement normalizes and encodes as sentencepiece and the reference do (ids and offsets)."""
+    path = long_rule_model()
+    spm, ref = load_engine(f"spm:{path}"), load_engine(f"reference:{path}")
+    for text in ["q", "a q \u00e9", "qq x"]:
+        engine = datrie_encoder(path)  # fresh: its scratch is allocated for this model's pool
+        got = engine.encode(text)
+        assert got == ref.encode(text) == spm.encode(text), text
+        assert "xy" * 150 in bytes(engine.normalized(text)[0]).decode("utf-8")
