@@ -151,7 +151,9 @@ def reference_edges(model: UnigramModel, text: str, tie: str) -> list[list[Edge]
 
 def fast_edges(engine: DatrieUnigram, text: str) -> tuple[list[list[Edge]], list[list[Edge]]]:
     """Edges from ``forward_all`` (all pretokens in one kernel call) and from ``viterbi`` (one each)."""
-    data, bounds, _ = engine.normalized(text)
+    data, bounds, arrays = engine.normalized(text)
+    chars = sum(len(p.text) for p in engine.model.pretokenize(text))
+    assert [(a.dtype, len(a)) for a in arrays] == [(np.dtype(np.int64), chars)] * 4  # per character
     starts, ids = engine.forward_all(data, bounds)
     assert starts.dtype == ids.dtype == np.int64
     assert len(starts) == len(ids) == len(data) + len(bounds) - 1
