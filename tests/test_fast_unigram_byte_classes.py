@@ -253,7 +253,7 @@ def test_unknown_edges_cheaper_than_pieces(first: str) -> None:
 #: hand-picked neighbours: an unknown without byte pieces (4 bytes, "part" fallback) right after one
 #: with them, and the reverse; runs at the start, the end, and between pieces
 NEIGHBOURS = ["z\U00010080", "\U00010080z", "az\u00c1b", "zz a", "\u4e2d\U00010080\u00c1",
-              "\U00010080\U00010080z", "b\u00c1\U00010080", "\U00010000z\U00010080a", "a b \u00c0 z ab"]
+              "\U00010080\U00010080z", "b\u00c1\U00010080", "\U00010000z\U00010080a", "a b \u00c0 z ab", " ", "  "]
 
 
 @pytest.mark.parametrize("flavour", ["hf", "spm"])
