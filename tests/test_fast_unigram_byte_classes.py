@@ -324,7 +324,7 @@ def test_engine_defaults_and_info() -> None:
     """``DatrieUnigram(model, name)``: the double array, contract offsets, the model's tie rule;
     the trie not built is None; ``info`` names the engine, its library, vocabulary and trie."""
     kwargs, text = CASES[1]
-    model = make_model(**kwargs)
+    model = dataclasses.replace(make_model(**kwargs), sha256="5e" * 32)
     engine = DatrieUnigram(model, "fast:gen")
     assert (engine.trie_kind, engine.offsets, engine.tie_break) == ("double-array", "contract", model.flavour)
     assert engine.da is not None and engine.ht is None
@@ -388,3 +388,16 @@ def test_rebasing_cases_equal_reference(index: int) -> None:
     slip = (dataclasses.replace(model, score_reset=float(np.nextafter(model.score_reset, 0.0))) if index == 1
             else dataclasses.replace(model, score_reset=None))
     assert any(reference_edges(model, text, tie) != reference_edges(slip, text, tie) for tie in ("spm", "last"))
+
+
+def test_float32_rounds_the_unknown_score_before_adding() -> None:
+    """sentencepiece stores scores in float32, so a path over an unknown edge adds f32(unk_score),
+    then rounds the sum. Built so the order matters: -0.5 + f32(u) lands exactly half-way between
+    two float32 values (ties to even: -0.5), while -0.5 + u, u a hair below, rounds away
+    (-0.5 - 2**-24), which ties with the piece ``az``; the reference keeps ``a`` + unknown."""
+    u = -(2.0**-25 + 2.0**-52)
+    assert f32(-0.5 + f32(u)) == -0.5 and f32(-0.5 + u) == -0.5 - 2.0**-24
+    model = make_model([("a", -0.5), ("az", -0.5 - 2.0**-24)], flavour="spm", fallback="none", reset=None,
+                       unk_at=0, unk_score=u)
+    assert reference_edges(model, "az", "spm") == [[(0, 1, 1, False), (1, 2, 0, True)]]
+    check_case(model, "az")
