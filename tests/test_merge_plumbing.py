@@ -102,7 +102,9 @@ def test_shift_and_keep_slices_carry_ids_and_pieces_only_when_every_chunk_has_th
     assert keep_slices([Chunk(0, 4, full)], [(2, 1)]) == Encoding.of([], [])  # lo > hi keeps nothing
 
 
-@pytest.mark.parametrize("name", ["tiktoken:cl100k_base", "hf:bert-base-uncased", "hf:mon-unigram"])
+# o200k_base: the one named vocabulary read from a .tiktoken.gz file first (cl100k's plain file comes first)
+@pytest.mark.parametrize("name", ["tiktoken:cl100k_base", "tiktoken:o200k_base", "hf:bert-base-uncased",
+                                  "hf:mon-unigram"])
 def test_max_token_chars_of_a_named_vocabulary(name: str) -> None:
     engine = load_engine(name)
     bound, source = max_token_chars(engine)
