@@ -67,6 +67,7 @@ def test_encode_text_ids_and_offsets_equal_python_and_spec(seed: int) -> None:
         for s, e in zip(cuts, cuts[1:]):
             want += PYTHON.encode(text[s:e].encode("utf-8"))
         got = COMPILED.encode_text(code_points(text), starts, ends)
+        assert got.ids.dtype == got.starts.dtype == got.ends.dtype == np.int64  # the EncodingArrays contract
         assert got.ids.tolist() == want, text
         lengths = [len(PYTHON.tokens[t]) for t in want]
         assert list(zip(got.starts.tolist(), got.ends.tolist())) == offsets_from_token_bytes(text, lengths), text
@@ -101,4 +102,5 @@ def test_empty_text_has_no_tokens() -> None:
     empty = np.zeros(0, dtype=np.int64)
     got = COMPILED.encode_text(code_points(""), empty, empty)
     assert got.ids.tolist() == got.starts.tolist() == got.ends.tolist() == []
+    assert got.ids.dtype == got.starts.dtype == got.ends.dtype == np.int64
     assert COMPILED.encode_text_ids(code_points(""), empty, empty).tolist() == []
