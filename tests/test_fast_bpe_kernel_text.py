@@ -104,3 +104,22 @@ def test_empty_text_has_no_tokens() -> None:
     assert got.ids.tolist() == got.starts.tolist() == got.ends.tolist() == []
     assert got.ids.dtype == got.starts.dtype == got.ends.dtype == np.int64
     assert COMPILED.encode_text_ids(code_points(""), empty, empty).tolist() == []
+
+
+def test_encoding_emits_no_overflow_warnings() -> None:
+    """The hashes wrap in int64 on purpose; interpreted, numpy would warn on every wrap unless each
+    entry point silences it: encoding must be silent (warnings turned into errors here)."""
+    import warnings
+
+    ranks = trained_bpe_ranks(1, alphabet=b"abc", merges=40, segments=20, segment_len=(10, 30))
+    text = "abcab cabca" * 3
+    data = text.encode()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiled = CompiledBPE.from_ranks(ranks)
+        cps, n = code_points(text), len(text)
+        spans = np.array([0, 5, n], dtype=np.int64)
+        compiled.encode_pieces(data, np.array([0, 4, len(data)], dtype=np.int64))
+        compiled.encode_bytes(data)
+        compiled.encode_text(cps, spans[:-1], spans[1:])
+        compiled.encode_text_ids(cps, spans[:-1], spans[1:])
