@@ -122,3 +122,15 @@ def test_replacement_longer_than_the_byte_table() -> None:
         assert got == ref.encode(text) == spm.encode(text), text
         normalized = bytes(engine.normalized(text)[0]).decode("utf-8")
         assert "xy" * 150 in normalized
+
+
+def test_datrie_encoder_passes_its_options() -> None:
+    """``datrie_encoder``: the engine is named ``fast:ARG`` and gets the tie rule, trie and offset
+    mode asked for (and encodes like the reference configured the same way)."""
+    path = str(trained_model("spm-unigram-bytes"))
+    engine = datrie_encoder(path, tie_break="last", trie="hash", offsets="library")
+    assert (engine.info.name, engine.tie_break, engine.trie_kind, engine.offsets) == (f"fast:{path}", "last", "hash", "library")
+    ref = UnigramReference(reference("spm-unigram-bytes").model, "ref", tie_break="last", offsets="library")
+    for text in ["\u4e2d\U0001f642 a", "hello"]:
+        got, want = engine.encode(text), ref.encode(text)
+        assert (got.ids, got.offsets) == (want.ids, want.offsets), text
