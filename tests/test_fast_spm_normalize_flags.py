@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import random
 import tempfile
 from pathlib import Path
@@ -41,12 +42,12 @@ from tokspec.vocab import load_spm_model
 RULES = {
     "a": "A", "ab": "X", "abc": "", "q": "", "s": " ", "t": "  t  ", "u": "u ", "w": "w w",
     "z": "\U0001f600", "\u00e9": "e\u0301", "\ufb01": "fi", "\u2163": "IV", "\U0001f600": "\u263a",
-    "\u3000": " ", "x\u0301": "\u1e8b", "\u00a0": "  ", "v": " v", "\u00df": "",
+    "\u3000": " ", "x\u0301": "\u1e8b", "\u00a0": "  ", "v": " v", "\u00df": "", "\u0958": "\u0915\u093c",
 }
 SPACE_RULES = {**RULES, "  ": "_", " ,": ",", "\u2581": " "}   # spaces go through the trie
 ALPHABET = [" ", " ", " ", "a", "b", "c", "q", "s", "t", "u", "w", "v", "x", "y", "z", "\u0301", "\u00e9",
             "\ufb01", "\u2163", "\U0001f600", "\U0001f642", "\u3000", "\u00a0", "\u00df", "\u00e8", "\u4e2d",
-            "\u2581", "\t", ".", ","]
+            "\u2581", "\t", ".", ",", "\u0915", "\u0958"]
 FLAGS = list(itertools.product([False, True], repeat=3))   # (dummy, remove_extra, escape)
 CHARSMAPS = ["identity", "rules", "space-rules", "nmt_nfkc"]
 
@@ -107,7 +108,7 @@ def texts(seed: int, count: int) -> list[str]:
     """Short texts over ALPHABET (spaces weighted up), plus the edge cases every run needs."""
     rng = random.Random(seed)
     fixed = ["", " ", "   ", "a", "q", " q ", "abc", "ab", "abd", "  a  b  ", "s s", "\u3000\u3000x",
-             "t", "a \u2581", "\u2581a\u2581", "x\u0301", "\u00a0", "zz", "\U0001f600 "]
+             "t", "a \u2581", "\u2581a\u2581", "x\u0301", "\u00a0", "zz", "\U0001f600 ", "a s", "x s"]
     return fixed + ["".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 9))) for _ in range(count)]
 
 
@@ -169,9 +170,9 @@ def test_normalize_and_alignment_equal_sentencepiece_and_readable(name: str, dum
     buffers = Buffers()
     for text in texts(seed=CHARSMAPS.index(name) * 8 + FLAGS.index((dummy, remove_extra, escape)), count=40):
         raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-        rep = np.full(max(len(pool), 4), 0xEE, dtype=np.uint8)
-        out, n2o, r1, k, m = sk.spm_normalize(raw, units, pool, starts, dummy, remove_extra, escape, rep,
-                                              *buffers.next(len(raw)))
+        bufs = buffers.next(len(raw))
+        rep = np.full(max(len(pool), 4), 0x20 if buffers.calls % 2 else 0xEE, dtype=np.uint8)  # scratch: any bytes
+        out, n2o, r1, k, m = sk.spm_normalize(raw, units, pool, starts, dummy, remove_extra, escape, rep, *bufs)
         buffers.keep(out, n2o, r1)
         want_text, want_n2o = spm.Normalize(text, with_offsets=True)   # offsets in characters
         strict = character_starts(text)
@@ -217,19 +218,106 @@ def test_replacement_with_no_charsmap_copies_one_character() -> None:
         assert bytes(rep[:len(first)]) == first
 
 
-@pytest.mark.parametrize("name", CHARSMAPS)
+@pytest.mark.parametrize("name", ["identity", "rules", "space-rules"])
 def test_starters_are_the_first_bytes_of_the_rules(name: str) -> None:
-    cm = charsmap(name)
-    want = np.zeros(256, dtype=bool)
-    if cm is not None:
-        for b in range(256):   # a key starts with b iff some key matches a text starting with b
-            want[b] = any(key[0] == b for key in _keys(name))
-    assert sk.starters(kernel_tables(name)[0]).tolist() == want.tolist()
+    rules = {"rules": RULES, "space-rules": SPACE_RULES}.get(name, {})
+    starts = sk.starters(kernel_tables(name)[0])
+    assert starts.dtype == np.bool_
+    assert np.flatnonzero(starts).tolist() == sorted({key.encode("utf-8")[0] for key in rules})
 
 
-@functools.cache
-def _keys(name: str) -> tuple[bytes, ...]:
-    from tokspec.fast._charsmap import charsmap_entries
-    cm = charsmap(name)
-    assert cm is not None
-    return tuple(key for key, _ in charsmap_entries(cm)[0])
+def extended_offset_trie() -> tuple[np.ndarray, bytes]:
+    """A darts-clone double array big enough (> 2^21 units) that offsets use the extended encoding:
+    an offset of 2^21 or more is stored as ``offset >> 8`` with bit 9 set (decoded
+    ``(unit >> 10) << 8``). Keys "a" -> "A" and "ab" -> "Z"; the root's and "a"'s offsets are
+    extended. Built by hand, unit by unit: root 0 (offset O) -> "a" at O ^ 0x61 (offset O: its
+    block starts at 0x61, where its value sits) -> "ab" at 0x61 ^ 0x62 = 3 (offset 0x100: value at
+    3 ^ 0x100). Edges a walk must stop at: the array ends at O + 0xC3, so the root's child for
+    byte 0xC3 is exactly one past the end (and higher bytes further); "c" at O ^ 0x63 is flagged
+    as a key end whose value unit would be that same one-past-the-end; the pool's last string has
+    no terminating NUL."""
+    big = 1 << 21
+    units = np.zeros(big + 0xC3, dtype=np.int64)
+    extended = ((big >> 8) << 10) | (1 << 9)
+    leaf, has_leaf = 1 << 31, 1 << 8
+    units[0] = extended                          # the root: children at big ^ byte
+    units[big] = leaf                            # the root holds no value (label 0 never matches)
+    units[big ^ 0x61] = extended | has_leaf | 0x61
+    units[0x61] = leaf | 0                       # "a" -> pool[0:] "A"
+    units[0x61 ^ 0x62] = (0x100 << 10) | has_leaf | 0x62
+    units[3 ^ 0x100] = leaf | 2                  # "ab" -> pool[2:] "Z" (unterminated)
+    units[big ^ 0x63] = ((0x63 ^ 0xC3) << 10) | has_leaf | 0x63   # value would sit at len(units)
+    return units, b"A\x00Z"
+
+
+def check_against_readable_walk(units: np.ndarray, pool_bytes: bytes, texts: list[str]) -> None:
+    """_replacement at every character start and spm_normalize under every flag combination ==
+    the readable trie walk and normalizer over the same units and pool."""
+    cm = CharsMap(units, pool_bytes)   # the readable walk indexes the array like the tuple it parses
+    starts = sk.starters(units)
+    pool = np.frombuffer(pool_bytes, dtype=np.uint8)
+    for text in texts:
+        data = text.encode("utf-8")
+        raw = np.frombuffer(data, dtype=np.uint8)
+        for pos in range(len(data)):
+            if 0x80 <= data[pos] < 0xC0:
+                continue
+            rep = np.zeros(max(len(pool), 4), dtype=np.uint8)
+            rl, used = sk._replacement(units, pool, raw, pos, rep)
+            match = cm.longest_match(data, pos)
+            char = len(data[pos:].decode("utf-8")[0].encode("utf-8"))
+            assert (bytes(rep[:rl]), used) == ((match[1], match[0]) if match else (data[pos:pos + char], char))
+        for dummy, remove_extra, escape in FLAGS:
+            norm = readable_normalizer("identity", dummy, remove_extra, escape)
+            norm.charsmap = cm
+            aligned, records = reference_records(norm, text)
+            out, n2o, r1, k, m = sk.spm_normalize(raw, units, pool, starts, dummy, remove_extra, escape,
+                                                  np.zeros(max(len(pool), 4), dtype=np.uint8),
+                                                  *Buffers().next(len(raw)))
+            assert bytes(out[:k]).decode("utf-8") == aligned.text, text
+            assert (n2o[:m].tolist(), r1[:m].tolist()) == ([o for _, o, _, _ in records], [e for *_, e in records])
+
+
+def test_extended_offsets_and_walks_leaving_the_array() -> None:
+    """Tries past 2^21 units (bit 9 offsets) read like the readable trie walk: starters, the
+    longest match (stopping at the array's and the pool's ends), the whole normalization."""
+    units, pool = extended_offset_trie()
+    cm = CharsMap(units, pool)
+    assert cm.longest_match(b"abc", 0) == (2, b"Z") and cm.longest_match(b"ax", 0) == (1, b"A")
+    assert cm.longest_match(b"c", 0) is None
+    starts = sk.starters(units)
+    assert starts.dtype == np.bool_ and np.flatnonzero(starts).tolist() == [0x61, 0x63]
+    check_against_readable_walk(units, pool, ["abab", "a", "ba ab\u00e9a", "  ab  ", "b", "\u00e9", "aab ac",
+                                              "c\u00e9c", "\u00ff\U0001f642"])
+    # the same trie over a pool of four spaces, unterminated: "a" -> "    " fills the scratch exactly
+    check_against_readable_walk(units, b"    ", [" a", "x  ab a", "a"])
+
+
+def test_one_unit_trie() -> None:
+    """A double array of the root alone whose offset and label are 0 and that flags a key end:
+    the key is the byte 0 (the root is its own child) and its value is pool[256:]."""
+    units = np.array([1 << 8], dtype=np.int64)
+    pool = bytes(256) + b"N\x00"
+    assert CharsMap(units, pool).longest_match(b"\x00", 0) == (1, b"N")
+    assert np.flatnonzero(sk.starters(units)).tolist() == [0]
+    check_against_readable_walk(units, pool, ["\x00", "a\x00 \x00b", " \x00 "])
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_regression_n2o_overflow_after_workspace_regrowth(jit: bool) -> None:
+    """corpora/fast/spm-normalize-buffers/n2o-overflow.json: two texts in a row on one engine; the
+    second regrows the workspace so n2o is longer than r1, then expands past n2o's end (was an
+    IndexError interpreted, a heap corruption compiled). Ids and offsets == sentencepiece."""
+    from tokspec.fast.unigram_datrie import DatrieUnigram
+
+    from tokspec import load_engine
+    from tokspec.unigram_model import unigram_model_from_spm
+    doc = json.loads((Path(__file__).resolve().parent.parent / "corpora" / "fast" / "spm-normalize-buffers"
+                      / "n2o-overflow.json").read_text(encoding="utf-8"))
+    path = str(trained_model("spm-unigram"))
+    engine = DatrieUnigram(unigram_model_from_spm(path), "fast", jit=jit)
+    spm = load_engine(f"spm:{path}")
+    for text in doc["texts"]:
+        got, want = engine.encode_arrays(text), spm.encode_arrays(text)
+        assert (got.ids.tolist(), got.starts.tolist(), got.ends.tolist()) == \
+            (want.ids.tolist(), want.starts.tolist(), want.ends.tolist()), text
