@@ -12,7 +12,8 @@ Oracles: ``sentencepiece.SentencePieceNormalizer`` (production) for the normaliz
 byte offsets ``n2o`` (its ``norm_to_orig``, one entry per character plus the end); the readable
 ``tokspec.spm_normalize.SpmNormalizer`` for the rule ends ``r1`` (its per-character byte records)
 and for what :func:`spm_alignment` makes of them (library spans and contract origins);
-``CharsMap.longest_match`` and the rule list for ``_replacement`` and ``starters``. The output
+``CharsMap.longest_match`` and the rule list for ``_replacement`` and ``starters`` (and, on a
+hand-built trie with extended offsets, for ``tokspec.fast._charsmap.charsmap_entries``). The output
 buffers are passed too small (empty), exact, or large and filled with garbage, and reused from call
 to call as the engine does, so every regrowth path runs.
 """
@@ -35,6 +36,7 @@ from tokspec import spm_normalize as readable
 from tokspec._offsets import byte_to_char_index
 from tokspec.engines._protowire import iter_fields
 from tokspec.fast import _spm_kernels as sk
+from tokspec.fast._charsmap import charsmap_entries
 from tokspec.models import trained_model
 from tokspec.spm_normalize import CharsMap, SpmNormalizer
 from tokspec.vocab import load_spm_model
@@ -222,7 +224,7 @@ def test_replacement_with_no_charsmap_copies_one_character() -> None:
 def test_starters_are_the_first_bytes_of_the_rules(name: str) -> None:
     rules = {"rules": RULES, "space-rules": SPACE_RULES}.get(name, {})
     starts = sk.starters(kernel_tables(name)[0])
-    assert starts.dtype == np.bool_
+    assert starts.dtype == np.bool_ and starts.shape == (256,)   # one flag per byte value
     assert np.flatnonzero(starts).tolist() == sorted({key.encode("utf-8")[0] for key in rules})
 
 
@@ -234,8 +236,8 @@ def extended_offset_trie() -> tuple[np.ndarray, bytes]:
     block starts at 0x61, where its value sits) -> "ab" at 0x61 ^ 0x62 = 3 (offset 0x100: value at
     3 ^ 0x100). Edges a walk must stop at: the array ends at O + 0xC3, so the root's child for
     byte 0xC3 is exactly one past the end (and higher bytes further); "c" at O ^ 0x63 is flagged
-    as a key end whose value unit would be that same one-past-the-end; the pool's last string has
-    no terminating NUL."""
+    as a key end whose value unit would be that same one-past-the-end ("d" likewise, 256 units
+    further: past every child block); the pool's last string has no terminating NUL."""
     big = 1 << 21
     units = np.zeros(big + 0xC3, dtype=np.int64)
     extended = ((big >> 8) << 10) | (1 << 9)
@@ -247,6 +249,7 @@ def extended_offset_trie() -> tuple[np.ndarray, bytes]:
     units[0x61 ^ 0x62] = (0x100 << 10) | has_leaf | 0x62
     units[3 ^ 0x100] = leaf | 2                  # "ab" -> pool[2:] "Z" (unterminated)
     units[big ^ 0x63] = ((0x63 ^ 0xC3) << 10) | has_leaf | 0x63   # value would sit at len(units)
+    units[big ^ 0x64] = ((0x64 ^ 0x1C3) << 10) | has_leaf | 0x64  # value would sit at len(units) + 256
     return units, b"A\x00Z"
 
 
@@ -284,10 +287,11 @@ def test_extended_offsets_and_walks_leaving_the_array() -> None:
     units, pool = extended_offset_trie()
     cm = CharsMap(units, pool)
     assert cm.longest_match(b"abc", 0) == (2, b"Z") and cm.longest_match(b"ax", 0) == (1, b"A")
-    assert cm.longest_match(b"c", 0) is None
+    assert cm.longest_match(b"c", 0) is None and cm.longest_match(b"d", 0) is None
     starts = sk.starters(units)
-    assert starts.dtype == np.bool_ and np.flatnonzero(starts).tolist() == [0x61, 0x63]
-    check_against_readable_walk(units, pool, ["abab", "a", "ba ab\u00e9a", "  ab  ", "b", "\u00e9", "aab ac",
+    assert starts.dtype == np.bool_ and np.flatnonzero(starts).tolist() == [0x61, 0x63, 0x64]
+    assert charsmap_entries(cm) == ([(b"a", b"A"), (b"ab", b"Z")], False, 2)   # the rule listing too
+    check_against_readable_walk(units, pool, ["abab", "a", "ba ab\u00e9a", "  ab  ", "b", "\u00e9", "aab acd",
                                               "c\u00e9c", "\u00ff\U0001f642"])
     # the same trie over a pool of four spaces, unterminated: "a" -> "    " fills the scratch exactly
     check_against_readable_walk(units, b"    ", [" a", "x  ab a", "a"])
