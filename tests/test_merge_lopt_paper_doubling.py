@@ -137,3 +137,18 @@ def test_zero_overlap_and_empty_text() -> None:
     assert got.encoding == engine.encode("abc")
     empty = merge_lopt_paper.merge(engine, "", chunk_len=1, overlap=0)
     assert empty.encoding == engine.encode("") and empty.trace.params["final_chunk_len"] == 1
+
+
+def test_every_attempt_encodes_its_chunks_through_encode_many() -> None:
+    engine = Runs()
+    calls: list[list[str]] = []
+
+    def recording(e: Encoder, texts: list[str]) -> list[Encoding]:
+        assert e is engine
+        calls.append(list(texts))
+        return [e.encode(t) for t in texts]
+
+    text = "abcdefgh"
+    got = merge_lopt_paper.merge(engine, text, chunk_len=2, overlap=2, min_match=3, encode_many=recording)
+    assert calls == [["abcd", "cdef", "efgh", "gh"], ["abcdef", "efgh"], ["abcdefgh"]]
+    assert got.encoding == engine.encode(text)
