@@ -216,3 +216,14 @@ def test_cache_keeps_the_64_most_recent_engines() -> None:
         decision_for(e)
     assert list(_decisions) == [id(e) for e in engines[-64:]]
     assert all(_decisions[id(e)][0] is e for e in engines[-64:])
+
+
+def test_a_broken_charsmap_is_a_vocabulary_error_naming_the_model_file(spm_files: list[Path]) -> None:
+    from tokspec.errors import VocabularyError
+    from tokspec.vocab import load_spm_model
+
+    model = load_spm_model(spm_files[1])
+    broken = dataclasses.replace(model, precompiled_charsmap=model.precompiled_charsmap[:3])
+    with pytest.raises(VocabularyError) as err:
+        spm_structure(broken)
+    assert str(err.value).startswith(f"{model.path}: precompiled charsmap of 3 bytes")
