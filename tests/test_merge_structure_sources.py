@@ -227,3 +227,23 @@ def test_a_broken_charsmap_is_a_vocabulary_error_naming_the_model_file(spm_files
     with pytest.raises(VocabularyError) as err:
         spm_structure(broken)
     assert str(err.value).startswith(f"{model.path}: precompiled charsmap of 3 bytes")
+
+
+def test_a_tokenizer_json_is_read_as_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    """tokenizer.json is UTF-8 by definition: a non-ASCII structure reads the same under an ASCII
+    locale (a child Python with the C locale, no coercion, no UTF-8 mode)."""
+    import os
+    import subprocess
+    import sys
+
+    structure = {**BERTISH, "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581"},
+                 "added_tokens": [{"content": "\u00e9t\u00e9", "special": False}]}
+    path = tmp_path / "unicode.json"
+    path.write_text(json.dumps(structure, ensure_ascii=False), encoding="utf-8")
+    code = ("import json, sys; from tokspec.fast.merge_structure import _file_structure; "
+            "print(json.dumps(_file_structure(sys.argv[1])))")
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout) == {"format": "tokenizer.json", **structure}
