@@ -55,6 +55,7 @@ def test_hf_tokenizer_json_is_read_from_to_str() -> None:
     assert structure_of(engine) == ({"format": "tokenizer.json", **BERTISH}, "HF tokenizer's JSON")
     not_callable = Toy(library_tokenizer=_Obj(to_str="{}"))
     assert structure_of(not_callable) == (None, "no structure")
+    assert structure_of(Toy(library_tokenizer=_Obj())) == (None, "no structure")
 
 
 def test_tiktoken_bpe_openai_and_fast_bpe_patterns() -> None:
@@ -160,6 +161,21 @@ def test_user_symbol_with_a_space_piece_is_read(spm_files: list[Path]) -> None:
     assert got["user_symbols"] == ["<u1>", "@@", "a\u2581b", " "]
     assert got["space_piece"] is False
     assert decide(got | {"remove_extra_whitespaces": False}).why == "a user-defined symbol holds a space"
+
+
+def test_spm_engines_give_their_models_specs(spm_files: list[Path]) -> None:
+    from tokspec.vocab import load_spm_model
+
+    for path in spm_files:
+        engine = load_engine(f"spm:{path}")
+        structure, source = structure_of(engine)
+        want = spm_structure(load_spm_model(path))
+        assert source == "sentencepiece model's specs"
+        assert {k: v for k, v in structure.items() if k != "charsmap"} == \
+            {k: v for k, v in want.items() if k != "charsmap"}
+        assert (structure["charsmap"] is None) == (want["charsmap"] is None) == ("identity" in path.name)
+    # a model object without a charsmap field is not a sentencepiece model
+    assert structure_of(Toy(model=_Obj(pieces=(), source=""))) == (None, "no structure")
 
 
 def test_fast_unigram_over_a_model_file_reads_the_model(spm_files: list[Path]) -> None:
