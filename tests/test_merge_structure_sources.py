@@ -65,6 +65,8 @@ def test_tiktoken_bpe_openai_and_fast_bpe_patterns() -> None:
     assert structure_of(Toy(library_encoding=_Obj(_pat_str=None))) == (None, "no structure")
     assert structure_of(Toy("bpe-openai", "bpe-openai:o200k_base")) == (
         {"format": "regex-bpe", "pattern": "o200k_base"}, "bpe-openai encoding")
+    assert structure_of(Toy("bpe-openai", "wrapped:bpe-openai:o200k_base")) == (
+        {"format": "regex-bpe", "pattern": "o200k_base"}, "bpe-openai encoding")  # NAME: the last part
     assert structure_of(Toy("tokspec.fast", pattern="o200k_base", bpe=object())) == (
         {"format": "regex-bpe", "pattern": "o200k_base"}, "fast BPE's Peek2 pattern")
     # a fast engine without a BPE, an unknown pattern name, or another library: no structure
