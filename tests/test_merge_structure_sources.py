@@ -221,7 +221,7 @@ def test_decisions_are_cached_per_engine_object() -> None:
 def test_cache_entry_of_another_engine_under_the_same_id_is_not_used() -> None:
     real = Toy(merge_structure={"format": "tokenizer.json", **BERTISH})
     impostor = Toy(merge_family="space-after-letter")
-    _decisions[id(real)] = (impostor, decision_for(impostor)[0])
+    _decisions[id(real)] = (impostor, *decision_for(impostor))
     dec, source = decision_for(real)
     assert (dec.rule, source) == (RULES["space"], "declared by the engine")
     assert _decisions[id(real)][0] is real
@@ -265,3 +265,25 @@ def test_a_tokenizer_json_is_read_as_utf8_whatever_the_locale(tmp_path: Path) ->
                          env=env, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout) == {"format": "tokenizer.json", **structure}
+
+
+class Frozen(Toy):
+    """An engine that refuses new attributes after construction."""
+
+    def __init__(self) -> None:
+        super().__init__(library_tokenizer=_Obj(to_str=lambda: json.dumps(BERTISH)))
+        self._frozen = True
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"{type(self).__name__} is frozen")
+        super().__setattr__(name, value)
+
+
+def test_a_cached_decision_keeps_its_source_for_an_engine_refusing_attributes() -> None:
+    """Regression: the source was kept as an attribute of the engine, so a second call on an engine
+    refusing attributes answered the cached decision with source ''."""
+    engine = Frozen()
+    first = decision_for(engine)
+    assert first[1] == "HF tokenizer's JSON" and first[0].rule is RULES["space"]
+    assert decision_for(engine) == first and decision_for(engine)[0] is first[0]
