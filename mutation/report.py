@@ -40,12 +40,26 @@ class Mutant:
     fresh: bool = False  # judged in a fresh interpreter (import-time code, fresh.py)
     diff: str = ""       # unified diff of the function, filled for the undetected only
     path: str = ""       # the source file, relative to the stage
+    seconds: float | None = None  # how long mutmut's worker took on it (its last judgement)
 
     def change(self) -> tuple[str, str]:
         """The removed and the added lines of the diff, stripped, each joined by ' / '."""
         minus = [ln[1:].strip() for ln in self.diff.splitlines() if ln.startswith("-") and not ln.startswith("---")]
         plus = [ln[1:].strip() for ln in self.diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
         return " / ".join(minus), " / ".join(plus)
+
+
+def full_run_estimate(sampled: list[Mutant], generated: dict[str, int], workers: int) -> float | None:
+    """Seconds a full run would take on ``workers`` workers, extrapolated per layer from the measured
+    times of the sampled mutants mutmut judged (a random sample, so the mean is unbiased; it excludes
+    the one-off test-map recording and the fresh-interpreter rechecks). None without timings."""
+    total = 0.0
+    for layer, count in generated.items():
+        times = [m.seconds for m in sampled if m.layer == layer and m.seconds is not None and m.status != "not run"]
+        if not times:
+            return None
+        total += sum(times) / len(times) * count
+    return total / max(workers, 1)
 
 
 def change_key(m: Mutant) -> tuple[str, str, str, str]:
@@ -87,7 +101,7 @@ def read_results(work: Path, layers: tuple[str, ...]) -> dict[str, Mutant]:
             for name, code in data["exit_code_by_key"].items():
                 function = name[len(module) + 1:].partition("__mutmut_")[0]
                 m = Mutant(name, layer, module, function, status_of(code), hashes.get(function, ""),
-                           path=source)
+                           path=source, seconds=data.get("durations_by_key", {}).get(name))
                 again = fresh.get(name)
                 if m.status in NOT_DETECTED and again and again["hash"] == m.digest:
                     m.status, m.fresh = status_of(again["exit"]), True
@@ -235,14 +249,14 @@ def _git_head() -> str:
 _COLUMNS = ("killed", "timeout", "crashed", "survived", "no tests", "suspicious", "equivalent", "not run")
 
 
-def _floor_percent(score: float) -> str:
+def floor_percent(score: float) -> str:
     """One decimal, rounded down: 0.9495 is 94.9%, never a 95.0% that hides a missed target."""
     return f"{math.floor(score * 1000 + 1e-9) / 10:.1f}%"
 
 
 def _row(name: str, s: LayerSummary) -> str:
     cells = [str(s.counts.get(c, 0)) for c in _COLUMNS]
-    return f"| {name} | {s.generated} | " + " | ".join(cells) + f" | {_floor_percent(s.score)} |"
+    return f"| {name} | {s.generated} | " + " | ".join(cells) + f" | {floor_percent(s.score)} |"
 
 
 def render(summary: Summary, *, title: str, wall_seconds: float, target: float, history: list[dict] | None) -> str:
@@ -268,7 +282,7 @@ def render(summary: Summary, *, title: str, wall_seconds: float, target: float, 
                 "|---|---|---|---|" + "---|" * len(summary.layers)]
         for h in history:
             out.append(f"| {h.get('run', 'full')} | {h['date']} | {h['commit']} | {h['wall_seconds']} s | "
-                       + " | ".join(f"{_floor_percent(h['scores'].get(k, 0))} of {h.get('judged', {}).get(k, '?')}"
+                       + " | ".join(f"{floor_percent(h['scores'].get(k, 0))} of {h.get('judged', {}).get(k, '?')}"
                                     for k in summary.layers) + " |")
     out += ["", "## Survivors (not detected, not allow-listed)", ""]
     survivors = [m for layer in summary.layers.values() for m in layer.survivors]

@@ -392,13 +392,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.sample is not None:
         chosen = set(sample_names(results, args.sample, config["sample"]["seed"] if args.seed is None else args.seed))
+        generated = {layer: sum(m.layer == layer for m in results.values()) for layer in LAYERS}
         results = {n: m for n, m in results.items() if n in chosen}
+        estimate = report.full_run_estimate(list(results.values()), generated, args.max_children)
         summary = report.summarize(results, equivalents, LAYERS)
         seed = config["sample"]["seed"] if args.seed is None else args.seed
         history = report.record_history(HERE / "history.json", summary, wall,
                                         run=f"sample {args.sample}/layer seed {seed}" if args.record else None)
         text = report.render(summary, title=f"Mutation sample ({args.sample} per layer, seed {seed})",
                              wall_seconds=wall, target=target, history=history)
+        if estimate is not None:
+            text += (f"\nA full run (all {sum(generated.values())} mutants) would take about {estimate / 3600:.1f} h on "
+                     f"{args.max_children} workers: the sampled mutants' measured times, extrapolated per layer "
+                     "(plus the one-off recording of the test map).\n")
         (work / "sample-report.md").write_text(text)
         print(text)
         # The gate: a sampled mutant that escapes the tests and is neither a known survivor of the
@@ -407,7 +413,8 @@ def main(argv: list[str] | None = None) -> int:
         new = [m for layer in summary.layers.values() for m in layer.survivors if report.change_key(m) not in known]
         for layer in LAYERS:
             score = summary.layers[layer].score
-            print(f"mutation: sample {layer}/: {score:.1%} ({'meets' if score >= target else 'below'} the {target:.0%} target)")
+            print(f"mutation: sample {layer}/: {report.floor_percent(score)} "
+                  f"({'meets' if score >= target else 'below'} the {target:.0%} target)")
         if new:
             print(f"mutation: {len(new)} sampled mutant(s) escape the tests and are not known survivors:", file=sys.stderr)
             for m in new:

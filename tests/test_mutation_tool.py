@@ -160,6 +160,17 @@ def test_carried_verdicts_survive_a_reset_only_for_the_same_function_version(tmp
 
 
 def test_scores_are_printed_rounded_down():
-    assert report._floor_percent(94 / 99) == "94.9%"      # never a 95.0% hiding a missed target
-    assert report._floor_percent(0.95) == "95.0%"
-    assert report._floor_percent(1.0) == "100.0%"
+    assert report.floor_percent(94 / 99) == "94.9%"      # never a 95.0% hiding a missed target
+    assert report.floor_percent(0.95) == "95.0%"
+    assert report.floor_percent(1.0) == "100.0%"
+
+
+def test_full_run_estimate_extrapolates_each_layer_from_its_sampled_mutants():
+    def mutant(layer, seconds, status="killed"):
+        return report.Mutant(f"tokspec.{layer}.m.x_f__mutmut_1", layer, f"tokspec.{layer}.m", "x_f", status,
+                             seconds=seconds)
+    sampled = [mutant("reference", 1.0), mutant("reference", 3.0), mutant("fast", 10.0),
+               mutant("fast", 99.0, status="not run")]     # a stale time of an unjudged mutant is ignored
+    # reference: mean 2 s x 100 mutants; fast: 10 s x 50 mutants; on 2 workers
+    assert report.full_run_estimate(sampled, {"reference": 100, "fast": 50}, 2) == pytest.approx((200 + 500) / 2)
+    assert report.full_run_estimate(sampled, {"reference": 100, "spec": 10}, 2) is None   # spec has no timing
