@@ -265,14 +265,22 @@ def test_tokenizer_json_decisions(structure: dict, family: str, rule: str | None
     ({"content": "ab", "lstrip": True}, True), ({"content": "ab", "rstrip": True}, True),
     ({"content": "ab", "lstrip": False, "rstrip": False}, False), ({"content": "a b", "special": True}, False),
     ({"content": "a b", "special": False}, True), ({}, False), ({"content": "\u2581ab"}, False),
+    ({"lstrip": True}, True),
 ])
 def test_added_tokens_that_may_straddle_a_space(token: dict[str, Any], straddles: bool) -> None:
     plain = {"content": "xy", "special": False}
     dec = decide(_tj({"type": "WordPiece"}, None, {"type": "Whitespace"}, added_tokens=[plain, token]))
+    assert dec.family == "WordPiece (no normalizer, Whitespace)"
     if straddles:
         assert (dec.rule, dec.why) == (None, f"added token {token.get('content', '')!r} may straddle a space")
     else:
         assert (dec.rule, dec.why) == (RULES["space"], "M3w")
+
+
+def test_a_special_token_does_not_hide_the_tokens_after_it() -> None:
+    tokens = [{"content": "[CLS] x", "special": True}, {"content": "y z", "special": False}]
+    dec = decide(_tj({"type": "WordPiece"}, None, {"type": "Whitespace"}, added_tokens=tokens))
+    assert (dec.rule, dec.why) == (None, "added token 'y z' may straddle a space")
 
 
 # -- sentencepiece -----------------------------------------------------------------------------
