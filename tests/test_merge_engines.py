@@ -125,3 +125,20 @@ def test_lopt_provider_loads_and_names_bad_names() -> None:
         load("lopt", "")
     with pytest.raises(UnknownEngineError, match="engine name 'other:x'"):
         load("other", "x")
+
+
+def test_unknown_strategy_is_a_named_error_listing_the_choices() -> None:
+    from tokspec.fast._chunking import MergeError
+
+    with pytest.raises(MergeError) as err:
+        merge_text(Runs(), "ab cd", strategy="lopt2")
+    assert str(err.value) == f"unknown strategy='lopt2'; choose one of {', '.join(STRATEGIES)}"
+    assert str(err.value).endswith("choose one of lopt, lopt-paper, overlap-filter, id-lcs, delimiter, "
+                                   "delimiter-comma, delimiter-period")
+
+
+def test_the_default_strategy_is_the_lossless_one() -> None:
+    text = "ab cd ef gh ij"
+    got = merge_text(Runs(), text, chunk_len=3)
+    assert got.trace.strategy == "lopt" and STRATEGIES["lopt"].lossless
+    assert got.encoding == Runs().encode(text)
