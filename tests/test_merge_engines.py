@@ -170,3 +170,10 @@ def test_default_chunk_len_follows_the_runners_backend() -> None:
     assert procs.trace.params["chunk_len"] == 3000
     threads = merge_text(Runs(), text, strategy="delimiter", runner=CallRecordingRunner("threads", 2))
     assert threads.trace.params["chunk_len"] == 2048
+
+
+def test_the_listing_describes_the_lopt_prefix() -> None:
+    from tokspec.fast.merge_engines import engines
+
+    assert engines() == [("lopt:ENGINE", "any ENGINE through tokspec's lossless parallel merge (cuts where a "
+                          "theorem proved for the engine's structure allows; else serial)")]
