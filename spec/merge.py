@@ -194,7 +194,7 @@ def _claims() -> None:
     register(Claim("merge.lopt_lemma_7_3", f"{lopt}, Lemma 7.3 (used by the proof of 7.1)",
                    "If F(S) = (t_1..t_n) then F([s_l..s_r]) = (t_l..t_r) for 1 <= l < r <= n.",
                    "falsified", lopt_lemma_7_3,
-                   {"engine": "hf:bert-base-uncased", "text": "unaffable", "l": 2, "r": 3}))
+                   {"engine": "hf:bert-base-uncased", "text": "affbe", "l": 2, "r": 3}))
     register(Claim("merge.blog_overlap_theorem", f"{blog}, Correctness Proof",
                    "With overlap >= max_token_length, keeping left tokens starting before the midpoint "
                    "and right tokens from it reproduces serial encoding, offsets included.",

@@ -130,3 +130,29 @@ def test_json_path_is_dispatched_by_model_type(kind: str, module: str) -> None:
     path = trained_model(kind)
     engine = provider.load("reference", str(path))
     assert type(engine).__module__ == module and engine.info.name == f"reference:{path}"
+
+
+def test_listed_descriptions_speak_the_reference_layers_words() -> None:
+    """``tokspec engines`` shows these descriptions: every word is a word of the reference layer's
+    docstrings (case and all), and a word standing alone (not part of a name such as bpe_hf,
+    hf-converted, tokenizer.json) is written the way the docstrings mostly write it alone (BPE, HF,
+    Unigram, JSON, Unicode), so a garbled or re-cased description is caught."""
+    import importlib
+    import pkgutil
+    from collections import Counter
+
+    import tokspec.reference as reference
+    docs = []
+    for info in pkgutil.iter_modules(reference.__path__):
+        module = importlib.import_module(f"tokspec.reference.{info.name}")
+        docs += [x.__doc__ or "" for x in [module, *vars(module).values()] if x is module or callable(x)]
+    text = "\n".join(docs)
+    words = set(re.findall(r"[A-Za-z0-9_]+", text))
+    alone = re.compile(r"(?<![\w.\-/:])([A-Za-z][A-Za-z0-9]*)(?![\w\-/:]|\.\w)")
+    spellings = Counter(alone.findall(text))
+    for name, description in provider.engines():
+        unknown = [w for w in re.findall(r"[A-Za-z0-9_]+", description) if w not in words]
+        assert not unknown, f"{name}: {description!r} says {unknown}, no word of the reference docstrings"
+        for word in alone.findall(description):
+            total = sum(n for w, n in spellings.items() if w.lower() == word.lower())
+            assert spellings[word] * 4 >= total, f"{name}: {word!r} is mostly spelled otherwise in the docstrings"

@@ -255,19 +255,36 @@ def _cited_documents(claim: Claim) -> str:
     return "\n".join(texts)
 
 
+#: Ordinary English used by statements that their cited documents happen not to use; every other
+#: word of a statement is a word of its documents.
+PLAIN_STATEMENT_WORDS = {"sharing", "concatenate", "plus", "shown", "reproduces", "included", "over",
+                         "give", "gives", "less", "lets", "into", "result", "determine", "except",
+                         "recursively", "is", "split", "greedily", "vocabulary", "True"}
+
+
 @pytest.mark.parametrize("name", sorted(CLAIMS))
 def test_statement_is_a_sentence_in_its_documents_terms(name: str, registry: dict[str, Claim]) -> None:
     """A statement is one sentence ending with a period; it starts with a capital letter unless it
-    starts with the setting of tokspec's own theorem (checked against the docstring above) or with
-    an input of the seed's worked example; its all-capital terms (acronyms such as BPE, CR/LF,
-    [UNK]) and those of its source's free text are terms of the documents it cites."""
+    starts with the setting of tokspec's own theorem (checked against the docstring above) or, for
+    the seed's worked example, with one of its inputs (a lone "a" is an article elsewhere); its all-capital terms (acronyms such as BPE, CR/LF,
+    [UNK]) and those of its source's free text are terms of the documents it cites, and every word
+    is a word of those documents, case and all (or plain English listed in PLAIN_STATEMENT_WORDS),
+    numbered references (Table 1, section 3.3) and notation (F(S)) spelled as there."""
     claim = registry[name]
     statement = claim.statement
     assert statement.endswith(".") and statement == statement.strip(), name
     first = statement.split()[0]
-    assert (statement[0].isupper() or claim.source == OWN_SOURCE
-            or first.encode() in B.SEED_EXAMPLE_PREFIXES), f"{name}: {statement!r}"
+    example = claim.check is B.prop_seed_example and first.encode() in B.SEED_EXAMPLE_PREFIXES
+    assert statement[0].isupper() or claim.source == OWN_SOURCE or example, f"{name}: {statement!r}"
     documents = _cited_documents(claim)
     free_source = " ".join(p for p in _citations(claim.source) if not SEED_CITATION.match(p))
     for term in re.findall(r"\b[A-Z][A-Z0-9_]+\b", statement + " " + free_source):
         assert re.search(rf"\b{re.escape(term)}\b", documents), f"{name}: {term!r} is not a term of its documents"
+    words = set(re.findall(r"[A-Za-z]+", documents)) | PLAIN_STATEMENT_WORDS
+    for k, word in enumerate(re.findall(r"[A-Za-z]+", statement)):
+        spelled = {word, word.lower()} if k == 0 else {word}      # a sentence starts with a capital
+        assert spelled & words, f"{name}: {word!r} is no word of its documents, case and all (garbled statement?)"
+    for numbered in re.findall(r"\b[A-Za-z]+ \d+(?:\.\d+)*\b", statement):   # Table 1, section 3.3
+        assert numbered in documents, f"{name}: {numbered!r} is not spelled as in its documents"
+    for notation in re.findall(r"\b[A-Za-z]+\([A-Za-z]\)", statement):          # F(S), Tokenizer(S)
+        assert notation in documents, f"{name}: {notation!r} is not the notation of its documents"

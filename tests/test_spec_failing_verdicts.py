@@ -31,13 +31,23 @@ def _vocabulary() -> str:
 
 
 VOCABULARY = _vocabulary()
+#: Ordinary English the docstrings happen not to use. Every other word of an explanation (outside
+#: quoted input) is a word of the docstrings: a garbled or misspelt explanation is caught.
+PLAIN = {"ok", "hold", "extension", "decode", "decoded", "changes", "prefixes", "splits", "reversed",
+         "covered", "stop", "behaves", "row", "agrees", "choice", "break", "disagree", "qualifying",
+         "halves", "midpoint", "filtered"}
+WORDS = {w.lower() for w in re.findall(r"[A-Za-z]+", VOCABULARY)} | PLAIN
 
 
 def _prose(explanation: str) -> None:
-    """Explanations are prose in the spec's terms: all-capital words are terms of its docstrings."""
+    """Explanations are prose in the spec's terms: all-capital words are terms of its docstrings,
+    and every word outside quotes is a word of them (or of :data:`PLAIN`)."""
     assert isinstance(explanation, str) and explanation.strip()
     for term in re.findall(r"\b[A-Z][A-Z0-9_]+\b", explanation):
         assert re.search(rf"\b{re.escape(term)}\b", VOCABULARY), f"{term!r} in {explanation!r}"
+    unquoted = re.sub(r"'[^']*'|\"[^\"]*\"", " ", explanation)
+    for word in re.findall(r"[A-Za-z]+", unquoted):
+        assert word.lower() in WORDS, f"{word!r} in {explanation!r} is no word of the spec's docstrings"
 
 
 def _failing(v: Verdict, keys: set[str]) -> dict:
@@ -69,7 +79,7 @@ def test_contiguous_partition_verdicts() -> None:
     v = O.prop_contiguous_partition("abcd", [(0, 1), (2, 4)])
     assert _failing(v, {"text", "index", "span", "prev_end"}) == {
         "text": "abcd", "index": 1, "span": [2, 4], "prev_end": 1}
-    assert "token 1" in v.explanation
+    assert v.explanation.startswith("token 1 does not start where token 0 ends")
     # a token may start inside the previous token's last multi-byte character, not an ASCII one
     _holding(O.prop_contiguous_partition("aé", [(0, 2), (1, 2)]), "2 spans", "2 characters")
     _failing(O.prop_contiguous_partition("ab", [(0, 2), (1, 2)]), {"text", "index", "span", "prev_end"})
@@ -98,6 +108,7 @@ def test_monotone_cover_verdicts() -> None:
     assert w == {"text": "ab", "index": 0, "span": [0, 3]}
     v = O.prop_monotone_cover("abc", [(1, 3), (0, 1)])
     assert _failing(v, {"text", "index", "span", "prev"}) == {"text": "abc", "index": 1, "span": [0, 1], "prev": [1, 3]}
+    assert v.explanation.startswith("token 1 is out of order with token 0")
     v = O.prop_monotone_cover("abc", [(0, 1), (2, 3)])
     w = _failing(v, {"text", "index", "offsets"})
     assert w == {"text": "abc", "index": 1, "offsets": [[0, 1], [2, 3]]} and "'b'" in v.explanation
@@ -198,7 +209,24 @@ def test_blog_witness() -> None:
     w, ce, eng = _replay("merge.blog_overlap_theorem", {"text", "mid", "overlap", "serial", "merged"})
     assert (w["text"], w["mid"], w["overlap"]) == (ce["text"], ce["mid"], ce["overlap"])
     assert w["serial"] == _toks(eng, ce["text"]) != w["merged"]
+    text, mid, overlap = ce["text"], ce["mid"], ce["overlap"]
+    lo = max(0, mid - overlap)
+    assert w["merged"] == ([t for t in _toks(eng, text[:mid + overlap]) if t[1][0] < mid]
+                           + [t for t in _toks(eng, text[lo:], lo) if t[1][0] >= mid])
+    assert "T(S)" in claim_explanation("merge.blog_overlap_theorem")
     assert "vacuous" in MP.blog_overlap_theorem(eng, ce["text"], 0, ce["overlap"]).explanation
+
+
+def claim_explanation(name: str) -> str:
+    claim = CLAIMS[name]
+    return claim.check(**claim.counterexample).explanation
+
+
+def test_blog_theorem_with_the_midpoint_after_the_first_character() -> None:
+    """m = 1 is inside the text (not vacuous), and R is T(S[0:]) when m - w < 0: with R cut one
+    character late, "unaffable" would re-tokenize as "naffable" and the halves would not join."""
+    eng = load_engine("hf:bert-base-uncased")
+    _holding(MP.blog_overlap_theorem(eng, "unaffable", 1, MP.max_token_chars(eng)), "halves", "T(S)")
 
 
 def test_parallel_tokenizer_witness() -> None:
@@ -289,6 +317,26 @@ def test_longest_common_ids_ties_and_no_run() -> None:
     assert MP._longest_common_ids([1, 2, 9, 1, 2], [1, 2]) == (3, 0, 2)
     assert MP._longest_common_ids([1], [1, 1]) == (0, 0, 1)
     assert MP._longest_common_ids([1, 2], [3]) == (2, 0, 0)
+    assert MP._longest_common_ids([1, 9, 1], [1]) == (2, 0, 1)   # a tie of one-id runs too
+
+
+def test_longest_common_ids_against_brute_force() -> None:
+    """The longest common run; ties: the one starting (so ending) last in ``a``, then first in
+    ``b``; none: the empty run at the end of ``a``. Random small id lists over a 3-id alphabet."""
+    import random
+    rng = random.Random(13)
+    for _ in range(400):
+        a = [rng.randrange(3) for _ in range(rng.randint(0, 7))]
+        b = [rng.randrange(3) for _ in range(rng.randint(0, 7))]
+        runs = []
+        for i in range(len(a)):
+            for j in range(len(b)):
+                n = 0
+                while i + n < len(a) and j + n < len(b) and a[i + n] == b[j + n]:
+                    n += 1
+                runs.append((n, i, -j))
+        n, i, j = max(runs, default=(0, 0, 0))
+        assert MP._longest_common_ids(a, b) == ((i, -j, n) if n else (len(a), 0, 0)), (a, b)
 
 
 def test_split_and_sound_cuts_pass_widen_on() -> None:
@@ -322,3 +370,130 @@ def test_pieces_equation_when_the_pieces_give_a_prefix_of_the_serial_tokens() ->
 
     w = _failing(MC.pieces_equation(DropsOddTail(), "abcd", [3]), {"text", "cuts", "first_divergence", "serial", "merged"})
     assert w == {"text": "abcd", "cuts": [3], "first_divergence": 2, "serial": [(99, (2, 3)), (100, (3, 4))], "merged": []}
+
+
+def test_published_merge_statements_say_why_they_hold() -> None:
+    """Passing and vacuous verdicts of the published statements are prose in the spec's words and
+    say which case they are (a vacuous pass is never mistaken for a checked one)."""
+    eng = load_engine("hf:bert-base-uncased")
+    text = "the cat sat on the mat and the dog sat on the log"
+    _holding(MP.lopt_theorem_4_1(eng, "hello world", 5, 0), "vacuous", "n_i = 0")
+    _holding(MP.lopt_lemma_7_1(eng, "the cat ", "sat on the mat and the dog sat on", " the log"),
+             "qualifying runs", "F(S)")
+    _holding(MP.lopt_lemma_7_1(eng, "a", "b", "c"), "vacuous", "longer than T")
+    _holding(MP.blog_overlap_theorem(eng, text, 20, 19), "halves", "T(S)")
+    # "mat" starts exactly at the midpoint 19: it is one of R's tokens starting ">= m"
+    assert (19, 22) in eng.encode(text).offsets
+    _holding(MP.blog_overlap_theorem(eng, text, 19, 19), "halves", "T(S)")
+    _holding(MP.parallel_tokenizer_claim(eng, text, 20, 18), "serial ids")
+    _holding(MP.parallel_tokenizer_claim(eng, text, 20, 1), "vacuous", "longest token")
+    _holding(MP.lopt_lemma_7_3(eng, text, 2, 4), "tokens 2..4")
+    _holding(MC.pieces_equation(eng, text, [3, 7]), "2 cuts", "serial encoding")
+
+
+def test_max_token_chars_reads_only_tokenizer_json_and_tiktoken_files() -> None:
+    """A vocabulary known only as a WordPiece vocab.txt (named "<name>.vocab") is not read as a
+    tokenizer.json: an engine claiming its sha256 gets the documented VocabularyError."""
+    from types import SimpleNamespace
+
+    from tokspec import vocab
+    from tokspec.errors import VocabularyError
+    sha = vocab.NAMED_FILES["bert-base-uncased.vocab"].sha256
+    assert all(e.sha256 != sha for n, e in vocab.NAMED_FILES.items() if not n.endswith(".vocab"))
+    engine = SimpleNamespace(info=SimpleNamespace(name="vocab-txt-only", vocab_sha256=sha))
+    with pytest.raises(VocabularyError, match=f"vocabulary sha256={sha!r} is not a named one"):
+        MP.max_token_chars(engine)
+
+
+# --- the published statements' run finders, against brute force --------------------------------
+
+def _run_length(left: list, right: list, l: int, r: int, ok=lambda t: True) -> int:
+    n = 0
+    while (l + n < len(left) and r + n < len(right) and ok(left[l + n]) and ok(right[r + n])
+           and left[l + n][1] == right[r + n][1]):
+        n += 1
+    return n
+
+
+def _maximal_runs(left: list, right: list) -> set[tuple[int, int, int]]:
+    """Runs of equal spans that cannot be extended at either end (brute force)."""
+    return {(i1, i2, _run_length(left, right, i1, i2)) for i1 in range(len(left)) for i2 in range(len(right))
+            if left[i1][1] == right[i2][1] and not (i1 and i2 and left[i1 - 1][1] == right[i2 - 1][1])}
+
+
+def _random_tokens(rng, n: int, start: int = 0) -> list:
+    """Tokens with spans over a short text from ``start``, of random length, cut at random points
+    (so two lists may end together, or either may stop first); ids are irrelevant to spans."""
+    end = start + rng.randint(n, 12)
+    cuts = sorted(rng.sample(range(start + 1, end), n - 1)) if n > 1 else []
+    bounds = [start, *cuts, end]
+    return [(rng.randrange(3), (a, b)) for a, b in zip(bounds, bounds[1:])]
+
+
+def test_runs_and_match_agree_with_brute_force() -> None:
+    """Lemma 7.1's maximal runs and LoPT's Match (the longest run inside [lo, hi), the first by
+    right index then left index on ties; (0, 0, 0) without any) on many random span lists."""
+    import random
+    rng = random.Random(71)
+    for _ in range(400):
+        left = _random_tokens(rng, rng.randint(1, 7))
+        right = _random_tokens(rng, rng.randint(1, 7), rng.choice([0, 0, 2, 4]))
+        assert set(MP._runs(left, right)) == _maximal_runs(left, right), (left, right)
+        assert len(MP._runs(left, right)) == len(_maximal_runs(left, right))
+        lo, hi = sorted(rng.sample(range(0, 17), 2))
+
+        def inside(t) -> bool:
+            return lo <= t[1][0] and t[1][1] <= hi
+        best = (0, 0, 0)
+        for r in range(len(right)):
+            for l in range(len(left)):
+                n = _run_length(left, right, l, r, inside)
+                best = (l, r, n) if n > best[2] else best
+        assert MP._match(left, right, lo, hi) == best, (left, right, lo, hi)
+
+
+def test_lemma_7_1_counts_its_qualifying_runs() -> None:
+    """The passing verdict counts every prefix t^l_{i1..i1+j} of a maximal run whose text is longer
+    than T, computed here from the brute-force runs (one prefix is exactly T long: not counted;
+    one is longer than T only when measured from the run's first character, "a" ending it)."""
+    eng = load_engine("hf:bert-base-uncased")
+    s1, so, s2 = "the cat ", "sat on the mat and a dog sat on", " the log"
+    left, right = _toks(eng, s1 + so), _toks(eng, so + s2, len(s1))
+    t_max = MP.max_token_chars(eng)
+    lengths = [left[i1 + j][1][1] - left[i1][1][0] for i1, _, k in _maximal_runs(left, right) for j in range(k)]
+    assert t_max in lengths      # the boundary case is present
+    want = sum(n > t_max for n in lengths)
+    v = MP.lopt_lemma_7_1(eng, s1, so, s2)
+    _holding(v, f"{want} qualifying runs")
+    assert v.explanation.startswith(f"{want} ")
+
+
+def test_lemma_7_3_from_the_first_token() -> None:
+    eng = load_engine("hf:bert-base-uncased")
+    _holding(MP.lopt_lemma_7_3(eng, "the cat sat", 1, 2), "tokens 1..2", "F(S[0:7])")
+    v = MP.lopt_lemma_7_3(eng, "the cat sat", 1, 1)
+    _holding(v, "vacuous")
+
+
+def test_published_statement_failures_name_the_statement() -> None:
+    for name, words in (("merge.lopt_theorem_4_1", "Theorem 4.1's premise holds (every n_i > 0) but T != Tokenizer(S)"),
+                        ("merge.lopt_lemma_7_1", "Lemma 7.1's premise holds but F(S) differs"),
+                        ("merge.lopt_lemma_7_3", "F of the tokens' text is not the tokens")):
+        claim = CLAIMS[name]
+        v = claim.check(**claim.counterexample)
+        assert not v.holds and words in v.explanation, (name, v.explanation)
+
+
+def test_chunk_spans_of_an_empty_text_is_one_empty_chunk() -> None:
+    """LoPT eq. 1 gives no chunk for n = 0; the statements then encode one empty chunk at 0."""
+    assert MP._chunk_spans(0, 5, 3) == [(0, 0)]
+    assert MP._chunk_spans(7, 3, 2) == [(0, 5), (3, 7), (6, 7)]
+
+
+def test_monotone_cover_allows_overlap_and_a_cluster_before_more_text() -> None:
+    """Overlapping spans are not a step back (tokens of one normalized character share its
+    originals: same span, or a later start with the same end); a reordered cluster may be followed
+    by more text (the cluster is the span pair's range, not the rest of the text)."""
+    _holding(O.prop_monotone_cover("ab", [(0, 2), (0, 2)]), "2 ordered spans")
+    _holding(O.prop_monotone_cover("ab", [(0, 2), (1, 2)]), "2 ordered spans")
+    _holding(O.prop_monotone_cover("e\u0301\u0327x", [(0, 3), (1, 2), (3, 4)]), "3 ordered spans")

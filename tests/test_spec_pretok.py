@@ -35,6 +35,19 @@ def test_categories() -> None:
     assert P.peek_category("\x1c") == 0  # str.isspace() but not regex \s
 
 
+def test_categories_of_every_ascii_character() -> None:
+    """Section 3.1 on ASCII, from an independent statement: Unicode White_Space in ASCII is TAB..CR
+    and the space; letters and digits are str's; the smaller sets (space, quote, CR/LF) first."""
+    white_space = {"\t", "\n", "\x0b", "\x0c", "\r", " "}
+
+    def category(c: str) -> int:
+        special = {" ": 1, "'": 2, "\r": 3, "\n": 3}
+        if c in special:
+            return special[c]
+        return 4 if c.isalpha() else 5 if c in white_space else 6 if c.isdigit() else 0
+    assert {c: P.peek_category(c) for c in map(chr, range(128))} == {c: category(c) for c in map(chr, range(128))}
+
+
 @pytest.mark.parametrize("k0", range(7))
 def test_table_row_agrees_with_regex(k0: int) -> None:
     reps = _representatives()
@@ -77,3 +90,9 @@ def test_regex_spans_partition_and_equality() -> None:
     assert P.prop_spans_equal(text, spans, list(spans)).holds
     v = P.prop_spans_equal(text, spans[:1] + [(2, 5)] + spans[2:], spans)
     assert not v.holds and v.witness is not None and v.witness["first_diff"] == 1
+
+
+def test_cl100k_branch_of_the_empty_text_is_refused() -> None:
+    """Every alternative needs a character: an empty text has no branch (callers pass c0 + c1)."""
+    with pytest.raises(AssertionError, match="^cl100k pattern matches nothing at the start of ''$"):
+        P.cl100k_branch("")

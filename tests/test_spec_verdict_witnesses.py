@@ -26,14 +26,32 @@ from tokspec.spec import wordpiece as W
 from tokspec.spec._verdict import Claim, Verdict
 
 
+def _docstrings(module: object) -> str:
+    return "\n".join(getattr(x, "__doc__", None) or "" for x in [module, *vars(module).values()]
+                     if x is module or callable(x))
+
+
+#: Ordinary English the spec's docstrings happen not to use (see _well_formed).
+PLAIN = {"ok", "hold", "extension", "decode", "decoded", "changes", "prefixes", "splits", "reversed",
+         "covered", "stop", "behaves", "row", "agrees", "choice", "break", "disagree", "qualifying",
+         "halves", "midpoint", "filtered"}
+_SPEC = [__import__(f"tokspec.spec.{m}", fromlist=["_"]) for m in
+         ("_verdict", "bpe", "offsets", "pretok", "wordpiece", "unigram", "merge", "merge_core", "merge_published")]
+WORDS = {w.lower() for m in _SPEC for w in re.findall(r"[A-Za-z]+", _docstrings(m))} | PLAIN
+
+
 def _well_formed(v: Verdict, module: object = None) -> Verdict:
     """The Verdict contract; with ``module``, the explanation's all-capital terms (CR/LF, BPE) are
-    terms of that spec module's docstrings (an explanation is prose in the module's vocabulary)."""
+    terms of that spec module's docstrings (an explanation is prose in the module's vocabulary),
+    and every word outside quotes is a word of the spec's docstrings or of :data:`PLAIN` (a garbled
+    or misspelt explanation is caught)."""
     assert isinstance(v.explanation, str) and v.explanation.strip()
-    docs = "\n".join(getattr(x, "__doc__", None) or "" for x in [module, *vars(module).values()]
-                     if x is module or callable(x)) if module is not None else ""
+    docs = _docstrings(module) if module is not None else ""
     for term in re.findall(r"\b[A-Z][A-Z0-9_]+\b", v.explanation) if module is not None else []:
         assert re.search(rf"\b{re.escape(term)}\b", docs), f"{term!r} in {v.explanation!r}"
+    unquoted = re.sub(r"'[^']*'|\"[^\"]*\"", " ", v.explanation)
+    for word in re.findall(r"[A-Za-z]+", unquoted) if module is not None else []:
+        assert word.lower() in WORDS, f"{word!r} in {v.explanation!r} is no word of the spec's docstrings"
     if not v.holds:
         assert isinstance(v.witness, dict) and v.witness
         assert None not in v.witness.values(), v.witness
@@ -180,6 +198,7 @@ def test_substrings_and_last_token_witnesses() -> None:
     # abc (odd) comes back split, while its prefix ab (even) merges: a b c != [ab] + c
     assert not v.holds and v.witness == {"data": "616263", "prefix_len": 3, "encoding": ["61", "62", "63"],
                                          "shorter": ["6162"]}
+    assert v.explanation.startswith("Corollary IIa:")
     v = _well_formed(B.prop_last_token_determines(TINY, b"abc"), B)
     assert v.holds and "3 prefixes" in v.explanation
 
@@ -203,6 +222,22 @@ def test_shared_token_and_extension_witnesses() -> None:
     assert not v.holds and v.witness == {"data": "61626162", "token": "6162", "expected": ["6162", "6162", "6162"],
                                          "encoding": ["61", "62", "6162", "6162"]}
     assert "premise" in _well_formed(B.prop_compatible_extension(ranks, b"", b"ab"), B).explanation
+    # the definition meets both premises here: the passing verdicts name their corollary
+    v = _well_formed(B.prop_shared_token_concat(ranks, b"ab", b"ab", b"ab"), B)
+    assert v.holds and v.explanation.startswith("Corollary III:")
+    v = _well_formed(B.prop_compatible_extension(ranks, b"abab", b"ab"), B)
+    assert v.holds and v.explanation.startswith("Corollary IIIa:")
+
+
+def test_last_token_refutes_an_encoder_that_returns_nothing() -> None:
+    """A non-empty prefix encoded to no token at all has no last token: Corollary IIa fails at the
+    first prefix (the shorter encoding is reported empty), whatever the shorter prefixes give."""
+    v = _well_formed(B.prop_last_token_determines(TINY, b"ab", lambda d: []), B)
+    assert not v.holds and v.witness == {"data": "6162", "prefix_len": 1, "encoding": [], "shorter": []}
+    # a flaky engine that returns nothing once: no last token, so no shorter prefix is encoded
+    answers = iter([[]])
+    v = _well_formed(B.prop_last_token_determines(TINY, b"ab", lambda d: next(answers, _split(d))), B)
+    assert not v.holds and v.witness == {"data": "6162", "prefix_len": 1, "encoding": [], "shorter": []}
 
 
 def test_byte_roundtrip_and_shortcut_witnesses() -> None:
@@ -217,7 +252,8 @@ def test_byte_roundtrip_and_shortcut_witnesses() -> None:
     v = _well_formed(B.prop_whole_piece_shortcut(**ce), B)
     assert not v.holds and v.witness == {"ranks": {k.hex(): r for k, r in ce["ranks"].items()}, "data": "61626364",
                                          "bpe": ["61", "6263", "64"], "shortcut": ["61626364"]}
-    assert "reachable" in _well_formed(B.prop_whole_piece_shortcut(TINY, b"ab"), B).explanation
+    assert "BPE splits it" in v.explanation
+    assert "BPE encodes it as itself" in _well_formed(B.prop_whole_piece_shortcut(TINY, b"ab"), B).explanation
     assert "premise" in _well_formed(B.prop_whole_piece_shortcut(TINY, b"abc"), B).explanation
 
 
@@ -226,6 +262,24 @@ def test_engine_is_bpe_explains_both_ways() -> None:
     assert v.holds and "3 bytes" in v.explanation
     v = _well_formed(B.prop_engine_is_bpe(TINY, b"abc", _split), B)
     assert not v.holds and v.witness == {"data": "616263", "expected": ["61", "6263"], "got": ["61", "62", "63"]}
+    assert "BPE definition" in v.explanation    # names what it compared against
+
+
+def test_output_valid_accepts_single_bytes_outside_the_vocabulary() -> None:
+    """"only vocabulary tokens (or single bytes)": ranks without single-byte entries still encode
+    every byte as itself, and that output is valid."""
+    ranks = {b"ab": 0}
+    v = _well_formed(B.prop_output_valid(ranks, b"bab", lambda d: B.bpe_encode(ranks, d)), B)
+    assert v.holds and B.bpe_encode(ranks, b"bab") == [b"b", b"ab"]
+
+
+def test_shared_token_premise_needs_the_token_at_the_end_of_the_left_side() -> None:
+    """a b encodes as [ab] (not ending in b) while b b starts with b: the premise is not met, even
+    though the right side alone would meet it."""
+    ranks = {b"a": 0, b"b": 1, b"ab": 2, b"ba": 3}
+    assert B.bpe_encode(ranks, b"ab") == [b"ab"] and B.bpe_encode(ranks, b"bb") == [b"b", b"b"]
+    v = _well_formed(B.prop_shared_token_concat(ranks, b"a", b"b", b"b"), B)
+    assert v.holds and v.explanation.startswith("premise not met")
 
 
 # --- merge: M5's cut rule against an independent statement of it ------------------------------
@@ -297,6 +351,10 @@ def test_load_claims_skips_a_spec_module_not_written_yet(monkeypatch: pytest.Mon
 
 def test_split_top_level_splits_only_outside_groups_and_classes() -> None:
     assert P._split_top_level(r"a|b\|c|(d|e)|[f|g]|h") == ["a", r"b\|c", "(d|e)", "[f|g]", "h"]
+    # a group or class right at the start, and groups nested two deep
+    assert P._split_top_level("(a|b)|c") == ["(a|b)", "c"]
+    assert P._split_top_level("[|]|c") == ["[|]", "c"]
+    assert P._split_top_level("((a|b)|c)|d") == ["((a|b)|c)", "d"]
 
 
 def test_is_valid_defaults_to_the_definition() -> None:

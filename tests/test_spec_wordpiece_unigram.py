@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tokspec.spec import unigram as U
 from tokspec.spec import wordpiece as W
 
@@ -43,3 +45,10 @@ def test_tie_break_prefers_longest_last_piece() -> None:
     assert U.preferred_segmentation(scores, "aaaaa") == ["a", "aa", "aa"]
     assert U.prop_tie_break(scores, "aaaaa", ["a", "aa", "aa"]).holds
     assert not U.prop_tie_break(scores, "aaaaa", ["aa", "aa", "a"]).holds
+
+
+def test_tie_break_refuses_a_nan_score() -> None:
+    """A NaN score leaves "optimal" undefined (no segmentation's score equals the maximum): the
+    brute-force definition refuses loudly instead of returning an arbitrary segmentation."""
+    with pytest.raises(AssertionError, match="^an optimal segmentation has a last piece$"):
+        U.preferred_segmentation({"a": float("nan")}, "a")
