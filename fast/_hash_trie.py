@@ -2,7 +2,8 @@
 
 The baseline the double array (``tokspec.fast._double_array``) is measured against: the same
 trie, the same Viterbi loop (``tokspec.fast._unigram_kernels.forward_hash``), only the child step
-differs. Representation invariants: nodes are numbered breadth first, the root is 0;
+differs. Representation invariants: nodes are numbered in order of creation (keys in order,
+each key's bytes in order: a parent before its children), the root is 0;
 ``node_value[v]`` is the payload of the key ending at node ``v`` (-1: none). The edge
 ``(node, byte) -> child`` is stored at the first free slot from ``h = (node * 0x9E3779B1 +
 byte * 0x85EBCA77) & mask`` on (linear probing): ``keys[slot] = node * 256 + byte`` (-1: free),

@@ -150,9 +150,10 @@ def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, starts:
                 continue
             if k + 3 > len(out):
                 out = _grow(out, k + 3)
-            if m + 2 > len(r1):
-                n2o = _grow(n2o, m + 3)
+            if m + 2 > len(r1):  # each buffer checked on its own: the caller's may differ
                 r1 = _grow(r1, m + 2)
+            if m + 3 > len(n2o):
+                n2o = _grow(n2o, m + 3)
             n2o[m] = pos
             r1[m] = pos + 1
             m += 1
@@ -198,8 +199,9 @@ def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, starts:
                 a += 1
         if a < rl:
             if m + rl + 2 > len(r1):
-                n2o = _grow(n2o, m + rl + 3)
                 r1 = _grow(r1, m + rl + 2)
+            if m + rl + 3 > len(n2o):
+                n2o = _grow(n2o, m + rl + 3)
             if k + 3 * rl + 3 > len(out):
                 out = _grow(out, k + 3 * rl + 3)
             i = a

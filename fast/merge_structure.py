@@ -31,7 +31,7 @@ from tokspec.fast.merge_rules import KNOWN_BPE_PATTERNS, RULES, Decision, decide
 
 __all__ = ["structure_of", "decision_for", "spm_structure"]
 
-_decisions: OrderedDict[int, tuple[Encoder, Decision]] = OrderedDict()
+_decisions: OrderedDict[int, tuple[Encoder, Decision, str]] = OrderedDict()
 
 
 def spm_structure(model: Any) -> dict[str, Any]:
@@ -93,18 +93,14 @@ def decision_for(engine: Encoder) -> tuple[Decision, str]:
     rule directly; else :func:`structure_of` then ``decide``. Cached per engine object."""
     hit = _decisions.get(id(engine))
     if hit is not None and hit[0] is engine:
-        return hit[1], getattr(engine, "_lopt_source", "")
+        return hit[1], hit[2]
     named = getattr(engine, "merge_family", None)
     if isinstance(named, str) and named in RULES:
         decision, source = Decision(f"declared {named}", RULES[named], "declared rule"), "declared"
     else:
         structure, source = structure_of(engine)
         decision = decide(structure)
-    _decisions[id(engine)] = (engine, decision)
+    _decisions[id(engine)] = (engine, decision, source)
     while len(_decisions) > 64:
         _decisions.popitem(last=False)
-    try:
-        engine._lopt_source = source  # type: ignore[attr-defined]
-    except AttributeError:
-        pass
     return decision, source

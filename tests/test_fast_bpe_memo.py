@@ -43,3 +43,36 @@ def test_memo_words_are_true_verdicts_in_their_slots() -> None:
             assert int(bpe_kernel._slot(key, mask)) == slot
             assert bool(word & 1) == python.is_valid_pair(a, b), (a, b)
 
+
+
+def test_a_slot_answers_only_for_its_own_key() -> None:
+    """``_valid`` on a prepared memo: a word carrying the asked pair's key is a hit (its bit is
+    returned as is, even when planted wrong on purpose: no recomputation); a word of another key in
+    that slot (here the key 2 * key, whose word shifted right by 2 equals the asked key) is a miss:
+    the verdict is recomputed and written over it."""
+    python, compiled, _ = _setup(0)
+    left, right, pairs = (compiled.arrays["split_left"], compiled.arrays["split_right"], compiled.pairs)
+    memo = np.full(1 << 10, -1, dtype=np.int64)
+    mask = len(memo) - 1
+    with np.errstate(over="ignore"):  # the hash multiply wraps in int64 on purpose
+        checked = _plant_and_ask(python, memo, mask, left, right, pairs)
+    assert checked >= 20
+
+
+def _plant_and_ask(python: BacktrackBPE, memo: np.ndarray, mask: int, left: np.ndarray, right: np.ndarray,
+                   pairs: np.ndarray) -> int:
+    checked = 0
+    for a in range(256, len(python.tokens)):
+        for b in (97, 98, 99, a):
+            if not (python.reachable[a] and python.reachable[b]):
+                continue
+            truth = python.is_valid_pair(a, b)
+            key = a << PAIR_SHIFT | b
+            slot = int(bpe_kernel._slot(key, mask))
+            memo[slot] = (key << 1) | (0 if truth else 1)  # this key, the wrong verdict
+            assert bool(bpe_kernel._valid(a, b, memo, left, right, pairs)) is (not truth)
+            memo[slot] = ((2 * key) << 1) | (0 if truth else 1)  # another key in the slot
+            assert bool(bpe_kernel._valid(a, b, memo, left, right, pairs)) is truth
+            assert int(memo[slot]) == (key << 1) | (1 if truth else 0)
+            checked += 1
+    return checked

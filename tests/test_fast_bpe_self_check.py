@@ -87,3 +87,22 @@ def test_first_bad_token_is_named_when_several_are_bad() -> None:
     _spy(compiled, lambda ids: [bpe.split_left[i] if i in bad else i for i in ids])
     with pytest.raises(SelfCheckError, match=f"token id={first} "):
         compiled.self_check(bpe)
+
+
+def test_from_ranks_runs_the_self_check_of_its_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``from_ranks`` checks every build once: by the Python encoder when interpreted, by the kernel
+    when compiled (never neither). Both checks are made to fail here, so the one that runs is seen."""
+    from tokspec._jit import JIT_ENABLED
+
+    def python_check(self: BacktrackBPE) -> None:
+        raise SelfCheckError("python self-check ran")
+
+    def kernel_check(self: CompiledBPE, bpe: BacktrackBPE) -> None:
+        assert isinstance(bpe, BacktrackBPE)
+        raise SelfCheckError("kernel self-check ran")
+
+    monkeypatch.setattr(BacktrackBPE, "self_check", python_check)
+    monkeypatch.setattr(CompiledBPE, "self_check", kernel_check)
+    ranks = trained_bpe_ranks(0, alphabet=b"abcd", merges=10, segments=10, segment_len=(10, 20))
+    with pytest.raises(SelfCheckError, match="kernel" if JIT_ENABLED else "python"):
+        CompiledBPE.from_ranks(ranks)

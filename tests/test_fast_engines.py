@@ -29,6 +29,9 @@ def test_engines_listed_and_described() -> None:
         assert want in names
     info = load_engine("peek2:o200k_base").info
     assert info.kind == "pretokenizer" and info.vocab_sha256 is None
+    assert info.library == "tokspec.fast" and info.name == "peek2:o200k_base"
+    info = load_engine("fast:cl100k_base").info
+    assert (info.kind, info.library, info.name) == ("tokenizer", "tokspec.fast", "fast:cl100k_base")
 
 
 @pytest.mark.parametrize("pattern", ["cl100k_base", "o200k_base", "llama3", "qwen2"])

@@ -9,6 +9,7 @@ since ``/`` is itself punctuation), and its neighbours ``0`` / ``.`` that must n
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -81,3 +82,14 @@ def test_interpreted_copies_are_plain_python_from_the_same_source() -> None:
     for fn in (peek2._cl100k_kernel, peek2._o200k_kernel, bpe._encode, bpe._utf8, bpe._slot):
         assert isinstance(fn, types.FunctionType), fn
     assert interpreted.modules() is interpreted.modules()
+
+
+def test_default_pattern_is_cl100k_base() -> None:
+    """Every entry point defaults to cl100k_base (a text where the four patterns disagree)."""
+    text = "I'LL  1234\r\n x"
+    assert len({tuple(p2.split(text, p)) for p in p2.PATTERN_NAMES}) > 1
+    want = p2.split(text, "cl100k_base")
+    starts, ends = p2.spans(text)
+    assert p2.split(text) == p2.split_runs(text) == list(zip(starts.tolist(), ends.tolist())) == want
+    assert starts.dtype == ends.dtype == np.int64
+    assert p2.split_o200k(text) == p2.split(text, "o200k_base") != want

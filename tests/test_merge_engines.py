@@ -125,3 +125,55 @@ def test_lopt_provider_loads_and_names_bad_names() -> None:
         load("lopt", "")
     with pytest.raises(UnknownEngineError, match="engine name 'other:x'"):
         load("other", "x")
+
+
+def test_unknown_strategy_is_a_named_error_listing_the_choices() -> None:
+    from tokspec.fast._chunking import MergeError
+
+    with pytest.raises(MergeError) as err:
+        merge_text(Runs(), "ab cd", strategy="lopt2")
+    assert str(err.value) == f"unknown strategy='lopt2'; choose one of {', '.join(STRATEGIES)}"
+    assert str(err.value).endswith("choose one of lopt, lopt-paper, overlap-filter, id-lcs, delimiter, "
+                                   "delimiter-comma, delimiter-period")
+
+
+def test_the_default_strategy_is_the_lossless_one() -> None:
+    text = "ab cd ef gh ij"
+    got = merge_text(Runs(), text, chunk_len=3)
+    assert got.trace.strategy == "lopt" and STRATEGIES["lopt"].lossless
+    assert got.encoding == Runs().encode(text)
+
+
+class CallRecordingRunner(Runner):
+    def __init__(self, backend: str = "serial", workers: int = 3) -> None:
+        super().__init__(backend, workers)
+        self.calls: list[list[str]] = []
+
+    def __call__(self, engine: Encoder, texts: Sequence[str]) -> list[Encoding]:
+        self.calls.append(list(texts))
+        return super().__call__(engine, texts)
+
+
+def test_merge_text_encodes_the_chunks_through_its_runner() -> None:
+    runner = CallRecordingRunner()
+    text = "ab cd ef gh ij"
+    got = merge_text(Runs(), text, strategy="delimiter", chunk_len=3, runner=runner)
+    assert runner.calls == [["ab cd", " ef", " gh", " ij"]]
+    assert got.encoding == Runs().encode(text)
+
+
+def test_default_chunk_len_follows_the_runners_backend() -> None:
+    """processes: one chunk per worker; in-process backends: four (never below 2048). A text without
+    a delimiter is one piece, so no worker process is started."""
+    text = "a" * 6000
+    procs = merge_text(Runs(), text, strategy="delimiter", runner=CallRecordingRunner("processes", 2))
+    assert procs.trace.params["chunk_len"] == 3000
+    threads = merge_text(Runs(), text, strategy="delimiter", runner=CallRecordingRunner("threads", 2))
+    assert threads.trace.params["chunk_len"] == 2048
+
+
+def test_the_listing_describes_the_lopt_prefix() -> None:
+    from tokspec.fast.merge_engines import engines
+
+    assert engines() == [("lopt:ENGINE", "any ENGINE through tokspec's lossless parallel merge (cuts where a "
+                          "theorem proved for the engine's structure allows; else serial)")]

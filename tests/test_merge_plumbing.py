@@ -102,7 +102,9 @@ def test_shift_and_keep_slices_carry_ids_and_pieces_only_when_every_chunk_has_th
     assert keep_slices([Chunk(0, 4, full)], [(2, 1)]) == Encoding.of([], [])  # lo > hi keeps nothing
 
 
-@pytest.mark.parametrize("name", ["tiktoken:cl100k_base", "hf:bert-base-uncased", "hf:mon-unigram"])
+# o200k_base: the one named vocabulary read from a .tiktoken.gz file first (cl100k's plain file comes first)
+@pytest.mark.parametrize("name", ["tiktoken:cl100k_base", "tiktoken:o200k_base", "hf:bert-base-uncased",
+                                  "hf:mon-unigram"])
 def test_max_token_chars_of_a_named_vocabulary(name: str) -> None:
     engine = load_engine(name)
     bound, source = max_token_chars(engine)
@@ -116,3 +118,19 @@ def test_max_token_chars_of_an_unknown_vocabulary_is_the_default() -> None:
     unnamed = Pieces()
     unnamed.info = EngineInfo("toy:unnamed", "tokenizer", "toy", "0", "0" * 64)
     assert max_token_chars(unnamed) == (128, "default (vocabulary unknown)")
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "bert-base-uncased"])
+def test_max_token_chars_refuses_a_vocabulary_file_that_is_not_the_named_one(
+        name: str, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The bound is read only from the file whose sha256 is the named vocabulary's: a different
+    file at that path (here a one-token forgery) is a named error, not a silently wrong bound."""
+    from tokspec import vocab
+    from tokspec.errors import VocabularyError
+    from tokspec.fast._chunking import _named_max_token_chars
+    suffix = ".tiktoken" if name == "cl100k_base" else ".json"
+    forged = tmp_path / f"forged{suffix}"
+    forged.write_text("YQ== 0\n" if suffix == ".tiktoken" else '{"model": {"vocab": {"a": 0}}}', encoding="utf-8")
+    monkeypatch.setattr(vocab, "named_path", lambda n: forged)
+    with pytest.raises(VocabularyError, match=f"has sha256 .*, expected {vocab.NAMED_FILES[name].sha256}"):
+        _named_max_token_chars(vocab.NAMED_FILES[name].sha256)
