@@ -48,7 +48,9 @@ __all__ = ["CutRule", "Decision", "RULES", "decide", "GPT2_PATTERN", "KNOWN_BPE_
 @dataclass(frozen=True)
 class CutRule:
     """A sound-cut rule: ``pattern`` matches (zero-width context aside) the space starting the right
-    piece at a cut. ``widen``: after shifting, the right piece's first token gets start ``c``."""
+    piece at a cut, reading at most one character after that space (``merge_lopt.find_cuts``
+    searches windows that end there). ``widen``: after shifting, the right piece's first token
+    gets start ``c``."""
 
     name: str
     theorem: str
