@@ -115,3 +115,21 @@ def test_bpe_without_hash_is_not_cached(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
     CompiledBPE.from_ranks(_ranks())
     assert not (tmp_path / "bpe").exists() or not list((tmp_path / "bpe").iterdir())
+
+
+def test_fast_engine_caches_its_tables_under_the_vocabulary_hash(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """``FastBpeEncoder`` passes its vocabulary's hash on, so a second engine over the same
+    vocabulary loads the tables instead of rebuilding them."""
+    from tokspec.fast.engines import FastBpeEncoder
+    from tokspec.vocab import TiktokenVocab
+
+    monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
+    vocab = TiktokenVocab("generated", "ef" * 32, _ranks())
+    first = FastBpeEncoder(vocab, "cl100k_base", "fast:generated")
+    files = sorted((tmp_path / "bpe").iterdir())
+    assert len(files) == 1 and files[0].name.startswith(vocab.sha256[:32])
+    with monkeypatch.context() as m:
+        m.setattr(bpe_kernel, "BacktrackBPE", lambda *a, **k: pytest.fail("rebuilt although cached"))
+        second = FastBpeEncoder(vocab, "cl100k_base", "fast:generated")
+    assert second.encode("abc cab").ids == first.encode("abc cab").ids

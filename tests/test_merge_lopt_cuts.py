@@ -121,9 +121,10 @@ def test_merge_notes_say_why_it_is_serial() -> None:
     assert merge_lopt.merge(engine, "abc", chunk_len=3).trace.notes == []  # short: nothing to cut
 
 
-def test_encode_arrays_checks_chunk_len() -> None:
+@pytest.mark.parametrize("entry", ["encode_arrays", "merge"])
+def test_both_entries_check_chunk_len(entry: str) -> None:
     with pytest.raises(MergeError, match="^chunk_len must be an int >= 1, got chunk_len=0$"):
-        merge_lopt.encode_arrays(DeclaredChars(), "a b", chunk_len=0)
+        getattr(merge_lopt, entry)(DeclaredChars(), "a b", chunk_len=0)
 
 
 def test_widened_traced_path_equals_stitch() -> None:

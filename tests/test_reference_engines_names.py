@@ -125,6 +125,7 @@ def test_missing_delegate_module_or_function_is_named(monkeypatch: pytest.Monkey
 
 
 @pytest.mark.parametrize("kind, module", [("hf-bpe", "tokspec.reference.bpe_hf"),
+                                          ("hf-wordpiece", "tokspec.reference.wordpiece"),
                                           ("hf-unigram", "tokspec.reference.unigram")])
 def test_json_path_is_dispatched_by_model_type(kind: str, module: str) -> None:
     path = trained_model(kind)

@@ -369,3 +369,9 @@ def test_wordpiece_limits_and_unknown_token() -> None:
     assert _well_formed(W.prop_greedy_word(vocab, "b", ["[UNK]"])).holds
     assert _well_formed(W.prop_greedy_word(vocab, "b", ["<unk>"], unk="<unk>")).holds
     assert not W.prop_greedy_word(vocab, "b", ["[UNK]"], unk="<unk>").holds
+
+
+def test_wordpiece_property_uses_the_engines_continuation_prefix() -> None:
+    vocab = {"a", "@@a", "##a"}
+    assert W.prop_greedy_word(vocab, "aa", ["a", "@@a"], prefix="@@").holds
+    assert not W.prop_greedy_word(vocab, "aa", ["a", "##a"], prefix="@@").holds
