@@ -216,7 +216,10 @@ def summarize(results: dict[str, Mutant], equivalents: list[Equivalent], layers:
             bucket.equivalent += bool(eq)
             if status in NOT_DETECTED:
                 bucket.survivors.append(m)
-    stale = [e for e in equivalents if e not in matched]
+    # stale: matches no undetected mutant although every mutant of its function has been judged
+    # (a function with unjudged mutants may still produce the survivor the entry describes)
+    pending = {(m.module, m.function) for m in results.values() if m.status == "not run"}
+    stale = [e for e in equivalents if e not in matched and (e.module, e.function) not in pending]
     return Summary(by_layer, by_module, used, stale)
 
 

@@ -384,6 +384,9 @@ def main(argv: list[str] | None = None) -> int:
     target = float(config["target"]["score"])
     if args.only:
         results = {n: m for n, m in results.items() if any(fnmatch.fnmatch(n, g) for g in args.only)}
+        judged_functions = {(m.module, m.function) for m in results.values()}
+        # only the entries about these functions: the others are not "stale", just outside the run
+        equivalents = [e for e in equivalents if (e.module, e.function) in judged_functions]
         summary = report.summarize(results, equivalents, LAYERS)
         text = report.render(summary, title=f"Mutation run of {' '.join(args.only)}", wall_seconds=wall,
                              target=target, history=[])

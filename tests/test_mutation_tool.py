@@ -74,7 +74,8 @@ def test_verdicts_are_read_per_layer_and_scored(tmp_path):
 
 
 def test_an_allow_list_entry_excuses_only_the_mutant_it_describes(tmp_path):
-    _meta(tmp_path, "spec", "bpe", {"x_check__mutmut_1": 0, "x_check__mutmut_2": 0, "x_check__mutmut_3": 1})
+    _meta(tmp_path, "spec", "bpe", {"x_check__mutmut_1": 0, "x_check__mutmut_2": 0, "x_check__mutmut_3": 1,
+                                    "x_pending__mutmut_1": None})
     results = report.read_results(tmp_path, ("spec",))
     diffs = {"1": "--- a\n+++ b\n-    if n < 2:\n+    if n <= 2:", "2": "--- a\n+++ b\n-    return x\n+    return None",
              "3": "--- a\n+++ b\n-    if n < 2:\n+    if n <= 2:"}
@@ -82,12 +83,13 @@ def test_an_allow_list_entry_excuses_only_the_mutant_it_describes(tmp_path):
         m.diff = diffs[name[-1]]
     entry = report.Equivalent("tokspec.spec.bpe", "x_check", "if n < 2:", "if n <= 2:", "n == 2 takes the same path")
     other = report.Equivalent("tokspec.spec.bpe", "x_other", "return 1", "return 2", "stale")
-    summary = report.summarize(results, [entry, other], ("spec",))
+    waiting = report.Equivalent("tokspec.spec.bpe", "x_pending", "return 1", "return 2", "not judged yet")
+    summary = report.summarize(results, [entry, other, waiting], ("spec",))
     layer = summary.layers["spec"]
-    assert layer.counts == {"equivalent": 1, "survived": 1, "killed": 1}
+    assert layer.counts == {"equivalent": 1, "survived": 1, "killed": 1, "not run": 1}
     assert layer.score == pytest.approx(1 / 2)        # killed / (generated - equivalent)
     assert [e for _, e in summary.equivalents_used] == [entry]   # a killed mutant is never "equivalent"
-    assert summary.stale_equivalents == [other]
+    assert summary.stale_equivalents == [other]   # its function is gone; x_pending's is not judged yet
 
 
 def test_allow_list_entries_need_a_reason(tmp_path):
