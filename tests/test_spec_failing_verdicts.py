@@ -148,7 +148,7 @@ def test_greedy_word_and_pieces_verdicts() -> None:
     _holding(W.prop_greedy_word(vocab, "unaffable", ["unaff", "##able"]), "'unaffable'")
     w = _failing(W.prop_greedy_word(vocab, "unaffable", ["un", "##aff", "##able"]), {"word", "got", "expected"})
     assert w == {"word": "unaffable", "got": ["un", "##aff", "##able"], "expected": ["unaff", "##able"]}
-    _holding(W.prop_greedy_pieces(vocab, ["unaff", "##able", "[UNK]", "un"]), "2 checks")
+    _holding(W.prop_greedy_pieces(vocab, ["unaff", "##able", "[UNK]", "un"]), "WordPiece greedy longest match", "2 checks")
     w = _failing(W.prop_greedy_pieces(vocab, ["un", "##aff", "##able"]), {"word", "got", "expected"})
     assert w["word"] == "unaffable"
 
