@@ -64,3 +64,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip_slow)
+
+
+@pytest.fixture
+def registry(monkeypatch: pytest.MonkeyPatch) -> dict:
+    """The spec claims as the registering functions produce them when called again into an empty
+    registry (``bpe``, ``peek2`` and ``merge`` register when called; the other families at module
+    level, once): what a claims test checks is what the registering code produces, not a registry
+    cached before the test ran. Imported here, not at start-up, so other tests do not load spec/."""
+    from tokspec.spec import CLAIMS, _verdict, load_claims
+    from tokspec.spec import bpe, merge, pretok
+
+    load_claims()
+    registrars = {"bpe": bpe._register, "peek2": pretok._register, "merge": merge._claims}
+    fresh = {n: c for n, c in CLAIMS.items() if n.partition(".")[0] not in registrars}
+    monkeypatch.setattr(_verdict, "CLAIMS", fresh)
+    for registrar in registrars.values():
+        registrar()
+    assert set(fresh) == set(CLAIMS), "re-registering gives other claim ids than importing did"
+    return fresh

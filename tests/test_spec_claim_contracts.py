@@ -21,28 +21,10 @@ from pathlib import Path
 import pytest
 
 from tokspec.spec import CLAIMS, load_claims
-from tokspec.spec import _verdict
 from tokspec.spec import bpe as B
-from tokspec.spec import merge as M
-from tokspec.spec import pretok as P
 from tokspec.spec._verdict import Claim
 
 load_claims()
-
-#: The functions that register a family's claims when called (the other families register at
-#: module level, once).
-REGISTRARS = {"bpe": B._register, "peek2": P._register, "merge": M._claims}
-
-
-@pytest.fixture
-def registry(monkeypatch: pytest.MonkeyPatch) -> dict[str, Claim]:
-    """The claims the registering functions produce when called again into an empty registry."""
-    fresh: dict[str, Claim] = {n: c for n, c in CLAIMS.items() if n.partition(".")[0] not in REGISTRARS}
-    monkeypatch.setattr(_verdict, "CLAIMS", fresh)
-    for registrar in REGISTRARS.values():
-        registrar()
-    assert set(fresh) == set(CLAIMS)
-    return fresh
 
 
 def _falsified() -> list[str]:

@@ -30,11 +30,9 @@ import pytest
 
 import tokspec.reference
 from tokspec.spec import CLAIMS, load_claims
-from tokspec.spec import _verdict
 from tokspec.spec import bpe as B
 from tokspec.spec import merge as M
 from tokspec.spec import merge_published as MP
-from tokspec.spec import pretok as P
 from tokspec.spec._verdict import Claim
 
 load_claims()
@@ -52,22 +50,6 @@ ROMAN = re.compile(r"^[IVX]+[a-z]?$")
 #: Checkers whose witnesses ``corpora/merge/search_witnesses.py`` minimizes (ddmin on ``keys``).
 SEARCHED = {MP.lopt_theorem_4_1: ("text",), MP.lopt_lemma_7_1: ("s1", "so", "s2"),
             MP.blog_overlap_theorem: ("text",), MP.parallel_tokenizer_claim: ("text",)}
-
-
-#: The functions that register a family's claims at import time (the other families register at
-#: module level). Each test re-runs them into an empty registry, so what it checks is what the
-#: registering code produces when called, not a registry cached before the test ran.
-REGISTRARS = {"bpe": B._register, "peek2": P._register, "merge": M._claims}
-
-
-@pytest.fixture
-def registry(monkeypatch: pytest.MonkeyPatch) -> dict[str, Claim]:
-    fresh: dict[str, Claim] = {n: c for n, c in CLAIMS.items() if n.partition(".")[0] not in REGISTRARS}
-    monkeypatch.setattr(_verdict, "CLAIMS", fresh)
-    for registrar in REGISTRARS.values():
-        registrar()
-    assert set(fresh) == set(CLAIMS), "re-registering gives other claim ids than importing did"
-    return fresh
 
 
 def _seeds_dir() -> Path:
