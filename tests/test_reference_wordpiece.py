@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tokenizers import Tokenizer, normalizers, pre_tokenizers
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
 from tokspec import InvalidTextError, TokspecError, load_engine
 from tokspec import _hf_unicode as hfu
@@ -118,6 +118,30 @@ def test_bert_contract_equals_production_engine(bert: tuple[Tokenizer, WordPiece
     for text in build_corpus():
         a, b = engine.encode(text), bert[2].encode(text)
         assert (a.ids, a.offsets) == (b.ids, b.offsets), text[:80]
+
+
+def test_reordered_marks_library_spans_are_positional_contract_spans_follow_the_mark(tmp_path: Path) -> None:
+    """Where the two offset modes part: NFD's canonical reordering. Two spacing combining marks
+    (category Mc, so strip_accents keeps them; ccc 226 then 216, so NFD swaps them) each get their
+    own ``##`` piece. HF reports the position a piece landed on; the contract reports the original
+    character the piece came from. The library mode must equal HF, the contract mode the source."""
+    stem, dot = "\U0001D165", "\U0001D16D"  # MUSICAL SYMBOL COMBINING STEM / AUGMENTATION DOT
+    assert (unicodedata.category(stem), unicodedata.category(dot)) == ("Mc", "Mc")
+    assert unicodedata.combining(dot) > unicodedata.combining(stem) > 0
+    vocab = {"[UNK]": 0, "x": 1, "##" + stem: 2, "##" + dot: 3, "##x": 4}
+    hf = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+    hf.normalizer = normalizers.BertNormalizer(strip_accents=True, lowercase=False)
+    hf.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    path = tmp_path / "marks.json"
+    hf.save(str(path))
+    library = wordpiece_encoder_from_tokenizer_json(path, "r", offsets="library")
+    contract = wordpiece_encoder_from_tokenizer_json(path, "r")
+    for text in ["x" + dot + stem, "x" + dot + stem + "x", "x" + dot + dot + stem]:
+        _same_as_hf(hf, library, text)
+        enc = contract.encode(text)
+        assert enc.ids == library.encode(text).ids
+        assert [text[s:e] for s, e in enc.offsets] == [contract.token_piece(i).removeprefix("##") for i in enc.ids]
+        assert enc.offsets != library.encode(text).offsets, "the marks were not reordered: the case tests nothing"
 
 
 @given(text=st.one_of(TEXT, BERTY))

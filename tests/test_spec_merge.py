@@ -76,3 +76,21 @@ def test_sound_cut_theorems_on_corpus(engine: Encoder) -> None:
         if len(cuts) > 1:
             assert M.pieces_equation(engine, text, cuts).holds  # M4: all cuts at once
     assert checked > 100
+
+
+# Registered witnesses that are the search's own output (corpora/merge/search_witnesses.py), row for
+# row; the other two falsified merge claims carry hand-minimized witnesses (Lemma 7.3: by deletion;
+# the blog theorem: a shorter run than the search's), replayed by test_falsified_claim_replays.
+FROM_THE_SEARCH = {"merge.lopt_theorem_4_1": "4.1", "merge.lopt_lemma_7_1": "7.1",
+                   "merge.parallel_tokenizer_overlap": "pt"}
+
+
+@pytest.mark.parametrize("name", sorted(FROM_THE_SEARCH))
+def test_registered_witness_is_the_recorded_search_result(name: str) -> None:
+    """A stored witness edited by hand (say its letters re-cased) may still falsify the claim, so
+    replaying it is not enough: it must be, byte for byte, what the witness search recorded."""
+    example = dict(CLAIMS[name].counterexample)
+    engine = example.pop("engine")
+    rows = [r for r in _witness_rows() if r["claim"] == FROM_THE_SEARCH[name] and r["engine"] == engine]
+    assert len(rows) == 1, (name, engine)
+    assert example == rows[0]["witness"]
