@@ -126,3 +126,18 @@ def test_a_pretokenizer_merges_to_spans_without_ids() -> None:
         with_ids = merge_overlap_filter.merge(PairEngine(), text, chunk_len=chunk_len, overlap=w)
         assert got.encoding.ids is None
         assert got.encoding.offsets == with_ids.encoding.offsets
+
+
+def test_leaves_with_and_without_ids_merge_to_spans_only() -> None:
+    """A backend (or engine) that answers some leaves with ids and some without: the merge keeps
+    the spans and drops the ids, as every strategy's ``keep_slices`` does, instead of failing
+    half-way on ``None + tuple``. Either order of the two kinds."""
+    text = "aabcaab caab"
+    with_ids = merge_overlap_filter.merge(PairEngine(), text, chunk_len=3, overlap=2).encoding
+    for spans_only in (0, 1):
+        def encode_many(eng: Encoder, texts: list[str], spans_only: int = spans_only) -> list[Encoding]:
+            encs = [eng.encode(t) for t in texts]
+            return [Encoding(None, e.offsets) if k % 2 == spans_only else e for k, e in enumerate(encs)]
+
+        got = merge_overlap_filter.merge(PairEngine(), text, chunk_len=3, overlap=2, encode_many=encode_many)
+        assert got.encoding.ids is None and got.encoding.offsets == with_ids.offsets
