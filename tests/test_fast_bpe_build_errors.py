@@ -84,3 +84,47 @@ def test_compiled_tables_refuse_vocabularies_beyond_their_id_bits() -> None:
         arrays_of(too_many_nodes)  # type: ignore[arg-type]
     just_fits = BacktrackBPE({bytes([i]): i for i in range(256)})
     assert len(arrays_of(just_fits)["tok_len"]) == 256
+
+
+def _merge_loop(ranks: dict[bytes, int], data: bytes) -> list[int]:
+    """tiktoken's merge loop by definition: merge the leftmost lowest-ranked adjacent pair."""
+    parts = [data[i:i + 1] for i in range(len(data))]
+    while True:
+        found = [(ranks[parts[i] + parts[i + 1]], i) for i in range(len(parts) - 1)
+                 if parts[i] + parts[i + 1] in ranks]
+        if not found:
+            return [ranks[p] for p in parts]
+        _, i = min(found)
+        parts[i:i + 2] = [parts[i] + parts[i + 1]]
+
+
+def test_unreachable_tokens_whose_prefix_is_a_token_are_accepted() -> None:
+    """abc (257) has neither ab nor bc; abcd (258) merges only cd and stops at [a, b, cd]. Both are
+    unreachable (their own merge loop is not the token) but monotone: accepted, never emitted, and
+    a token prefix (abc of abcd) is no merge step."""
+    ranks = _with(cd=256, abc=257, abcd=258)
+    enc = BacktrackBPE(ranks)
+    assert enc.unreachable == [r for t, r in ranks.items() if _merge_loop(ranks, t) != [r]] == [257, 258]
+    for data in (b"abc", b"abcd", b"abcdabcd", b"xabcdcd"):
+        assert enc.encode(data) == _merge_loop(ranks, data)
+
+
+def test_non_monotone_history_through_two_disjoint_merges_is_refused() -> None:
+    """abcd (256) is built by the merge loop from ab (257) and cd (258), both ranked above it: the
+    check must replay both merges (each replacing exactly one pair) to see it."""
+    ranks = _with(abcd=256, ab=257, cd=258)
+    assert _merge_loop(ranks, b"abcd") == [256]  # BPE does build it, through higher ranks
+    with pytest.raises(NonMonotoneVocabularyError) as err:
+        BacktrackBPE(ranks)
+    assert err.value.token_id == 256
+
+
+def test_token_ranked_below_its_own_bytes_is_refused() -> None:
+    """A pair token at rank 0 (its bytes ranked 1..256) is built only from higher-ranked tokens:
+    rank 0 is a real rank, refused like any other."""
+    ranks = {bytes([i]): i + 1 for i in range(256)}
+    ranks[b"ab"] = 0
+    assert _merge_loop(ranks, b"ab") == [0]
+    with pytest.raises(NonMonotoneVocabularyError) as err:
+        BacktrackBPE(ranks)
+    assert err.value.token_id == 0

@@ -93,3 +93,15 @@ def test_default_pattern_is_cl100k_base() -> None:
     assert p2.split(text) == p2.split_runs(text) == list(zip(starts.tolist(), ends.tolist())) == want
     assert starts.dtype == ends.dtype == np.int64
     assert p2.split_o200k(text) == p2.split(text, "o200k_base") != want
+
+
+@pytest.mark.parametrize("pattern", p2.PATTERN_NAMES)
+def test_run_search_equals_regex_on_digit_runs_and_near_contractions(pattern: str) -> None:
+    """``split_runs`` on digit runs longer than any pattern's limit, and a quote after a word followed
+    by letters that are not contraction letters (they must not join the word)."""
+    texts = ["1" * k + "a" for k in range(1, 9)] + ["x" + "9" * k for k in range(1, 9)]
+    for apo in ("'", "\u2019"):
+        for c in ("x", "X", "q", "z", "b", "s", "T", "ll", "lx", "vE", "rq", ""):
+            texts += [f"it{apo}{c}", f"IT{apo}{c}", f" {apo}{c}x"]
+    for text in texts:
+        assert p2.split_runs(text, pattern) == _want(text, pattern), (pattern, text)
