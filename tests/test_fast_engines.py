@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import tokspec
 from tokspec import InvalidTextError, UnknownEngineError, load_engine
 from tokspec.corpus import build_corpus
 from tokspec.fast import engines as fast_engines
@@ -32,6 +33,14 @@ def test_engines_listed_and_described() -> None:
     assert info.library == "tokspec.fast" and info.name == "peek2:o200k_base"
     info = load_engine("fast:cl100k_base").info
     assert (info.kind, info.library, info.name) == ("tokenizer", "tokspec.fast", "fast:cl100k_base")
+    assert info.library_version == tokspec.__version__
+
+
+@pytest.mark.parametrize("pattern", ["cl100k_base", "o200k_base", "llama3", "qwen2"])
+def test_peek2_engine_reports_this_package_version(pattern: str) -> None:
+    """The library doing a Peek2 engine's work is this package: its info carries tokspec's version."""
+    info = load_engine(f"peek2:{pattern}").info
+    assert (info.library, info.library_version) == ("tokspec.fast", tokspec.__version__)
 
 
 @pytest.mark.parametrize("pattern", ["cl100k_base", "o200k_base", "llama3", "qwen2"])
