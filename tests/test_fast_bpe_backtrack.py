@@ -115,6 +115,21 @@ def test_tiny_vocab_every_token_and_tiktoken(seed: int) -> None:
         assert enc.reachable[rank] == (naive_bpe(ranks, tok) == [rank])
 
 
+@pytest.mark.parametrize("seed", [1, 3, 4])
+def test_rank_zero_token_in_both_encoders(seed: int) -> None:
+    """Byte 0 is token id 0 in these tables: texts full of it, alone and between merged tokens,
+    encode like the merge loop in both encoders (id 0 is a real token, not a "none" marker)."""
+    ranks, enc = tiny(seed)
+    assert enc is not None and ranks[b"\x00"] == 0
+    rng = random.Random(seed)
+    texts = [b"\x00", b"\x00\x00", b"a\x00", b"\x00abc"]
+    texts += [bytes(rng.choice(b"abc\x00") for _ in range(rng.randint(1, 30))) for _ in range(30)]
+    for data in texts:
+        want = naive_bpe(ranks, data)
+        assert enc.encode(data) == want
+        assert enc.encode_via_table(data) == want
+
+
 def test_unreachable_token_never_emitted() -> None:
     ranks = {bytes([i]): i for i in range(256)}
     ranks[b"abc"] = 256  # no "ab" or "bc": BPE can never build it

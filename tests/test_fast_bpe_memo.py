@@ -76,3 +76,26 @@ def _plant_and_ask(python: BacktrackBPE, memo: np.ndarray, mask: int, left: np.n
             assert int(memo[slot]) == (key << 1) | (1 if truth else 0)
             checked += 1
     return checked
+
+
+def test_python_pair_memo_answers_hits_as_stored_and_only_for_their_pair() -> None:
+    """``BacktrackBPE.is_valid_pair`` memoizes: asking a pair stores one entry; asking again returns
+    the stored verdict as is (planted wrong on purpose: no recomputation), while every other pair
+    still gets its own true verdict (from a second encoder with an untouched memo)."""
+    python, _, _ = _setup(0)
+    fresh = BacktrackBPE(python.ranks, self_check=False)
+    ids = [t for t in range(len(python.tokens)) if python.reachable[t]][-12:] + [97, 98, 99]
+    checked = 0
+    for a in ids:
+        for b in ids:
+            python._pair_cache.clear()
+            truth = python.is_valid_pair(a, b)
+            assert truth == fresh.is_valid_pair(a, b)
+            (key,) = python._pair_cache  # one stored entry, for this pair
+            python._pair_cache[key] = not truth
+            assert python.is_valid_pair(a, b) is (not truth)
+            for c, d in ((b, a), (a, a), (b, b)):
+                if (c, d) != (a, b):
+                    assert python.is_valid_pair(c, d) == fresh.is_valid_pair(c, d), (a, b, c, d)
+            checked += 1
+    assert checked >= 100
