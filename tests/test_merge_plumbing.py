@@ -134,3 +134,48 @@ def test_max_token_chars_refuses_a_vocabulary_file_that_is_not_the_named_one(
     monkeypatch.setattr(vocab, "named_path", lambda n: forged)
     with pytest.raises(VocabularyError, match=f"has sha256 .*, expected {vocab.NAMED_FILES[name].sha256}"):
         _named_max_token_chars(vocab.NAMED_FILES[name].sha256)
+
+
+def _claiming(sha: str | None):  # type: ignore[no-untyped-def]
+    """An engine stand-in that claims vocabulary ``sha`` (all max_token_chars reads)."""
+    from types import SimpleNamespace
+    return SimpleNamespace(info=SimpleNamespace(name="claims-a-vocabulary", vocab_sha256=sha))
+
+
+# one name per file kind: plain .tiktoken, .tiktoken.gz, WordPiece dict vocab, Unigram [piece, score] list
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base", "bert-base-uncased", "mon-unigram"])
+def test_named_bound_is_read_from_each_kind_of_named_file(name: str) -> None:
+    """Called directly (no cache in between): the longest entry of the named file, as
+    ``tokspec.spec`` reads it independently (tiktoken ranks, tokenizer.json dict or list vocab)."""
+    from tokspec import vocab
+    from tokspec.fast._chunking import _named_max_token_chars
+    sha = vocab.NAMED_FILES[name].sha256
+    assert _named_max_token_chars(sha) == spec_max_token_chars(_claiming(sha))
+
+
+def test_a_vocab_txt_only_vocabulary_has_no_named_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vocabulary known only as a WordPiece vocab.txt ("<name>.vocab") is not read as a
+    tokenizer.json: no named bound, so max_token_chars gives the default."""
+    from tokspec import vocab
+    from tokspec.fast import _chunking
+    sha = vocab.NAMED_FILES["bert-base-uncased.vocab"].sha256
+    assert all(e.sha256 != sha for n, e in vocab.NAMED_FILES.items() if not n.endswith(".vocab"))
+    assert _chunking._named_max_token_chars(sha) is None
+    monkeypatch.setattr(_chunking, "_MAX_TOKEN_CACHE", {})
+    assert max_token_chars(_claiming(sha)) == (128, "default (vocabulary unknown)")
+
+
+def test_max_token_chars_computes_a_named_bound_once_then_caches_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tokspec import vocab
+    from tokspec.fast import _chunking
+    sha = vocab.NAMED_FILES["bert-base-uncased"].sha256
+    want = (spec_max_token_chars(_claiming(sha)), f"vocabulary sha256 {sha[:12]}")
+    monkeypatch.setattr(_chunking, "_MAX_TOKEN_CACHE", {})  # as in a fresh process
+    assert max_token_chars(_claiming(sha)) == want
+    assert _chunking._MAX_TOKEN_CACHE == {sha: want[0]}
+
+    def no_second_read(sha256: str) -> None:
+        raise AssertionError("the vocabulary was read again")
+
+    monkeypatch.setattr(_chunking, "_named_max_token_chars", no_second_read)
+    assert max_token_chars(_claiming(sha)) == want
