@@ -179,3 +179,33 @@ def test_max_token_chars_computes_a_named_bound_once_then_caches_it(monkeypatch:
 
     monkeypatch.setattr(_chunking, "_named_max_token_chars", no_second_read)
     assert max_token_chars(_claiming(sha)) == want
+
+
+class SpacePieces(Pieces):
+    """One token per character, declaring the ``space`` rule (every space is a sound cut)."""
+
+    merge_family = "space"
+
+
+@pytest.mark.parametrize("backend", ["processes", "threads"])
+def test_lopt_engine_sizes_its_chunks_for_the_runners_backend(backend: str) -> None:
+    """Without a chunk length, ``lopt:`` takes ``default_chunk_len`` for the backend the runner
+    resolves to (one chunk per worker for processes, four otherwise): the pieces it hands the
+    runner are those of ``find_cuts`` at that length."""
+    from tokspec.fast.parallel import Runner, default_chunk_len
+
+    inner = SpacePieces()
+    text = "word " * 2000
+    runner = Runner(backend, 2)
+    handed: list[list[str]] = []
+
+    def serial_arrays(engine: Encoder, texts: list[str]) -> list:  # type: ignore[type-arg]
+        handed.append(list(texts))
+        return [engine.encode_arrays(t) for t in texts]
+
+    runner.arrays = serial_arrays  # type: ignore[method-assign]  # no pool is started
+    assert LoptEncoder(inner, runner=runner).encode_arrays(text).same_as(inner.encode_arrays(text))
+    rule = merge_lopt.decision(inner).rule
+    assert rule is not None
+    bounds = [0, *merge_lopt.find_cuts(text, rule, default_chunk_len(len(text), 2, backend)), len(text)]
+    assert handed == [[text[a:b] for a, b in zip(bounds, bounds[1:])]]
