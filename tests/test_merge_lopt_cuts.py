@@ -214,3 +214,19 @@ def test_m5_widening_engine_equals_serial_on_both_entries_pieces_included() -> N
         assert merge_lopt.encode_arrays(engine, text, chunk_len=chunk_len).same_as(engine.encode_arrays(text))
         merged = merge_lopt.merge(engine, text, chunk_len=chunk_len).encoding
         assert merged == serial and merged.pieces == serial.pieces
+
+
+def test_merge_has_its_pieces_encoded_by_the_given_encode_many() -> None:
+    engine = DeclaredChars()
+    text = "one two three four five six"
+    handed: list[list[str]] = []
+
+    def encode_many(eng: Encoder, texts: list[str]) -> list[Encoding]:
+        handed.append(list(texts))
+        return [eng.encode(t) for t in texts]
+
+    result = merge_lopt.merge(engine, text, chunk_len=5, encode_many=encode_many)
+    bounds = [0, *naive_cuts(text, RULES["space"], 5), len(text)]
+    assert handed == [[text[a:b] for a, b in zip(bounds, bounds[1:])]]
+    assert result.encoding == engine.encode(text)
+
