@@ -229,4 +229,3 @@ def test_merge_has_its_pieces_encoded_by_the_given_encode_many() -> None:
     bounds = [0, *naive_cuts(text, RULES["space"], 5), len(text)]
     assert handed == [[text[a:b] for a, b in zip(bounds, bounds[1:])]]
     assert result.encoding == engine.encode(text)
-
