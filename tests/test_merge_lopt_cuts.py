@@ -229,3 +229,32 @@ def test_merge_has_its_pieces_encoded_by_the_given_encode_many() -> None:
     bounds = [0, *naive_cuts(text, RULES["space"], 5), len(text)]
     assert handed == [[text[a:b] for a, b in zip(bounds, bounds[1:])]]
     assert result.encoding == engine.encode(text)
+
+
+class CountingPattern:
+    """A cut pattern that records the window of every search (then searches as the real one)."""
+
+    def __init__(self, pattern) -> None:  # type: ignore[no-untyped-def]
+        self.pattern = pattern
+        self.windows: list[tuple[int, int | None]] = []
+
+    def search(self, text: str, pos: int = 0, endpos: int | None = None):  # type: ignore[no-untyped-def]
+        self.windows.append((pos, endpos))
+        return self.pattern.search(text, pos, len(text) if endpos is None else endpos)
+
+
+def test_find_cuts_searches_each_target_window_only() -> None:
+    """O(n): each target's search covers its window [target, target + chunk_len) and one character
+    of look-ahead, never the rest of the text (a text without spaces would cost O(n^2 / chunk_len))."""
+    rng = random.Random(15)
+    for _ in range(200):
+        text = "".join(rng.choice(["a", "b", " ", "x y", "é"]) for _ in range(rng.randrange(0, 60)))
+        chunk_len = rng.randrange(1, 9)
+        for name in ("space", "space-after-letter"):
+            counting = CountingPattern(RULES[name].pattern)
+            rule = merge_lopt.CutRule(name, RULES[name].theorem, counting)  # type: ignore[arg-type]
+            assert merge_lopt.find_cuts(text, rule, chunk_len) == naive_cuts(text, RULES[name], chunk_len)
+            targets = range(chunk_len, len(text), chunk_len)
+            assert len(counting.windows) == len(targets)
+            for (pos, endpos), target in zip(counting.windows, targets):
+                assert target <= pos and endpos is not None and endpos <= min(len(text), target + chunk_len + 1)

@@ -209,3 +209,17 @@ def test_lopt_engine_sizes_its_chunks_for_the_runners_backend(backend: str) -> N
     assert rule is not None
     bounds = [0, *merge_lopt.find_cuts(text, rule, default_chunk_len(len(text), 2, backend)), len(text)]
     assert handed == [[text[a:b] for a, b in zip(bounds, bounds[1:])]]
+
+
+def test_a_runner_returning_the_wrong_number_of_encodings_is_an_error_not_a_shorter_merge() -> None:
+    engine = Pieces()
+
+    def drops_the_last(eng: Encoder, texts: list[str]) -> list[Encoding]:
+        return [eng.encode(t) for t in texts][:-1]
+
+    with pytest.raises(ValueError, match="zip"):
+        encode_spans(engine, "abcdef", [(0, 2), (2, 4), (4, 6)], drops_the_last)
+    chunks = encode_spans(engine, "abcdef", [(0, 3), (3, 6)])
+    for slices in ([(0, None)], [(0, None)] * 3):  # one slice per chunk, no fewer, no more
+        with pytest.raises(ValueError, match="zip"):
+            keep_slices(chunks, slices)
