@@ -166,9 +166,10 @@ class Runner:
         if backend == "serial" or len(texts) <= 1 or self.workers == 1:
             return [engine.encode_arrays(t) for t in texts]
         if backend == "batch":
-            if callable(getattr(engine, "encode_batch", None)) and not _has_own_batch_arrays(engine):
-                return [EncodingArrays.from_encoding(e) for e in self(engine, texts)]
-            return list(engine.encode_batch_arrays(list(texts)))
+            if _has_own_batch_arrays(engine):  # its own arrays first: no Encoding per token
+                return list(engine.encode_batch_arrays(list(texts)))
+            # encode_batch, or the named error for an engine without a batch API (as when called)
+            return [EncodingArrays.from_encoding(e) for e in self(engine, texts)]
         if backend == "processes":
             return self._in_processes(engine, texts, _arrays_in_worker)
         return list(_pool(backend, self.workers, engine).map(engine.encode_arrays, texts))

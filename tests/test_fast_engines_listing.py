@@ -134,3 +134,14 @@ def test_interpreted_engines_describe_themselves() -> None:
         assert engine.encode("It's 42!") == ref.encode("It's 42!")
     peek = load_engine("tokspec.fast.interpreted:peek2_o200k").info
     assert (peek.kind, peek.vocab_sha256) == ("pretokenizer", None)
+
+
+@pytest.mark.parametrize("factory", ["fast_cl100k", "peek2_o200k"])
+def test_interpreted_engines_name_tokspec_and_its_version_as_the_library(factory: str) -> None:
+    """The kernels doing the work are tokspec's own: library and version are tokspec's, as for the
+    compiled ``fast:`` engines."""
+    import tokspec
+
+    info = load_engine(f"tokspec.fast.interpreted:{factory}").info
+    assert (info.library, info.library_version) == ("tokspec.fast", tokspec.__version__)
+    assert load_engine("fast:cl100k_base").info.library_version == tokspec.__version__

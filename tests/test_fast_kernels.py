@@ -149,3 +149,19 @@ def test_long_input_equals_tiktoken(vocab: str, kind: str) -> None:
     if not got.same_as(want):
         k = int(np.argmax((got.ids[:len(want.ids)] != want.ids[:len(got.ids)])))
         pytest.fail(f"{vocab} {kind}: first difference at token {k} of {len(want.ids)}")
+
+
+def test_an_interpreted_copy_is_a_registered_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Like an import, ``_copy`` registers the copy in ``sys.modules`` under its own name, so code
+    that finds a module by name (import, pickle by reference) finds the copy; the original module
+    is untouched."""
+    import importlib
+    import pickle
+
+    name = "tokspec.fast.pretok_peek2__interpreted"
+    monkeypatch.delitem(sys.modules, name, raising=False)  # the cached copy comes back afterwards
+    copy = interpreted._copy("tokspec.fast.pretok_peek2")
+    assert copy.__name__ == name and copy is not p2 and sys.modules["tokspec.fast.pretok_peek2"] is p2
+    assert importlib.import_module(name) is copy
+    assert pickle.loads(pickle.dumps(copy.split)) is copy.split
+    assert copy.split("it's 12 cats", "cl100k_base") == p2.split("it's 12 cats", "cl100k_base")

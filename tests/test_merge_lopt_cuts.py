@@ -160,3 +160,101 @@ def test_rules_without_widening_keep_the_first_token_start() -> None:
     for chunk_len in (1, 2, 3, 5):
         assert merge_lopt.encode_arrays(engine, text, chunk_len=chunk_len).same_as(engine.encode_arrays(text))
         assert merge_lopt.merge(engine, text, chunk_len=chunk_len).encoding == engine.encode(text)
+
+
+def test_stitch_gives_int64_arrays_whatever_integer_sequence_the_starts_come_as() -> None:
+    # EncodingArrays are int64 (validate checks it): starts as a list or as numpy arrays of another
+    # integer type (uint64 + int64 would promote to float64) give the same int64 result
+    rng = random.Random(14)
+    for _ in range(50):
+        k = rng.randrange(1, 5)
+        pieces = [random_arrays(rng, True) for _ in range(k)]
+        starts = sorted(rng.randrange(0, 30) for _ in range(k))
+        starts[0] = 0
+        text = "x" * 40
+        for widen in (False, True):
+            want = naive_stitch(pieces, starts, widen)
+            for given in (starts, np.array(starts, dtype=np.uint64), np.array(starts, dtype=np.int32)):
+                got = merge_lopt.stitch(pieces, given, widen).validate(text)
+                assert got.same_as(want), (pieces, starts, widen, given.dtype if hasattr(given, "dtype") else list)
+
+
+class Chars(Encoder):
+    """One token per character, no structure declared: lopt has no rule for it."""
+
+    info = EngineInfo("toy:chars", "tokenizer", "toy", "0", None)
+
+    def _encode(self, text: str) -> Encoding:
+        return Encoding.of([ord(c) for c in text], [(i, i + 1) for i in range(len(text))])
+
+
+def test_an_engine_without_a_rule_is_encoded_serially_by_both_entries() -> None:
+    engine = Chars()
+    assert merge_lopt.decision(engine).rule is None
+    text = "a text much longer than one chunk, with spaces everywhere"
+    for chunk_len in (1, 4, len(text) - 1):
+        assert merge_lopt.encode_arrays(engine, text, chunk_len=chunk_len).same_as(engine.encode_arrays(text))
+        assert merge_lopt.merge(engine, text, chunk_len=chunk_len).encoding == engine.encode(text)
+
+
+def test_m5_widening_engine_equals_serial_on_both_entries_pieces_included() -> None:
+    """A sentencepiece BPE with the dummy prefix (trained here): rule M5 widens each right piece's
+    first token to the cut. The untraced path (stitch) and the traced one (_widened) both give the
+    serial ids and offsets, and the traced one keeps the engine's pieces."""
+    from tokspec import load_engine, models
+
+    engine = load_engine(models.engine_name("spm-bpe"))
+    rule = merge_lopt.decision(engine).rule
+    assert rule is not None and rule.widen
+    text = "hello world, this is a test of the pieces  and of  the widened offsets at every cut"
+    serial = engine.encode(text)
+    assert serial.pieces is not None
+    for chunk_len in (1, 3, 7):
+        assert merge_lopt.find_cuts(text, rule, chunk_len)
+        assert merge_lopt.encode_arrays(engine, text, chunk_len=chunk_len).same_as(engine.encode_arrays(text))
+        merged = merge_lopt.merge(engine, text, chunk_len=chunk_len).encoding
+        assert merged == serial and merged.pieces == serial.pieces
+
+
+def test_merge_has_its_pieces_encoded_by_the_given_encode_many() -> None:
+    engine = DeclaredChars()
+    text = "one two three four five six"
+    handed: list[list[str]] = []
+
+    def encode_many(eng: Encoder, texts: list[str]) -> list[Encoding]:
+        handed.append(list(texts))
+        return [eng.encode(t) for t in texts]
+
+    result = merge_lopt.merge(engine, text, chunk_len=5, encode_many=encode_many)
+    bounds = [0, *naive_cuts(text, RULES["space"], 5), len(text)]
+    assert handed == [[text[a:b] for a, b in zip(bounds, bounds[1:])]]
+    assert result.encoding == engine.encode(text)
+
+
+class CountingPattern:
+    """A cut pattern that records the window of every search (then searches as the real one)."""
+
+    def __init__(self, pattern) -> None:  # type: ignore[no-untyped-def]
+        self.pattern = pattern
+        self.windows: list[tuple[int, int | None]] = []
+
+    def search(self, text: str, pos: int = 0, endpos: int | None = None):  # type: ignore[no-untyped-def]
+        self.windows.append((pos, endpos))
+        return self.pattern.search(text, pos, len(text) if endpos is None else endpos)
+
+
+def test_find_cuts_searches_each_target_window_only() -> None:
+    """O(n): each target's search covers its window [target, target + chunk_len) and one character
+    of look-ahead, never the rest of the text (a text without spaces would cost O(n^2 / chunk_len))."""
+    rng = random.Random(15)
+    for _ in range(200):
+        text = "".join(rng.choice(["a", "b", " ", "x y", "é"]) for _ in range(rng.randrange(0, 60)))
+        chunk_len = rng.randrange(1, 9)
+        for name in ("space", "space-after-letter"):
+            counting = CountingPattern(RULES[name].pattern)
+            rule = merge_lopt.CutRule(name, RULES[name].theorem, counting)  # type: ignore[arg-type]
+            assert merge_lopt.find_cuts(text, rule, chunk_len) == naive_cuts(text, RULES[name], chunk_len)
+            targets = range(chunk_len, len(text), chunk_len)
+            assert len(counting.windows) == len(targets)
+            for (pos, endpos), target in zip(counting.windows, targets):
+                assert target <= pos and endpos is not None and endpos <= min(len(text), target + chunk_len + 1)

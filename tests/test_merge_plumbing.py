@@ -134,3 +134,92 @@ def test_max_token_chars_refuses_a_vocabulary_file_that_is_not_the_named_one(
     monkeypatch.setattr(vocab, "named_path", lambda n: forged)
     with pytest.raises(VocabularyError, match=f"has sha256 .*, expected {vocab.NAMED_FILES[name].sha256}"):
         _named_max_token_chars(vocab.NAMED_FILES[name].sha256)
+
+
+def _claiming(sha: str | None):  # type: ignore[no-untyped-def]
+    """An engine stand-in that claims vocabulary ``sha`` (all max_token_chars reads)."""
+    from types import SimpleNamespace
+    return SimpleNamespace(info=SimpleNamespace(name="claims-a-vocabulary", vocab_sha256=sha))
+
+
+# one name per file kind: plain .tiktoken, .tiktoken.gz, WordPiece dict vocab, Unigram [piece, score] list
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base", "bert-base-uncased", "mon-unigram"])
+def test_named_bound_is_read_from_each_kind_of_named_file(name: str) -> None:
+    """Called directly (no cache in between): the longest entry of the named file, as
+    ``tokspec.spec`` reads it independently (tiktoken ranks, tokenizer.json dict or list vocab)."""
+    from tokspec import vocab
+    from tokspec.fast._chunking import _named_max_token_chars
+    sha = vocab.NAMED_FILES[name].sha256
+    assert _named_max_token_chars(sha) == spec_max_token_chars(_claiming(sha))
+
+
+def test_a_vocab_txt_only_vocabulary_has_no_named_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vocabulary known only as a WordPiece vocab.txt ("<name>.vocab") is not read as a
+    tokenizer.json: no named bound, so max_token_chars gives the default."""
+    from tokspec import vocab
+    from tokspec.fast import _chunking
+    sha = vocab.NAMED_FILES["bert-base-uncased.vocab"].sha256
+    assert all(e.sha256 != sha for n, e in vocab.NAMED_FILES.items() if not n.endswith(".vocab"))
+    assert _chunking._named_max_token_chars(sha) is None
+    monkeypatch.setattr(_chunking, "_MAX_TOKEN_CACHE", {})
+    assert max_token_chars(_claiming(sha)) == (128, "default (vocabulary unknown)")
+
+
+def test_max_token_chars_computes_a_named_bound_once_then_caches_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tokspec import vocab
+    from tokspec.fast import _chunking
+    sha = vocab.NAMED_FILES["bert-base-uncased"].sha256
+    want = (spec_max_token_chars(_claiming(sha)), f"vocabulary sha256 {sha[:12]}")
+    monkeypatch.setattr(_chunking, "_MAX_TOKEN_CACHE", {})  # as in a fresh process
+    assert max_token_chars(_claiming(sha)) == want
+    assert _chunking._MAX_TOKEN_CACHE == {sha: want[0]}
+
+    def no_second_read(sha256: str) -> None:
+        raise AssertionError("the vocabulary was read again")
+
+    monkeypatch.setattr(_chunking, "_named_max_token_chars", no_second_read)
+    assert max_token_chars(_claiming(sha)) == want
+
+
+class SpacePieces(Pieces):
+    """One token per character, declaring the ``space`` rule (every space is a sound cut)."""
+
+    merge_family = "space"
+
+
+@pytest.mark.parametrize("backend", ["processes", "threads"])
+def test_lopt_engine_sizes_its_chunks_for_the_runners_backend(backend: str) -> None:
+    """Without a chunk length, ``lopt:`` takes ``default_chunk_len`` for the backend the runner
+    resolves to (one chunk per worker for processes, four otherwise): the pieces it hands the
+    runner are those of ``find_cuts`` at that length."""
+    from tokspec.fast.parallel import Runner, default_chunk_len
+
+    inner = SpacePieces()
+    text = "word " * 2000
+    runner = Runner(backend, 2)
+    handed: list[list[str]] = []
+
+    def serial_arrays(engine: Encoder, texts: list[str]) -> list:  # type: ignore[type-arg]
+        handed.append(list(texts))
+        return [engine.encode_arrays(t) for t in texts]
+
+    runner.arrays = serial_arrays  # type: ignore[method-assign]  # no pool is started
+    assert LoptEncoder(inner, runner=runner).encode_arrays(text).same_as(inner.encode_arrays(text))
+    rule = merge_lopt.decision(inner).rule
+    assert rule is not None
+    bounds = [0, *merge_lopt.find_cuts(text, rule, default_chunk_len(len(text), 2, backend)), len(text)]
+    assert handed == [[text[a:b] for a, b in zip(bounds, bounds[1:])]]
+
+
+def test_a_runner_returning_the_wrong_number_of_encodings_is_an_error_not_a_shorter_merge() -> None:
+    engine = Pieces()
+
+    def drops_the_last(eng: Encoder, texts: list[str]) -> list[Encoding]:
+        return [eng.encode(t) for t in texts][:-1]
+
+    with pytest.raises(ValueError, match="zip"):
+        encode_spans(engine, "abcdef", [(0, 2), (2, 4), (4, 6)], drops_the_last)
+    chunks = encode_spans(engine, "abcdef", [(0, 3), (3, 6)])
+    for slices in ([(0, None)], [(0, None)] * 3):  # one slice per chunk, no fewer, no more
+        with pytest.raises(ValueError, match="zip"):
+            keep_slices(chunks, slices)

@@ -20,7 +20,7 @@ import pytest
 
 from tokspec import Encoder, Encoding, EngineInfo, load_engine
 from tokspec.fast.merge_rules import RULES, decide
-from tokspec.fast.merge_structure import _decisions, decision_for, spm_structure, structure_of
+from tokspec.fast.merge_structure import _decisions, _file_structure, decision_for, spm_structure, structure_of
 
 
 class Toy(Encoder):
@@ -258,6 +258,8 @@ def test_a_tokenizer_json_is_read_as_utf8_whatever_the_locale(tmp_path: Path) ->
                  "added_tokens": [{"content": "\u00e9t\u00e9", "special": False}]}
     path = tmp_path / "unicode.json"
     path.write_text(json.dumps(structure, ensure_ascii=False), encoding="utf-8")
+    # here too (this process's locale), which also lets mutmut's call recording see the test
+    assert _file_structure(str(path)) == {"format": "tokenizer.json", **structure}
     code = ("import json, sys; from tokspec.fast.merge_structure import _file_structure; "
             "print(json.dumps(_file_structure(sys.argv[1])))")
     env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}

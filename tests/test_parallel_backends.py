@@ -335,3 +335,106 @@ def test_default_workers_without_affinity_falls_back_to_the_cpu_count(monkeypatc
     assert parallel.default_workers() == 6
     monkeypatch.setattr(os, "cpu_count", lambda: None)  # unknown: one worker
     assert parallel.default_workers() == 1
+
+
+def test_default_workers_is_one_on_a_single_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("no CPU affinity on this platform")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3})  # this process may use one core
+    assert parallel.default_workers() == 1
+
+
+class Concurrency(Plain):
+    """Holds each encode for a moment and records how many ran at once."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.now = self.peak = 0
+
+    def _hold(self) -> None:
+        import time
+
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+        time.sleep(0.02)
+        with self.lock:
+            self.now -= 1
+
+    def encode(self, text: str) -> Encoding:
+        self._hold()
+        return super().encode(text)
+
+    def encode_arrays(self, text: str) -> EncodingArrays:
+        self._hold()
+        return super().encode_arrays(text)
+
+
+@pytest.mark.parametrize("method", ["__call__", "arrays"])
+def test_threads_run_at_most_workers_encodes_at_once(method: str) -> None:
+    parallel.shutdown()  # a fresh pool, sized by this runner
+    engine = Concurrency()
+    texts = [chr(0x61 + k) * (k + 1) for k in range(12)]
+    try:
+        got = getattr(Runner("threads", 2), method)(engine, texts)
+        want = [Plain().encode(t) for t in texts]
+        assert [g if method == "__call__" else g.to_encoding() for g in got] == want
+        assert 1 <= engine.peak <= 2
+    finally:
+        parallel.shutdown()
+
+
+def test_process_pools_spawn_workers_that_load_the_engine_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pool's configuration, read before any worker starts (starting one costs seconds):
+    ``workers`` processes, started by ``spawn`` (fork after HF/rayon threads can deadlock), each
+    running the initializer that loads the engine by its registry name."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    monkeypatch.setattr(parallel, "_pools", {})
+    engine = Plain()
+    pool = parallel._pool("processes", 3, engine)
+    try:
+        assert isinstance(pool, ProcessPoolExecutor)
+        assert pool._mp_context.get_start_method() == "spawn"
+        assert pool._max_workers == 3
+        assert pool._initializer is parallel._init_worker and pool._initargs == ("toy:plain",)
+        assert parallel._pool("processes", 3, engine) is pool  # kept for the next call
+    finally:
+        pool.shutdown(wait=True)
+
+
+@pytest.mark.parametrize("method", ["__call__", "arrays"])
+def test_a_dead_worker_fault_says_how_to_fix_the_script(method: str) -> None:
+    engine = Plain()
+    parallel._pools[("processes", 2, engine.info.name)] = _BrokenPool()  # type: ignore[assignment]
+    try:
+        with pytest.raises(EngineFault) as fault:
+            getattr(Runner("processes", 2), method)(engine, ["a", "b"])
+        assert str(fault.value) == (
+            "a worker process of 'toy:plain' died (a child died); scripts using the processes backend "
+            "need an `if __name__ == '__main__':` guard (spawned workers re-import __main__), or use "
+            "backend='serial'")
+    finally:
+        parallel._pools.pop(("processes", 2, engine.info.name), None)
+
+
+def test_batch_arrays_without_a_batch_api_is_the_same_named_error() -> None:
+    # arrays() is "like calling the runner": no silent serial loop where a call is refused
+    with pytest.raises(MergeError, match=r"backend='batch' needs an engine with its own batch API .*'toy:plain' has none"):
+        Runner("batch", 2).arrays(Plain(), ["a", "b"])
+
+
+class BothBatchApis(OwnBatchArrays):
+    """Its own batch arrays and an ``encode_batch`` that must not be needed for arrays."""
+
+    def encode_batch(self, texts: list[str]) -> list[Encoding]:
+        raise AssertionError("arrays() went through Encodings")
+
+
+def test_batch_arrays_use_the_engines_own_batch_arrays_first() -> None:
+    engine = BothBatchApis()
+    texts = ["ab", "", "cde"]
+    got = Runner("batch", 2).arrays(engine, texts)
+    assert all(g.same_as(Plain().encode_arrays(t)) for g, t in zip(got, texts, strict=True))
