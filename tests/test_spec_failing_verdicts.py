@@ -497,3 +497,13 @@ def test_monotone_cover_allows_overlap_and_a_cluster_before_more_text() -> None:
     _holding(O.prop_monotone_cover("ab", [(0, 2), (0, 2)]), "2 ordered spans")
     _holding(O.prop_monotone_cover("ab", [(0, 2), (1, 2)]), "2 ordered spans")
     _holding(O.prop_monotone_cover("e\u0301\u0327x", [(0, 3), (1, 2), (3, 4)]), "3 ordered spans")
+
+
+def test_sound_cuts_are_the_positions_of_definition_m1() -> None:
+    """A rule that holds everywhere cuts at every position 0 < c < len(S) (Definition M1's cuts),
+    never at 0: the verdict is that of pieces_equation on exactly those cuts, witness included."""
+    eng = load_engine("hf:bert-base-uncased")
+    text = "hello"
+    v = M.sound_cuts_theorem(eng, text, lambda t, c: True)
+    assert v == MC.pieces_equation(eng, text, list(range(1, len(text))))
+    assert _failing(v, {"text", "cuts", "first_divergence", "serial", "merged"})["cuts"] == [1, 2, 3, 4]
