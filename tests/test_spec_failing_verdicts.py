@@ -135,6 +135,17 @@ def test_viterbi_optimal_verdicts() -> None:
     assert w == {"text": "ab", "got": ["a", "b"], "got_score": -2.0, "best": ["ab"], "best_score": -1.5}
 
 
+def test_viterbi_missing_segmentation_witness_is_three_optimal_ones_in_brute_force_order() -> None:
+    """An engine that finds no segmentation where some exist: like the span witnesses (three spans
+    from the first difference) the witness stays three items long, the first optimal segmentations
+    the brute force enumerates; here all 2^3 splits of "aaaa" tie, so more than three exist."""
+    scores = {"a": -1.0, "aa": -2.0, "aaa": -3.0, "aaaa": -4.0}
+    best, winners = U.best_segmentations(scores, "aaaa")
+    assert len(winners) == 8 and winners == U.all_segmentations(scores, "aaaa")
+    w = _failing(U.prop_viterbi_optimal(scores, "aaaa", None), {"text", "got", "best"})
+    assert w == {"text": "aaaa", "got": None, "best": [["a", "a", "a", "a"], ["a", "a", "aa"], ["a", "aa", "a"]]}
+
+
 def test_tie_break_verdicts() -> None:
     scores = {"a": -1.0, "b": -1.0, "ab": -2.0}
     _holding(U.prop_tie_break(scores, "ab", ["ab"]), "tie-break")
