@@ -223,6 +223,7 @@ def test_no_pretokenizer_is_one_piece(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("pre, message", [
     ({"type": "Split", "pattern": {}, "behavior": "Isolated"}, "Split pattern {}: expected Regex or String"),
+    ({"type": "Split", "behavior": "Isolated"}, "Split pattern {}: expected Regex or String"),  # no pattern
     ({"type": "Split", "pattern": {"Glob": "a*"}, "behavior": "Isolated"},
      "Split pattern {'Glob': 'a*'}: expected Regex or String"),
     ({"type": "Split", "pattern": {"String": "a"}, "behavior": "Contiguous"},

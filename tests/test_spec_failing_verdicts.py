@@ -271,6 +271,33 @@ def test_pieces_equation_widen_moves_only_the_start() -> None:
     assert w["merged"] == [(serial[1][0], (5, serial[1][1][1]))]
 
 
+def test_pieces_equation_widen_leaves_the_first_piece_alone() -> None:
+    """Widening is for pieces after the first: the first piece starts where the text does, so a
+    first token that starts later (leading spaces BERT drops) keeps its start; with no cut the
+    equation is F(S) == F(S), widen or not."""
+    eng = load_engine("hf:bert-base-uncased")
+    assert _toks(eng, "  hello world")[0][1][0] == 2
+    assert MC.pieces_equation(eng, "  hello world", [], widen=True).holds
+    assert MC.pieces_equation(eng, "  hello world", [8], widen=True).holds   # "world" starts at 8
+
+
+def test_pieces_equation_witness_shows_five_tokens_of_each_side_from_the_divergence() -> None:
+    """Like the span witnesses (a few items from the first difference), the serial and merged
+    tokens shown stop five tokens after the first divergence, on each side."""
+    from types import SimpleNamespace
+
+    class MarksFirstChar:   # per-character tokens; a text's first character gets id 0
+        def encode(self, text: str) -> SimpleNamespace:
+            return SimpleNamespace(ids=[0 if i == 0 else ord(c) for i, c in enumerate(text)],
+                                   offsets=[(i, i + 1) for i in range(len(text))])
+
+    text = "abcdefghijkl"
+    w = _failing(MC.pieces_equation(MarksFirstChar(), text, [1]), {"text", "cuts", "first_divergence", "serial", "merged"})
+    assert w["first_divergence"] == 1
+    assert w["serial"] == [(ord(c), (i, i + 1)) for i, c in enumerate(text) if 1 <= i <= 5]
+    assert w["merged"] == [(0, (1, 2))] + [(ord(c), (i, i + 1)) for i, c in enumerate(text) if 2 <= i <= 5]
+
+
 @pytest.mark.parametrize("engine", ["tiktoken:cl100k_base", "hf:bert-base-uncased"])
 def test_max_token_chars_refuses_a_vocabulary_file_that_is_not_the_engines(
         engine: str, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
