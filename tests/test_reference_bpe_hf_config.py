@@ -215,6 +215,18 @@ def test_split_without_invert_key_is_not_inverted() -> None:
     assert not pt.byte_level
 
 
+@pytest.mark.parametrize("pre", [{"type": "Whitespace"}, {"type": "ByteLevel", "add_prefix_space": True}])
+def test_words_carry_one_origin_and_one_inserted_flag_per_model_character(pre: dict[str, Any]) -> None:
+    """Word's contract: per model character, the original character it comes from and whether it
+    was inserted; so both lists are as long as the word, for words that start past 0 too."""
+    text = "ab cd, éf"
+    words = parse_pretokenizer(pre).words(text, 0, len(text))
+    assert len(words) > 2
+    for string, origin, inserted in words:
+        assert len(origin) == len(inserted) == len(string), (string, origin, inserted)
+        assert not any(inserted[1:]), inserted  # only a prefix space is ever inserted
+
+
 def test_no_pretokenizer_is_one_piece(tmp_path: Path) -> None:
     pt = parse_pretokenizer(None)
     assert pt.pieces("ab c", 0, 4) == [(0, 4)] and not pt.byte_level
@@ -296,6 +308,28 @@ def test_added_tokens_special_empty_and_both_passes_equal_hf(tmp_path: Path) -> 
     ref, prod = tokspec.load_engine(f"reference:{path}"), tokspec.load_engine(f"hf:{path}")
     for text in texts:
         assert ref.encode(text) == prod.encode(text), text
+
+
+def test_added_tokens_around_prefix_space_pretokens_equal_hf(tmp_path: Path) -> None:
+    """Added tokens at the start, the end, back to back and in an empty text leave no empty run for
+    ByteLevel's prefix space to turn into a token; a normalized token is only looked for inside the
+    text the non-normalized pass left over ("ab" never spans an extracted "b")."""
+    vocab = _bytelevel_vocab() | {"<x>": 258}
+    added = [_added("<x>", 258, normalized=True), _added("ab", 256, normalized=True), _added("b", 98)]
+    pre = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True}
+    data = _tokenizer({"vocab": vocab, "merges": [["a", "b"], ["Ġ", "a"]]}, pre, added_tokens=added)
+    texts = ["", "<x>", "<x>a", "a<x>", "<x><x>", "ab", "xaby", "a b<x> ab<x>"]
+    path = _write(tmp_path, data)
+    ref, prod = tokspec.load_engine(f"reference:{path}"), tokspec.load_engine(f"hf:{path}")
+    for text in texts:
+        assert ref.encode(text).ids == prod.encode(text).ids, text
+
+
+def test_sequence_post_processor_without_its_list_is_not_a_crash() -> None:
+    """A Sequence post-processor whose "processors" key is absent holds no processor: accepted, as
+    the empty Sequence is (anything refused would be an UnsupportedComponentError, never a TypeError)."""
+    engine = _ref(_tokenizer({"vocab": VOCAB, "merges": MERGES}, post_processor={"type": "Sequence"}))
+    assert engine.encode("abc ab").ids == _ref(_tokenizer({"vocab": VOCAB, "merges": MERGES})).encode("abc ab").ids
 
 
 def test_normalizer_is_refused_naming_the_file_and_type() -> None:

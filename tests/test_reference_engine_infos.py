@@ -104,3 +104,16 @@ def test_unigram_loaders_pass_their_options_on(tmp_path: Path) -> None:
         assert chosen.encode("hello world").ids and default.encode("hello world").ids
     hf = Tokenizer.from_file(str(tiny)).encode("hello", add_special_tokens=False)
     assert unigram_encoder_from_tokenizer_json(tiny, "u").encode("hello").pieces == tuple(hf.tokens)
+
+
+def test_hf_converted_info_names_the_rank_files_sha256(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``hf-converted:NAME`` runs merges recovered from NAME's rank file, so its vocabulary sha256 is
+    that file's (records compare engines by it): here a tiny rank table stands in for cl100k_base."""
+    from tokspec.reference import engines as provider
+    from tokspec.vocab import TiktokenVocab
+    vocab = TiktokenVocab("tiny.tiktoken", "t" * 64, RANKS)
+    monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
+    monkeypatch.setattr(provider, "load_named_tiktoken", lambda name: vocab)
+    engine = provider.load("hf-converted", "cl100k_base")
+    assert (engine.info.name, engine.info.vocab_sha256) == ("hf-converted:cl100k_base", "t" * 64)
+    assert engine.encode("ab").ids == (256,)

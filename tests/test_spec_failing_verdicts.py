@@ -545,3 +545,14 @@ def test_sound_cuts_are_the_positions_of_definition_m1() -> None:
     v = M.sound_cuts_theorem(eng, text, lambda t, c: True)
     assert v == MC.pieces_equation(eng, text, list(range(1, len(text))))
     assert _failing(v, {"text", "cuts", "first_divergence", "serial", "merged"})["cuts"] == [1, 2, 3, 4]
+
+
+def test_pieces_equation_on_a_pretokenizer_compares_spans_with_no_ids() -> None:
+    """A pretokenizer engine's Encoding has ids None: Definition M1 still applies, token by span
+    (an id-less token is (None, span)); a cut inside a pretoken fails with those tokens as witness."""
+    eng = load_engine("pretok:cl100k_base")
+    assert MC.pieces_equation(eng, "hello world", [5]).holds          # M2's rule: " world" starts a pretoken
+    w = _failing(MC.pieces_equation(eng, "hello world", [2]), {"text", "cuts", "first_divergence", "serial", "merged"})
+    assert w["first_divergence"] == 0
+    assert w["serial"] == [(None, (0, 5)), (None, (5, 11))]
+    assert w["merged"] == [(None, (0, 2)), (None, (2, 5)), (None, (5, 11))]
