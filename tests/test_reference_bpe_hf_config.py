@@ -163,6 +163,17 @@ def test_unknown_characters_with_and_without_unk_token(tmp_path: Path, fuse: boo
         assert all(text[s] in VOCAB and text[e - 1] in VOCAB for s, e in enc.offsets), text
 
 
+def test_an_unknown_after_byte_fallback_tokens_is_not_fused_into_them(tmp_path: Path) -> None:
+    """fuse_unk joins consecutive unknowns only: a character spelt by byte-fallback tokens closes
+    the run, so the unknown after it is a new [UNK] (as in HF). Texts with an unknown BEFORE a
+    byte-fallback character are left out: HF emits the byte tokens ahead of the pending [UNK]
+    there (ids out of text order, e.g. "éaé" -> <0x61>, [UNK]), which the reference does not copy."""
+    vocab = {"<0x61>": 0, "<0x62>": 1, "[UNK]": 2, "c": 3}
+    data = _tokenizer({"vocab": vocab, "merges": [], "unk_token": "[UNK]", "fuse_unk": True,
+                       "byte_fallback": True})
+    _assert_same_as_hf(tmp_path, data, ["aé", "aéé", "caéx", "bé", "é"])
+
+
 def test_end_of_word_suffix_on_the_last_symbol(tmp_path: Path) -> None:
     vocab = {"a": 0, "b": 1, "a</w>": 2, "b</w>": 3, "ab</w>": 4, "ab": 5, "[UNK]": 6}
     merges = [["a", "b</w>"], ["a", "b"]]
@@ -225,6 +236,13 @@ def test_words_carry_one_origin_and_one_inserted_flag_per_model_character(pre: d
     for string, origin, inserted in words:
         assert len(origin) == len(inserted) == len(string), (string, origin, inserted)
         assert not any(inserted[1:]), inserted  # only a prefix space is ever inserted
+
+
+def test_no_pretokenizer_is_the_empty_sequence() -> None:
+    """No pre_tokenizer and a Sequence of none both leave the text one piece, without ByteLevel:
+    the same parsed Pretokenizer (its byte_level a bool, False)."""
+    none, empty = parse_pretokenizer(None), parse_pretokenizer({"type": "Sequence", "pretokenizers": []})
+    assert none == empty and none.byte_level is False and empty.byte_level is False
 
 
 def test_no_pretokenizer_is_one_piece(tmp_path: Path) -> None:
