@@ -63,7 +63,7 @@ def test_merge_strings_and_lists_are_the_same_merges(tmp_path: Path) -> None:
     _assert_same_as_hf(tmp_path, as_lists)
 
 
-@pytest.mark.parametrize("bad", ["a b c", "ab", ["a"], ["a", "b", "c"], ["a", 1], 7, None])
+@pytest.mark.parametrize("bad", ["a b c", "ab", "a  b", "a\tb", ["a"], ["a", "b", "c"], ["a", 1], 7, None])
 def test_malformed_merge_is_named_with_its_position(bad: Any) -> None:
     model = {"vocab": VOCAB, "merges": [["a", "b"], bad]}
     expected = re.escape(f"merge #1 must be 'LEFT RIGHT' or [LEFT, RIGHT], got {bad!r}")
