@@ -204,3 +204,37 @@ def test_cache_file_is_utf8_under_an_ascii_locale(tmp_path: Path) -> None:
     path = Path(done.stdout.strip())
     assert "\u0120a" in path.read_text(encoding="utf-8")
     assert Tokenizer.from_file(str(path)).encode("ab a").ids == [256, 257]
+
+
+def test_converted_engine_names_itself_when_the_library_output_is_malformed(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Output HF should never give (an offset past the text, ids and offsets of different lengths)
+    is an EngineFault naming this engine, as Encoding.validate documents for its ``engine``."""
+    from types import SimpleNamespace
+
+    from tokspec.errors import EngineFault
+    monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
+    hfc = HfConvertedEncoder(converted_json_path(RANKS, "sha-tiny", "cl100k_base"), name="hf-converted:tiny",
+                             vocab_sha256="sha-tiny")
+    for ids, offsets, needle in (([97], [(0, 5)], "returned offset 0=(0, 5) outside text of length 2"),
+                                 ([97, 98], [(0, 1)], "returned 2 ids but 1 offsets")):
+        hfc.tokenizer = SimpleNamespace(encode=lambda text, add_special_tokens, e=(ids, offsets):
+                                        SimpleNamespace(ids=e[0], offsets=e[1]))
+        with pytest.raises(EngineFault, match=f"^hf-converted:tiny {re.escape(needle)}$"):
+            hfc.encode("ab")
+
+
+def test_cache_file_bytes_do_not_depend_on_the_locale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file written here and the one an ASCII-locale process writes for the same inputs are
+    byte for byte the same UTF-8 JSON."""
+    monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path / "here"))
+    here = converted_json_path(RANKS, "sha-l", "cl100k_base")
+    script = ("from tokspec.reference.bpe_merges_from_ranks import converted_json_path; "
+              f"print(converted_json_path({RANKS!r}, 'sha-l', 'cl100k_base'))")
+    env = {**os.environ, "TOKSPEC_CACHE": str(tmp_path / "ascii"), "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0",
+           "PYTHONCOERCECLOCALE": "0", "PYTHONIOENCODING": "utf-8"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    there = Path(done.stdout.strip())
+    assert there.name == here.name and there.read_bytes() == here.read_bytes()
+    json.loads(here.read_bytes().decode("utf-8"))

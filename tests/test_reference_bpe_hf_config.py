@@ -63,7 +63,7 @@ def test_merge_strings_and_lists_are_the_same_merges(tmp_path: Path) -> None:
     _assert_same_as_hf(tmp_path, as_lists)
 
 
-@pytest.mark.parametrize("bad", ["a b c", "ab", ["a"], ["a", "b", "c"], ["a", 1], 7, None])
+@pytest.mark.parametrize("bad", ["a b c", "ab", "a  b", "a\tb", ["a"], ["a", "b", "c"], ["a", 1], 7, None])
 def test_malformed_merge_is_named_with_its_position(bad: Any) -> None:
     model = {"vocab": VOCAB, "merges": [["a", "b"], bad]}
     expected = re.escape(f"merge #1 must be 'LEFT RIGHT' or [LEFT, RIGHT], got {bad!r}")
@@ -163,6 +163,17 @@ def test_unknown_characters_with_and_without_unk_token(tmp_path: Path, fuse: boo
         assert all(text[s] in VOCAB and text[e - 1] in VOCAB for s, e in enc.offsets), text
 
 
+def test_an_unknown_after_byte_fallback_tokens_is_not_fused_into_them(tmp_path: Path) -> None:
+    """fuse_unk joins consecutive unknowns only: a character spelt by byte-fallback tokens closes
+    the run, so the unknown after it is a new [UNK] (as in HF). Texts with an unknown BEFORE a
+    byte-fallback character are left out: HF emits the byte tokens ahead of the pending [UNK]
+    there (ids out of text order, e.g. "éaé" -> <0x61>, [UNK]), which the reference does not copy."""
+    vocab = {"<0x61>": 0, "<0x62>": 1, "[UNK]": 2, "c": 3}
+    data = _tokenizer({"vocab": vocab, "merges": [], "unk_token": "[UNK]", "fuse_unk": True,
+                       "byte_fallback": True})
+    _assert_same_as_hf(tmp_path, data, ["aé", "aéé", "caéx", "bé", "é"])
+
+
 def test_end_of_word_suffix_on_the_last_symbol(tmp_path: Path) -> None:
     vocab = {"a": 0, "b": 1, "a</w>": 2, "b</w>": 3, "ab</w>": 4, "ab": 5, "[UNK]": 6}
     merges = [["a", "b</w>"], ["a", "b"]]
@@ -215,6 +226,25 @@ def test_split_without_invert_key_is_not_inverted() -> None:
     assert not pt.byte_level
 
 
+@pytest.mark.parametrize("pre", [{"type": "Whitespace"}, {"type": "ByteLevel", "add_prefix_space": True}])
+def test_words_carry_one_origin_and_one_inserted_flag_per_model_character(pre: dict[str, Any]) -> None:
+    """Word's contract: per model character, the original character it comes from and whether it
+    was inserted; so both lists are as long as the word, for words that start past 0 too."""
+    text = "ab cd, éf"
+    words = parse_pretokenizer(pre).words(text, 0, len(text))
+    assert len(words) > 2
+    for string, origin, inserted in words:
+        assert len(origin) == len(inserted) == len(string), (string, origin, inserted)
+        assert not any(inserted[1:]), inserted  # only a prefix space is ever inserted
+
+
+def test_no_pretokenizer_is_the_empty_sequence() -> None:
+    """No pre_tokenizer and a Sequence of none both leave the text one piece, without ByteLevel:
+    the same parsed Pretokenizer (its byte_level a bool, False)."""
+    none, empty = parse_pretokenizer(None), parse_pretokenizer({"type": "Sequence", "pretokenizers": []})
+    assert none == empty and none.byte_level is False and empty.byte_level is False
+
+
 def test_no_pretokenizer_is_one_piece(tmp_path: Path) -> None:
     pt = parse_pretokenizer(None)
     assert pt.pieces("ab c", 0, 4) == [(0, 4)] and not pt.byte_level
@@ -223,6 +253,7 @@ def test_no_pretokenizer_is_one_piece(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("pre, message", [
     ({"type": "Split", "pattern": {}, "behavior": "Isolated"}, "Split pattern {}: expected Regex or String"),
+    ({"type": "Split", "behavior": "Isolated"}, "Split pattern {}: expected Regex or String"),  # no pattern
     ({"type": "Split", "pattern": {"Glob": "a*"}, "behavior": "Isolated"},
      "Split pattern {'Glob': 'a*'}: expected Regex or String"),
     ({"type": "Split", "pattern": {"String": "a"}, "behavior": "Contiguous"},
@@ -295,6 +326,28 @@ def test_added_tokens_special_empty_and_both_passes_equal_hf(tmp_path: Path) -> 
     ref, prod = tokspec.load_engine(f"reference:{path}"), tokspec.load_engine(f"hf:{path}")
     for text in texts:
         assert ref.encode(text) == prod.encode(text), text
+
+
+def test_added_tokens_around_prefix_space_pretokens_equal_hf(tmp_path: Path) -> None:
+    """Added tokens at the start, the end, back to back and in an empty text leave no empty run for
+    ByteLevel's prefix space to turn into a token; a normalized token is only looked for inside the
+    text the non-normalized pass left over ("ab" never spans an extracted "b")."""
+    vocab = _bytelevel_vocab() | {"<x>": 258}
+    added = [_added("<x>", 258, normalized=True), _added("ab", 256, normalized=True), _added("b", 98)]
+    pre = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True}
+    data = _tokenizer({"vocab": vocab, "merges": [["a", "b"], ["Ġ", "a"]]}, pre, added_tokens=added)
+    texts = ["", "<x>", "<x>a", "a<x>", "<x><x>", "ab", "xaby", "a b<x> ab<x>"]
+    path = _write(tmp_path, data)
+    ref, prod = tokspec.load_engine(f"reference:{path}"), tokspec.load_engine(f"hf:{path}")
+    for text in texts:
+        assert ref.encode(text).ids == prod.encode(text).ids, text
+
+
+def test_sequence_post_processor_without_its_list_is_not_a_crash() -> None:
+    """A Sequence post-processor whose "processors" key is absent holds no processor: accepted, as
+    the empty Sequence is (anything refused would be an UnsupportedComponentError, never a TypeError)."""
+    engine = _ref(_tokenizer({"vocab": VOCAB, "merges": MERGES}, post_processor={"type": "Sequence"}))
+    assert engine.encode("abc ab").ids == _ref(_tokenizer({"vocab": VOCAB, "merges": MERGES})).encode("abc ab").ids
 
 
 def test_normalizer_is_refused_naming_the_file_and_type() -> None:

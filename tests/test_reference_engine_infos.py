@@ -104,3 +104,29 @@ def test_unigram_loaders_pass_their_options_on(tmp_path: Path) -> None:
         assert chosen.encode("hello world").ids and default.encode("hello world").ids
     hf = Tokenizer.from_file(str(tiny)).encode("hello", add_special_tokens=False)
     assert unigram_encoder_from_tokenizer_json(tiny, "u").encode("hello").pieces == tuple(hf.tokens)
+
+
+def test_hf_converted_info_names_the_rank_files_sha256(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``hf-converted:NAME`` runs merges recovered from NAME's rank file, so its vocabulary sha256 is
+    that file's (records compare engines by it): here a tiny rank table stands in for cl100k_base."""
+    from tokspec.reference import engines as provider
+    from tokspec.vocab import TiktokenVocab
+    vocab = TiktokenVocab("tiny.tiktoken", "t" * 64, RANKS)
+    monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
+    monkeypatch.setattr(provider, "load_named_tiktoken", lambda name: vocab)
+    engine = provider.load("hf-converted", "cl100k_base")
+    assert (engine.info.name, engine.info.vocab_sha256) == ("hf-converted:cl100k_base", "t" * 64)
+    assert engine.encode("ab").ids == (256,)
+
+
+def test_hf_converted_runs_the_converted_file_of_its_own_rank_table(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The cache is keyed by the rank file's sha256: two rank tables under the same name (a changed
+    file) get their own converted files, never the other's merges."""
+    from tokspec.reference import engines as provider
+    from tokspec.vocab import TiktokenVocab
+    monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
+    without_ab = {t: r for t, r in RANKS.items() if t != b"ab"}
+    for vocab, ids in ((TiktokenVocab("a.tiktoken", "a" * 64, RANKS), (256,)),
+                       (TiktokenVocab("b.tiktoken", "b" * 64, without_ab), (97, 98))):
+        monkeypatch.setattr(provider, "load_named_tiktoken", lambda name, v=vocab: v)
+        assert provider.load("hf-converted", "cl100k_base").encode("ab").ids == ids

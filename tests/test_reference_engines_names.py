@@ -157,3 +157,13 @@ def test_listed_descriptions_speak_the_reference_layers_words() -> None:
         for word in alone.findall(description):
             total = sum(n for w, n in spellings.items() if w.lower() == word.lower())
             assert spellings[word] * 4 >= total, f"{name}: {word!r} is mostly spelled otherwise in the docstrings"
+
+
+@pytest.mark.parametrize("name", provider.NAMED_JSON)
+def test_named_json_description_names_the_model_type_of_its_tokenizer_json(name: str) -> None:
+    """The listed line of ``reference:NAME`` for a named tokenizer.json names the model it runs as
+    that file's ``model.type`` spells it (WordPiece, Unigram: the types HF tokenizers writes)."""
+    from tokspec.vocab import load_tokenizer_json, named_path
+    model_type = load_tokenizer_json(named_path(name)).model_type
+    described = dict(provider.engines())[f"reference:{name}"]
+    assert re.search(rf"(?<![A-Za-z]){re.escape(model_type)}(?![A-Za-z])", described), (model_type, described)

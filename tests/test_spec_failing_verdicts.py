@@ -135,6 +135,17 @@ def test_viterbi_optimal_verdicts() -> None:
     assert w == {"text": "ab", "got": ["a", "b"], "got_score": -2.0, "best": ["ab"], "best_score": -1.5}
 
 
+def test_viterbi_missing_segmentation_witness_is_three_optimal_ones_in_brute_force_order() -> None:
+    """An engine that finds no segmentation where some exist: like the span witnesses (three spans
+    from the first difference) the witness stays three items long, the first optimal segmentations
+    the brute force enumerates; here all 2^3 splits of "aaaa" tie, so more than three exist."""
+    scores = {"a": -1.0, "aa": -2.0, "aaa": -3.0, "aaaa": -4.0}
+    best, winners = U.best_segmentations(scores, "aaaa")
+    assert len(winners) == 8 and winners == U.all_segmentations(scores, "aaaa")
+    w = _failing(U.prop_viterbi_optimal(scores, "aaaa", None), {"text", "got", "best"})
+    assert w == {"text": "aaaa", "got": None, "best": [["a", "a", "a", "a"], ["a", "a", "aa"], ["a", "aa", "a"]]}
+
+
 def test_tie_break_verdicts() -> None:
     scores = {"a": -1.0, "b": -1.0, "ab": -2.0}
     _holding(U.prop_tie_break(scores, "ab", ["ab"]), "tie-break")
@@ -258,6 +269,33 @@ def test_pieces_equation_widen_moves_only_the_start() -> None:
     serial = _toks(eng, "hello world")
     assert w["first_divergence"] == 1 and w["serial"] == serial[1:]
     assert w["merged"] == [(serial[1][0], (5, serial[1][1][1]))]
+
+
+def test_pieces_equation_widen_leaves_the_first_piece_alone() -> None:
+    """Widening is for pieces after the first: the first piece starts where the text does, so a
+    first token that starts later (leading spaces BERT drops) keeps its start; with no cut the
+    equation is F(S) == F(S), widen or not."""
+    eng = load_engine("hf:bert-base-uncased")
+    assert _toks(eng, "  hello world")[0][1][0] == 2
+    assert MC.pieces_equation(eng, "  hello world", [], widen=True).holds
+    assert MC.pieces_equation(eng, "  hello world", [8], widen=True).holds   # "world" starts at 8
+
+
+def test_pieces_equation_witness_shows_five_tokens_of_each_side_from_the_divergence() -> None:
+    """Like the span witnesses (a few items from the first difference), the serial and merged
+    tokens shown stop five tokens after the first divergence, on each side."""
+    from types import SimpleNamespace
+
+    class MarksFirstChar:   # per-character tokens; a text's first character gets id 0
+        def encode(self, text: str) -> SimpleNamespace:
+            return SimpleNamespace(ids=[0 if i == 0 else ord(c) for i, c in enumerate(text)],
+                                   offsets=[(i, i + 1) for i in range(len(text))])
+
+    text = "abcdefghijkl"
+    w = _failing(MC.pieces_equation(MarksFirstChar(), text, [1]), {"text", "cuts", "first_divergence", "serial", "merged"})
+    assert w["first_divergence"] == 1
+    assert w["serial"] == [(ord(c), (i, i + 1)) for i, c in enumerate(text) if 1 <= i <= 5]
+    assert w["merged"] == [(0, (1, 2))] + [(ord(c), (i, i + 1)) for i, c in enumerate(text) if 2 <= i <= 5]
 
 
 @pytest.mark.parametrize("engine", ["tiktoken:cl100k_base", "hf:bert-base-uncased"])
@@ -497,3 +535,24 @@ def test_monotone_cover_allows_overlap_and_a_cluster_before_more_text() -> None:
     _holding(O.prop_monotone_cover("ab", [(0, 2), (0, 2)]), "2 ordered spans")
     _holding(O.prop_monotone_cover("ab", [(0, 2), (1, 2)]), "2 ordered spans")
     _holding(O.prop_monotone_cover("e\u0301\u0327x", [(0, 3), (1, 2), (3, 4)]), "3 ordered spans")
+
+
+def test_sound_cuts_are_the_positions_of_definition_m1() -> None:
+    """A rule that holds everywhere cuts at every position 0 < c < len(S) (Definition M1's cuts),
+    never at 0: the verdict is that of pieces_equation on exactly those cuts, witness included."""
+    eng = load_engine("hf:bert-base-uncased")
+    text = "hello"
+    v = M.sound_cuts_theorem(eng, text, lambda t, c: True)
+    assert v == MC.pieces_equation(eng, text, list(range(1, len(text))))
+    assert _failing(v, {"text", "cuts", "first_divergence", "serial", "merged"})["cuts"] == [1, 2, 3, 4]
+
+
+def test_pieces_equation_on_a_pretokenizer_compares_spans_with_no_ids() -> None:
+    """A pretokenizer engine's Encoding has ids None: Definition M1 still applies, token by span
+    (an id-less token is (None, span)); a cut inside a pretoken fails with those tokens as witness."""
+    eng = load_engine("pretok:cl100k_base")
+    assert MC.pieces_equation(eng, "hello world", [5]).holds          # M2's rule: " world" starts a pretoken
+    w = _failing(MC.pieces_equation(eng, "hello world", [2]), {"text", "cuts", "first_divergence", "serial", "merged"})
+    assert w["first_divergence"] == 0
+    assert w["serial"] == [(None, (0, 5)), (None, (5, 11))]
+    assert w["merged"] == [(None, (0, 2)), (None, (2, 5)), (None, (5, 11))]

@@ -94,3 +94,22 @@ def test_registered_witness_is_the_recorded_search_result(name: str) -> None:
     rows = [r for r in _witness_rows() if r["claim"] == FROM_THE_SEARCH[name] and r["engine"] == engine]
     assert len(rows) == 1, (name, engine)
     assert example == rows[0]["witness"]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in CLAIMS.items()
+                                        if n.startswith("merge.") and c.status == "falsified"))
+def test_witness_texts_are_written_as_the_engine_normalizes_them(name: str) -> None:
+    """Characters an engine's normalizer maps to the same text give the same encoding, so a
+    minimized witness (tokspec.minimize replaces characters that do not matter by plain ones) holds
+    none the normalizer would still rewrite: each text argument is a fixed point of the library's
+    own normalizer (uncased BERT: already lower case). Engines without a normalizer: nothing to check."""
+    example = dict(CLAIMS[name].counterexample)
+    engine = load_engine(example.pop("engine"))
+    tokenizer = getattr(engine, "library_tokenizer", None)
+    normalizer = tokenizer.normalizer if tokenizer is not None else None
+    texts = {k: v for k, v in example.items() if isinstance(v, str)}
+    assert texts
+    if normalizer is None:
+        return
+    for key, value in texts.items():
+        assert normalizer.normalize_str(value) == value, (name, key, value)
