@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import random
+import signal
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,78 @@ def test_double_array_matches_a_set() -> None:
         assert da.get(probe) == want
         assert list(da.prefixes(probe)) == [(e, keys.index(probe[:e])) for e in range(1, len(probe) + 1)
                                             if probe[:e] in keys]
+
+
+def assert_maps(da: DoubleArray, keys: list[bytes]) -> None:
+    """``da`` maps exactly ``keys[i] -> i``: every key, every proper prefix of one, and one byte past."""
+    index = {k: i for i, k in enumerate(keys)}
+    probes = {k[:e] for k in keys for e in range(len(k) + 1)} | {k + b"\x01" for k in keys}
+    for p in probes:
+        assert da.get(p) == index.get(p, -1), p
+        assert list(da.prefixes(p)) == [(e, index[p[:e]]) for e in range(1, len(p) + 1) if p[:e] in index]
+
+
+def test_double_array_root_with_the_single_child_byte_zero() -> None:
+    # The root's only child is byte 0: its slot is the first free one, 1, which lies just past the
+    # one-slot initial array, so the single-child placement has to grow the array to hold it.
+    for keys in ([b"\x00"], [b"\x00", b"\x00a", b"\x00\x00\xff"], [bytes(5)]):
+        assert_maps(DoubleArray(keys, list(range(len(keys)))), keys)
+
+
+def test_double_array_two_child_nodes_packed_up_to_the_array_end() -> None:
+    # Nodes with children {0, d} take bases one after another from the first free slot, so the
+    # multi-child search starts at every offset from the array's end in turn, including the one
+    # where the window for the child d reaches exactly the last slot.
+    for d in (1, 2, 4, 8, 16, 32, 64, 128):
+        keys = [bytes([a, b, x]) for a in range(8) for b in range(64) for x in (0, d)]
+        assert_maps(DoubleArray(keys, list(range(len(keys)))), keys)
+
+
+_COMB = list(range(0, 256, 2)) + [255]
+
+
+def comb_keys(blocks: int, chain: int) -> list[bytes]:
+    """``blocks`` nodes with children on every even byte and 255: no two fit in one 256-slot block
+    (shifted by an even o < 256 child 0 hits an even child; by an odd o, child 255 - o hits the
+    255), so they stack block after block, each leaving its 127 odd slots free. Then a chain of ``chain`` single children on byte 0, and one node with the
+    children {0, 1}, which no base inside the comb can hold."""
+    keys = [bytes([i, x]) for i in range(1, blocks + 1) for x in _COMB]
+    keys.append(bytes([blocks + 1]) + bytes(chain))
+    keys += [bytes([blocks + 2, 0]), bytes([blocks + 2, 1])]
+    return keys
+
+
+def test_double_array_single_child_takes_the_first_free_slot() -> None:
+    # The documented placement of a node with one child: the lowest free slot. So the chain fills
+    # the holes the comb left, bottom up, even those far below where the comb ended (here a comb
+    # longer than a search window), and at the end every slot below each chain link is used.
+    keys = comb_keys(20, 500)
+    da = DoubleArray(keys, list(range(len(keys))))
+    assert_maps(da, keys)
+    s, links = da.base[0] + 21, []
+    for _ in range(500):
+        s = da.base[s] + 0
+        assert da.check[s] != -1
+        links.append(s)
+    first_free = da.check.index(-1, 1)
+    assert max(links) < first_free, (max(links), first_free)
+
+
+def test_double_array_build_ends_after_a_comb_two_windows_long() -> None:
+    # 40 comb blocks: more than two 4096-slot search windows with free slots but no room for two
+    # adjacent children. The search must move on window by window and end past the comb.
+    def timeout(signum: int, frame: object) -> None:
+        raise TimeoutError("DoubleArray build did not end within 10 s")
+
+    keys = comb_keys(40, 50)
+    previous = signal.signal(signal.SIGALRM, timeout)
+    signal.setitimer(signal.ITIMER_REAL, 10.0)
+    try:
+        da = DoubleArray(keys, list(range(len(keys))))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert_maps(da, keys)
 
 
 def test_double_array_rejects_bad_input() -> None:
