@@ -131,3 +131,14 @@ def test_from_ranks_checks_once_in_either_mode(compiled_mode: bool, monkeypatch:
     built = CompiledBPE.from_ranks(ranks)
     assert calls == (["kernel"] if compiled_mode else ["python"])
     assert built.encode_bytes(b"abcdabcd").tolist() == BacktrackBPE(ranks).encode(b"abcdabcd")
+
+
+def test_python_encoder_checks_itself_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``BacktrackBPE(ranks)`` runs its self-check unless told not to (``self_check=False``)."""
+    calls: list[int] = []
+    monkeypatch.setattr(BacktrackBPE, "self_check", lambda self: calls.append(len(self.tokens)))
+    ranks = trained_bpe_ranks(0, alphabet=b"abcd", merges=10, segments=10, segment_len=(10, 20))
+    BacktrackBPE(ranks)
+    assert calls == [max(ranks.values()) + 1]
+    BacktrackBPE(ranks, self_check=False)
+    assert len(calls) == 1
