@@ -128,3 +128,22 @@ def test_token_ranked_below_its_own_bytes_is_refused() -> None:
     with pytest.raises(NonMonotoneVocabularyError) as err:
         BacktrackBPE(ranks)
     assert err.value.token_id == 0
+
+
+def test_ranks_with_gaps_leave_no_tokens_there() -> None:
+    """Ranks need not be contiguous: the ids between (here 256..299) are no tokens (not listed as
+    unreachable, never emitted), and the tokens after the gap are built and merged as usual."""
+    ranks = _with(ab=300, abc=301)
+    enc = BacktrackBPE(ranks)
+    assert enc.unreachable == []
+    for data in (b"ab", b"abc", b"abcab", b"cab"):
+        assert enc.encode(data) == _merge_loop(ranks, data)
+    assert enc.encode(b"abc") == [301]
+
+
+def test_many_missing_single_bytes_list_the_first_five() -> None:
+    ranks = {bytes([i]): i for i in range(10, 256)}
+    with pytest.raises(VocabularyError) as err:
+        BacktrackBPE(ranks)
+    assert str(err.value) == ("not a byte-level vocabulary: single bytes [0, 1, 2, 3, 4] have no rank; "
+                              "every byte must be a token so that every input can be encoded")

@@ -106,3 +106,39 @@ def test_from_ranks_runs_the_self_check_of_its_mode(monkeypatch: pytest.MonkeyPa
     ranks = trained_bpe_ranks(0, alphabet=b"abcd", merges=10, segments=10, segment_len=(10, 20))
     with pytest.raises(SelfCheckError, match="kernel" if JIT_ENABLED else "python"):
         CompiledBPE.from_ranks(ranks)
+
+
+@pytest.mark.parametrize("compiled_mode", [True, False])
+def test_from_ranks_checks_once_in_either_mode(compiled_mode: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mode switch of ``from_ranks`` in both positions, whatever mode this run is in (the kernels
+    run interpreted either way): compiled mode runs only the kernel's check, over the Python encoder
+    it built the tables from; interpreted mode only the Python encoder's own check."""
+    from tokspec.fast import bpe_kernel
+
+    calls: list[str] = []
+
+    def python_check(self: BacktrackBPE) -> None:
+        calls.append("python")
+
+    def kernel_check(self: CompiledBPE, bpe: BacktrackBPE) -> None:
+        assert isinstance(bpe, BacktrackBPE) and bpe.ranks == ranks
+        calls.append("kernel")
+
+    monkeypatch.setattr(bpe_kernel, "JIT_ENABLED", compiled_mode)
+    monkeypatch.setattr(BacktrackBPE, "self_check", python_check)
+    monkeypatch.setattr(CompiledBPE, "self_check", kernel_check)
+    ranks = trained_bpe_ranks(0, alphabet=b"abcd", merges=10, segments=10, segment_len=(10, 20))
+    built = CompiledBPE.from_ranks(ranks)
+    assert calls == (["kernel"] if compiled_mode else ["python"])
+    assert built.encode_bytes(b"abcdabcd").tolist() == BacktrackBPE(ranks).encode(b"abcdabcd")
+
+
+def test_python_encoder_checks_itself_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``BacktrackBPE(ranks)`` runs its self-check unless told not to (``self_check=False``)."""
+    calls: list[int] = []
+    monkeypatch.setattr(BacktrackBPE, "self_check", lambda self: calls.append(len(self.tokens)))
+    ranks = trained_bpe_ranks(0, alphabet=b"abcd", merges=10, segments=10, segment_len=(10, 20))
+    BacktrackBPE(ranks)
+    assert calls == [max(ranks.values()) + 1]
+    BacktrackBPE(ranks, self_check=False)
+    assert len(calls) == 1

@@ -36,6 +36,20 @@ def test_engines_listed_and_described() -> None:
     assert info.library_version == tokspec.__version__
 
 
+def test_fast_bpe_engine_info_built_directly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``FastBpeEncoder`` built here (not through the cached loader): a tokenizer whose work is
+    done by this package, carrying the vocabulary's hash and the name it was given."""
+    from tokspec.fast.engines import FastBpeEncoder
+    from tokspec.fuzz.strategies import trained_bpe_ranks
+    from tokspec.vocab import TiktokenVocab
+
+    monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
+    vocab = TiktokenVocab("generated", "ab" * 32, trained_bpe_ranks(0, alphabet=b"abc", merges=20))
+    info = FastBpeEncoder(vocab, "cl100k_base", "fast:generated").info
+    assert (info.name, info.kind, info.library, info.library_version, info.vocab_sha256) == (
+        "fast:generated", "tokenizer", "tokspec.fast", tokspec.__version__, vocab.sha256)
+
+
 @pytest.mark.parametrize("pattern", ["cl100k_base", "o200k_base", "llama3", "qwen2"])
 def test_peek2_engine_reports_this_package_version(pattern: str) -> None:
     """The library doing a Peek2 engine's work is this package: its info carries tokspec's version."""
