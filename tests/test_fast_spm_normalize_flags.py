@@ -37,6 +37,7 @@ from tokspec._offsets import byte_to_char_index
 from tokspec.engines._protowire import iter_fields
 from tokspec.fast import _spm_kernels as sk
 from tokspec.fast._charsmap import charsmap_entries
+from tokspec.fast.unigram_datrie import _spm_arrays
 from tokspec.models import trained_model
 from tokspec.spm_normalize import CharsMap, SpmNormalizer
 from tokspec.vocab import load_spm_model
@@ -218,6 +219,22 @@ def test_replacement_with_no_charsmap_copies_one_character() -> None:
         first = text[0].encode("utf-8")
         assert sk._replacement(units, pool, raw, 0, rep) == (len(first), len(first))
         assert bytes(rep[:len(first)]) == first
+
+
+@pytest.mark.parametrize("name", ["identity", "rules"])
+def test_engine_kernel_arguments_carry_every_flag(name: str) -> None:
+    """The Unigram engine's ``_spm_arrays`` (charsmap tables and the three flags it hands the
+    kernel, read off an SpmNormalizer) normalize as sentencepiece does under every flag combination."""
+    texts_ = ["a b", "  a  b  ", "s t", "\u3000x ", "\u2581 a"]
+    for dummy, remove_extra, escape in FLAGS:
+        args = _spm_arrays(readable_normalizer(name, dummy, remove_extra, escape), sk)
+        spm = oracle(name, dummy, remove_extra, escape)
+        for text in texts_:
+            raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+            rep = np.zeros(max(len(args[1]), 4), dtype=np.uint8)
+            empty = (np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+            out, _, _, k, _ = sk.spm_normalize(raw, *args, rep, *empty)
+            assert bytes(out[:k]).decode("utf-8") == spm.Normalize(text), (text, dummy, remove_extra, escape)
 
 
 @pytest.mark.parametrize("name", ["identity", "rules", "space-rules"])

@@ -131,6 +131,17 @@ def test_double_array_cache_roundtrip_and_corruption(tmp_path: Path, monkeypatch
     assert DoubleArray.cached(keys, vals).get(b"abc") == 6
 
 
+def test_named_model_is_verified_against_its_sha256(monkeypatch: pytest.MonkeyPatch) -> None:
+    # ``fast:mon-unigram`` reads the packaged file only after checking its pinned sha256: another
+    # (valid) Unigram tokenizer.json in its place is refused, not silently encoded with.
+    import tokspec.fast.unigram_datrie as ud
+    from tokspec.vocab import VocabularyError
+
+    monkeypatch.setattr(ud, "named_path", lambda name: trained_model("hf-unigram"))
+    with pytest.raises(VocabularyError, match="sha256"):
+        datrie_encoder("mon-unigram")
+
+
 @functools.lru_cache(maxsize=None)
 def pair(kind: str) -> tuple[DatrieUnigram, UnigramReference, DatrieUnigram]:
     path = str(trained_model(kind))

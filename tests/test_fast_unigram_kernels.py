@@ -97,6 +97,23 @@ def test_hyp_compiled_equals_interpreted(kind: str, text: str) -> None:
     assert compiled.encode(text) == plain.encode(text)
 
 
+def test_datrie_encoder_jit_flag_picks_the_kernel_modules() -> None:
+    """``datrie_encoder(jit=...)`` hands the flag on: by default the engine runs the package's kernel
+    modules (compiled unless TOKSPEC_JIT=0), with ``jit=False`` their plain-Python twins (what the
+    compiled == interpreted checks above rely on), and both encode alike."""
+    from tokspec.fast import _spm_kernels, _unigram_emit, _unigram_kernels
+    from tokspec.fast.unigram_datrie import interpreted_module
+
+    path = str(trained_model("spm-unigram"))
+    default, plain = datrie_encoder(path), datrie_encoder(path, jit=False)
+    modules = (_unigram_kernels, _spm_kernels, _unigram_emit)
+    assert (default._uk, default._sk, default._ek) == modules
+    assert (plain._uk, plain._sk, plain._ek) == tuple(interpreted_module(m) for m in modules)
+    assert all(m.__file__ == interpreted_module(m).__file__ for m in modules)   # the same source
+    for text in SHORT[:5]:
+        assert default.encode(text) == plain.encode(text), text
+
+
 def test_jit_off_environment_runs_the_same_source() -> None:
     """TOKSPEC_JIT=0 (the switch every kernel honours) gives the compiled engine's output."""
     path = str(trained_model("spm-unigram-bytes"))
