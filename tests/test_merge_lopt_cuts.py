@@ -81,14 +81,21 @@ def random_arrays(rng: random.Random, with_ids: bool) -> EncodingArrays:
     ids = np.array([rng.randrange(100) for _ in range(n)], dtype=np.int64) if with_ids else None
     return EncodingArrays(ids, np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64))
 
+def random_stitch_case(rng: random.Random, *, some_without_ids: bool = False) -> tuple[list[EncodingArrays], list[int]]:
+    """1 to 4 random pieces and their sorted starts, the first at 0 (about one piece in ten without
+    ids when ``some_without_ids``)."""
+    k = rng.randrange(1, 5)
+    pieces = [random_arrays(rng, rng.random() < 0.9 if some_without_ids else True) for _ in range(k)]
+    starts = sorted(rng.randrange(0, 30) for _ in range(k))
+    starts[0] = 0
+    return pieces, starts
+
+
 
 def test_stitch_equals_token_by_token_concatenation() -> None:
     rng = random.Random(12)
     for _ in range(400):
-        k = rng.randrange(1, 5)
-        pieces = [random_arrays(rng, rng.random() < 0.9) for _ in range(k)]
-        starts = sorted(rng.randrange(0, 30) for _ in range(k))
-        starts[0] = 0
+        pieces, starts = random_stitch_case(rng, some_without_ids=True)
         for widen in (False, True):
             got = merge_lopt.stitch(pieces, starts, widen)
             want = naive_stitch(pieces, starts, widen)
@@ -131,10 +138,7 @@ def test_widened_traced_path_equals_stitch() -> None:
     # merge() widens the concatenated Encoding (_widened); encode_arrays() widens in stitch: same M5 result
     rng = random.Random(13)
     for _ in range(200):
-        k = rng.randrange(1, 5)
-        pieces = [random_arrays(rng, True) for _ in range(k)]
-        starts = sorted(rng.randrange(0, 30) for _ in range(k))
-        starts[0] = 0
+        pieces, starts = random_stitch_case(rng)
         plain = merge_lopt.stitch(pieces, starts, False).to_encoding()
         widened = merge_lopt._widened(plain, [len(p) for p in pieces], starts)
         assert EncodingArrays.from_encoding(widened).same_as(merge_lopt.stitch(pieces, starts, True))
@@ -167,10 +171,7 @@ def test_stitch_gives_int64_arrays_whatever_integer_sequence_the_starts_come_as(
     # integer type (uint64 + int64 would promote to float64) give the same int64 result
     rng = random.Random(14)
     for _ in range(50):
-        k = rng.randrange(1, 5)
-        pieces = [random_arrays(rng, True) for _ in range(k)]
-        starts = sorted(rng.randrange(0, 30) for _ in range(k))
-        starts[0] = 0
+        pieces, starts = random_stitch_case(rng)
         text = "x" * 40
         for widen in (False, True):
             want = naive_stitch(pieces, starts, widen)
