@@ -223,9 +223,11 @@ def summarize(results: dict[str, Mutant], equivalents: list[Equivalent], layers:
     return Summary(by_layer, by_module, used, stale)
 
 
-def record_history(path: Path, summary: Summary, wall_seconds: float, *, run: str | None) -> list[dict]:
+def record_history(path: Path, summary: Summary, wall_seconds: float, *, run: str | None,
+                   **extra: object) -> list[dict]:
     """Append this run (``run`` names it: "full", "sample 100/layer seed 2026"; None: append
-    nothing) to ``history.json`` and return the whole history."""
+    nothing) to ``history.json`` and return the whole history. ``extra`` keys are stored as given
+    (a resumed full run says how many verdicts it found, and the summed per-mutant test time)."""
     history = json.loads(path.read_text()) if path.exists() else []
     if run:
         history.append({
@@ -236,6 +238,7 @@ def record_history(path: Path, summary: Summary, wall_seconds: float, *, run: st
             "cores": os.cpu_count(),
             "scores": {k: round(v.score, 6) for k, v in summary.layers.items()},
             "judged": {k: v.generated - v.counts.get("not run", 0) for k, v in summary.layers.items()},
+            **extra,
         })
         write_atomic(path, json.dumps(history, indent=1) + "\n")
     return history

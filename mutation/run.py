@@ -146,6 +146,11 @@ def stage(work: Path, killers: list[str]) -> int:
         (work / "corpora").symlink_to(corpora)
     pyproject = _stage_pyproject(killers)
     written += _write_if_changed(work / "pyproject.toml", pyproject.encode("utf-8"))
+    # mutmut's in-process stats run imports tokspec through PYTHONPATH=<work>/mutants/src. If that
+    # folder does not exist when the interpreter starts, the first import that scans sys.path caches
+    # "no finder" for the entry, and tokspec later comes from site-packages (the unmutated install):
+    # no trampoline hits, and mutmut stops with "could not find any test case" on a fresh stage.
+    (work / "mutants" / "src").mkdir(parents=True, exist_ok=True)
     return written
 
 
@@ -346,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     env = mutation_env(work)
     equivalents = report.load_equivalents(HERE / "equivalent.toml")
     started = time.monotonic()
+    # verdicts already on the stage: a full run that finds some is a resumed one, and says so
+    judged_before = sum(m.status != "not run" for m in report.read_results(work, LAYERS).values())
     if not args.report_only:
         stage(work, config["killers"]["tests"])
         check_kernel_is_identity(work, env)
@@ -425,7 +432,14 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     summary = report.summarize(results, equivalents, LAYERS)
-    history = report.record_history(HERE / "history.json", summary, wall, run=None if args.report_only else "full")
+    generated = sum(s.generated for s in summary.layers.values())
+    run_name = None if args.report_only else "full" if not judged_before else \
+        f"full, resumed: {judged_before} of {generated} mutants had verdicts from earlier segments"
+    # Each mutant's own measured test time (the last time it was judged): with the stats time, the
+    # cost of an uninterrupted full run, whatever segments this one was run in.
+    mutant_seconds = round(sum(m.seconds or 0.0 for m in results.values() if m.status != "not run"))
+    history = report.record_history(HERE / "history.json", summary, wall, run=run_name,
+                                    mutant_seconds=mutant_seconds, workers=args.max_children)
     text = report.render(summary, title="Mutation testing report", wall_seconds=wall, target=target, history=history)
     (HERE / "REPORT.md").write_text(text)
     report.write_known_survivors(HERE / "survivors.json", summary)

@@ -39,6 +39,14 @@ def test_stage_drops_exactly_the_kernel_decorator_lines():
     assert staged == "def f(x):\n    return x  # @kernel in a comment stays\n@kernel_other\ndef g(): pass\n"
 
 
+def test_stage_creates_the_import_path_of_the_mutated_copy_before_mutmut_starts(tmp_path):
+    """A fresh stage without ``mutants/src`` made mutmut import the unmutated site-packages copy
+    (the path entry was cached as missing at interpreter start) and stop with "no test case"."""
+    run.stage(tmp_path, [])
+    assert (tmp_path / "mutants" / "src").is_dir()
+    assert str(tmp_path / "mutants" / "src") == run.mutation_env(tmp_path)["PYTHONPATH"]
+
+
 def test_kernel_is_the_identity_in_interpreted_mode():
     """The stage relies on it: dropping `@kernel` must change nothing under TOKSPEC_JIT=0."""
     import subprocess

@@ -65,16 +65,25 @@ def _write_hf_tiny() -> None:
     prefixed["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False,
                                  "use_regex": True}
     partial = _bpe_json(["<unk>", "a", "<0xC3>", "<0xA9>"], [], unk_token="<unk>", byte_fallback=True)
+    fused = _bpe_json(["[UNK]", "<0x61>"], [], unk_token="[UNK]", byte_fallback=True, fuse_unk=True)
     for stem, data in (("hf-dropped-char", dropped), ("hf-byte-fallback-prefix", fallback),
-                       ("hf-unk-then-byte-fallback", partial), ("hf-bytelevel-prefix-space", prefixed)):
+                       ("hf-unk-then-byte-fallback", partial), ("hf-bytelevel-prefix-space", prefixed),
+                       ("hf-fuse-unk-across-byte-fallback", fused)):
         (VOCABS / f"{stem}.json").write_text(json.dumps(data, indent=1) + "\n")
 
 
 def _finding(fid: str, names: list[str], candidates: list[str], reproduced_by: dict[str, str | None],
-             explanation: str) -> None:
+             explanation: str, counts_differ: bool = False) -> None:
+    """Minimize the first disagreeing candidate; with ``counts_differ``, keep only texts on which the
+    two engines give different numbers of tokens (a narrower class than any disagreement)."""
     a, b = (tokspec.load_engine(n) for n in _names(names))
-    text = next(t for t in candidates if not compare(a, b, t).agree)
-    small = minimize_text(text, lambda t: not compare(a, b, t).agree, max_tests=3000)
+
+    def keeps(t: str) -> bool:
+        c = compare(a, b, t)
+        return not c.agree and (not counts_differ or len(a.encode(t).offsets) != len(b.encode(t).offsets))
+
+    text = next(t for t in candidates if keeps(t))
+    small = minimize_text(text, keeps, max_tests=3000)
     record = make_record(a, b, compare(a, b, small))
     record.update({"finding": fid, "engine_names": names, "reproduced_by": reproduced_by,
                    "explanation": explanation})
@@ -135,6 +144,16 @@ def main() -> None:
              "the pending <unk> back while it appends the byte tokens, so 'üé' gives <0xC3> <0xA9> "
              "<unk>, and offsets are then laid out in that order (the bytes of é get ü's span). "
              "The reference keeps text order: <unk> <0xC3> <0xA9>.")
+    _finding("hf-fuse-unk-across-byte-fallback", ["hf:{dir}/vocabs/hf-fuse-unk-across-byte-fallback.json",
+                                                  "reference:{dir}/vocabs/hf-fuse-unk-across-byte-fallback.json"],
+             ["\u00e9a\u00e9", "x\u00e9a\u00e9x"],
+             {"a": None, "b": "reference:{dir}/vocabs/hf-fuse-unk-across-byte-fallback.json"},
+             "The same held-back <unk> with fuse_unk=true changes the ids, not only their order: in "
+             "' a ' (space unknown, 'a' only as <0x61>) HF appends <0x61> while the first [UNK] is "
+             "pending, then fuses the second [UNK] into it across the byte token, and lays offsets out "
+             "in that order: <0x61> (0,1), [UNK] (1,3), two tokens where the text has three pieces and "
+             "<0x61> on the span of a space. The reference fuses only adjacent unknowns: "
+             "[UNK] (0,1), <0x61> (1,2), [UNK] (2,3).", counts_differ=True)
     for stem, tokens in TINY.items():
         _write_tiny(stem, tokens)
         _finding(f"merges-{stem}", [f"tiktoken:{{dir}}/vocabs/{stem}.tiktoken", f"hf:{{dir}}/vocabs/{stem}.json"],
