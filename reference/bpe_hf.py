@@ -371,13 +371,13 @@ def _check_post_processor(pp: dict[str, Any] | None) -> None:
 def _added_token_passes(added: list[dict[str, Any]]) -> list[dict[str, int]]:
     """Two ``{content: id}`` tables of non-special added tokens: non-normalized, then normalized."""
     passes: list[dict[str, int]] = [{}, {}]
-    for tok in added:
-        if tok.get("special", False) or not tok["content"]:
+    for tok in added:                    # entries checked complete by TokenizerJson (as HF checks)
+        if tok["special"] or not tok["content"]:
             continue
         for flag in ("lstrip", "rstrip", "single_word"):
-            if tok.get(flag):
+            if tok[flag]:
                 raise UnsupportedComponentError(f"added token {tok['content']!r} has {flag}=true")
-        passes[1 if tok.get("normalized", False) else 0][tok["content"]] = int(tok["id"])
+        passes[1 if tok["normalized"] else 0][tok["content"]] = tok["id"]
     return passes
 
 
@@ -420,7 +420,7 @@ class HfBpeEncoder(Encoder):
         _check_post_processor(data.get("post_processor"))
         self.model = model_from_json(data["model"], ignore_merges=ignore_merges)
         self.pretokenizer = parse_pretokenizer(data.get("pre_tokenizer"), dialect)
-        self.added = _added_token_passes(data.get("added_tokens", []))
+        self.added = _added_token_passes(tj.added_tokens)
         self._by_id = {i: t for t, i in self.model.vocab.items()}
         self.info = EngineInfo(name=name, kind="tokenizer", library="tokspec.reference.bpe_hf",
                                library_version="1", vocab_sha256=tj.sha256,

@@ -107,8 +107,8 @@ def _check_pipeline(tj: TokenizerJson) -> None:
         raise UnsupportedComponentError(
             f"{tj.path}: pre_tokenizer type={pre.get('type')!r}; the WordPiece reference supports "
             "BertPreTokenizer only")
-    for tok in tj.data.get("added_tokens") or []:
-        if not tok.get("special", False):
+    for tok in tj.added_tokens:
+        if not tok["special"]:
             raise UnsupportedComponentError(f"{tj.path}: non-special added token {tok.get('content')!r}")
 
 

@@ -188,7 +188,8 @@ def _base() -> dict[str, Any]:
     (lambda d: d["model"].update(dropout=0.1), "dropout=0.1"),
     (lambda d: d.update(pre_tokenizer={"type": "Metaspace"}), "'Metaspace'"),
     (lambda d: d.update(post_processor={"type": "ByteLevel", "trim_offsets": True}), "trim_offsets=True"),
-    (lambda d: d.update(added_tokens=[{"id": 0, "content": "x", "lstrip": True}]), "lstrip=true"),
+    (lambda d: d.update(added_tokens=[{"id": 0, "content": "x", "single_word": False, "lstrip": True, "rstrip": False,
+                                       "normalized": False, "special": False}]), "lstrip=true"),
 ])
 def test_unsupported_components_are_named(tmp_path: Path, edit: Any, needle: str) -> None:
     data = _base()

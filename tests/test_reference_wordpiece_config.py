@@ -159,12 +159,15 @@ def test_unsupported_pipelines_are_named(tmp_path: Path) -> None:
     path = _json_with(tmp_path, pre_tokenizer=None)
     with pytest.raises(UnsupportedComponentError, match=r"pre_tokenizer type=None"):
         wordpiece_encoder_from_tokenizer_json(path, "x")
-    added = [{"id": 0, "content": "[UNK]", "special": True}, {"id": 1, "content": "hi", "special": False}]
+    flags = {"single_word": False, "lstrip": False, "rstrip": False, "normalized": False}
+    added = [{"id": 0, "content": "[UNK]", "special": True, **flags},
+             {"id": 1, "content": "hi", "special": False, **flags}]
     path = _json_with(tmp_path, added_tokens=added)
     with pytest.raises(UnsupportedComponentError, match=rf"^{re.escape(str(path))}: non-special added token 'hi'$"):
         wordpiece_encoder_from_tokenizer_json(path, "x")
-    path = _json_with(tmp_path, added_tokens=[{"id": 1, "content": "hi"}])  # "special" defaults to false
-    with pytest.raises(UnsupportedComponentError, match=r"non-special added token 'hi'$"):
+    # HF refuses an entry without "special" (serde: missing field); so does the reference, by name
+    path = _json_with(tmp_path, added_tokens=[{"id": 1, "content": "hi", **flags}])
+    with pytest.raises(VocabularyError, match=r"added_tokens\[0\] is missing field 'special'$"):
         wordpiece_encoder_from_tokenizer_json(path, "x")
     path = _json_with(tmp_path, added_tokens=added[:1])  # a special added token is ordinary text: accepted
     assert wordpiece_encoder_from_tokenizer_json(path, "x").encode("ab").ids

@@ -132,6 +132,50 @@ def test_tokenizer_json_hf_cannot_load(tmp_path: Path) -> None:
     assert str(path) in str(exc.value)
 
 
+_ADDED = {"id": 4, "content": "XY", "single_word": False, "lstrip": False, "rstrip": False,
+          "normalized": False, "special": False}
+_ADDED_BROKEN = [(f"no {k}", {f: v for f, v in _ADDED.items() if f != k}, f"missing field '{k}'") for k in _ADDED] + [
+    ("id as text", _ADDED | {"id": "4"}, r"added_tokens\[0\]\.id must be int, got str"),
+    ("id as bool", _ADDED | {"id": True}, r"added_tokens\[0\]\.id must be int, got bool"),
+    ("normalized as 1", _ADDED | {"normalized": 1}, r"added_tokens\[0\]\.normalized must be bool, got int"),
+    ("content as null", _ADDED | {"content": None}, r"added_tokens\[0\]\.content must be str, got NoneType"),
+]
+
+
+def _bpe_with_added(added: object) -> bytes:
+    return json.dumps({"version": "1.0", "added_tokens": added, "normalizer": None, "pre_tokenizer": None,
+                       "post_processor": None, "decoder": None,
+                       "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "X": 2, "Y": 3}, "merges": []}}).encode()
+
+
+@pytest.mark.parametrize("label, entry, message", _ADDED_BROKEN, ids=[b[0] for b in _ADDED_BROKEN])
+def test_added_token_entries_hf_refuses_are_refused(tmp_path: Path, label: str, entry: dict, message: str) -> None:
+    """Each field of an added token is required by HF's loader; the reference must not default one
+    (it once read a missing "normalized" as false, where HF refuses the file)."""
+    from tokenizers import Tokenizer
+
+    content = _bpe_with_added([_ADDED | {"id": 5, "content": "ab"}, entry])
+    with pytest.raises(Exception):                        # noqa: B017 - HF raises a bare Exception
+        Tokenizer.from_str(content.decode())
+    path = _write(tmp_path, "tokenizer.json", content)
+    with pytest.raises(VocabularyError, match=message.replace("[0]", "[1]").replace(r"\[0\]", r"\[1\]")) as exc:
+        load_tokenizer_json(path)
+    assert str(path) in str(exc.value)
+
+
+def test_complete_added_tokens_load_in_both(tmp_path: Path) -> None:
+    from tokenizers import Tokenizer
+
+    content = _bpe_with_added([_ADDED])
+    assert Tokenizer.from_str(content.decode()).encode("aXYb").ids == [0, 4, 1]
+    tj = load_tokenizer_json(_write(tmp_path, "tokenizer.json", content))
+    assert tj.added_tokens == [_ADDED]
+    assert list(load_engine(f"reference:{tj.path}").encode("aXYb").ids) == [0, 4, 1]
+    for bad in ({"x": 1}, [1]):
+        with pytest.raises(VocabularyError, match="added_tokens"):
+            load_tokenizer_json(_write(tmp_path, "tokenizer.json", _bpe_with_added(bad)))
+
+
 @pytest.mark.parametrize("content, message", [
     (b"\xff\xfeabc\n", "not UTF-8"),
     (b"[UNK]\nhello\nhello\n", "duplicate token 'hello'"),

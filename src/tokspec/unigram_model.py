@@ -158,8 +158,8 @@ class UnigramModel:
 
 
 def _check_added_tokens(tj: TokenizerJson) -> None:
-    for tok in tj.data.get("added_tokens") or []:
-        if not tok.get("special", False):
+    for tok in tj.added_tokens:
+        if not tok["special"]:
             raise UnsupportedComponentError(
                 f"{tj.path}: non-special added token {tok.get('content')!r} is not supported "
                 "(special tokens are ordinary text in tokspec; non-special ones would be split out)")

@@ -190,9 +190,42 @@ class TokenizerJson:
     sha256: str
     data: dict[str, Any]
 
+    def __post_init__(self) -> None:
+        check_added_tokens(self.path, self.data.get("added_tokens"))
+
     @property
     def model_type(self) -> str:
         return str(self.data["model"]["type"])
+
+    @property
+    def added_tokens(self) -> list[dict[str, Any]]:
+        """The ``added_tokens`` entries, each with all of :data:`ADDED_TOKEN_FIELDS` (checked)."""
+        return list(self.data.get("added_tokens") or [])
+
+
+#: The fields of an ``added_tokens`` entry and their JSON types. HF's loader requires every one
+#: (serde: "missing field `normalized`"), so a reference must not invent a default for any.
+ADDED_TOKEN_FIELDS: dict[str, type] = {"id": int, "content": str, "single_word": bool, "lstrip": bool,
+                                       "rstrip": bool, "normalized": bool, "special": bool}
+
+
+def check_added_tokens(path: str, entries: Any) -> None:
+    """Refuse an ``added_tokens`` list HF would refuse: not a list, an entry that is not an
+    object, a missing field, or a field of the wrong JSON type (bool is not an int here)."""
+    if entries is None:
+        return
+    if not isinstance(entries, list):
+        raise VocabularyError(f"{path!r}: added_tokens must be a list, got {type(entries).__name__}")
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise VocabularyError(f"{path!r}: added_tokens[{i}] must be an object, got {type(entry).__name__}")
+        for field, kind in ADDED_TOKEN_FIELDS.items():
+            if field not in entry:
+                raise VocabularyError(f"{path!r}: added_tokens[{i}] is missing field {field!r}")
+            value = entry[field]
+            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                raise VocabularyError(f"{path!r}: added_tokens[{i}].{field} must be {kind.__name__}, "
+                                      f"got {type(value).__name__}")
 
 
 def load_tokenizer_json(path: str | Path, expected_sha256: str | None = None) -> TokenizerJson:
