@@ -137,7 +137,7 @@ def _spm_engine(options: tuple[tuple[str, Any], ...]) -> Encoder | None:
     import sentencepiece
 
     from tokspec.engines._spm import SpmEngine
-    from tokspec.vocab import load_spm_model
+    from tokspec.spm_model import load_spm_model
 
     text = ["ab ab abba ba", "AB 1 ab ba", "aab  bba é ab", "ba ab ab ab", "中 ab 中中"] * 20
     out = io.BytesIO()

@@ -23,7 +23,7 @@ from tokspec.fast._charsmap import _pattern_for, charsmap_entries, spm_cut_patte
 from tokspec.models import trained_model
 from tokspec.spec.merge import rule_spm_space
 from tokspec.spm_normalize import CharsMap
-from tokspec.vocab import load_spm_model
+from tokspec.spm_model import load_spm_model
 
 TRAINING = ["hello world, the quick brown fox jumps over the lazy dog 42 times"] * 100
 # rules whose replacement vanishes, ends with a space, is only a space, or is ordinary

@@ -40,7 +40,7 @@ from tokspec.fast._charsmap import charsmap_entries
 from tokspec.fast.unigram_datrie import _spm_arrays
 from tokspec.models import trained_model
 from tokspec.spm_normalize import CharsMap, SpmNormalizer
-from tokspec.vocab import load_spm_model
+from tokspec.spm_model import load_spm_model
 
 RULES = {
     "a": "A", "ab": "X", "abc": "", "q": "", "s": " ", "t": "  t  ", "u": "u ", "w": "w w",

@@ -276,7 +276,7 @@ def test_converted_spm_model_with_precompiled_equals_hf(tmp_path: Path) -> None:
     """A trained nmt_nfkc sentencepiece model converted to tokenizer.json (HF ``Precompiled`` +
     space-run collapsing + Metaspace): the reference's HF flavour equals HF."""
     import base64
-    from tokspec.vocab import load_spm_model
+    from tokspec.spm_model import load_spm_model
     m = load_spm_model(trained_model("spm-unigram-bytes"))
     tj = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "post_processor": None,
           "decoder": None,

@@ -28,7 +28,8 @@ from tokspec.reference.unigram import unigram_encoder_from_spm_model, unigram_en
 from tokspec.spm_normalize import synthesize_spm_model
 from tokspec.unigram_model import unigram_model_from_spm, unigram_model_from_tokenizer_json
 from tokspec.reference.unigram import UnigramReference
-from tokspec.vocab import load_spm_model, named_path
+from tokspec.spm_model import load_spm_model
+from tokspec.vocab import named_path
 
 FINDINGS_DIR = Path(__file__).resolve().parents[1] / "corpora" / "reference-wp-unigram" / "findings"
 CONTROLS = [("<unk>", 0.0, "unknown"), ("<s>", 0.0, "control"), ("</s>", 0.0, "control")]

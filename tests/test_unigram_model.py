@@ -34,7 +34,8 @@ from tokspec.unigram_model import (
     unigram_model_from_spm,
     unigram_model_from_tokenizer_json,
 )
-from tokspec.vocab import load_spm_model, named_path
+from tokspec.spm_model import load_spm_model
+from tokspec.vocab import named_path
 from tokspec.versions import check_finding
 
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=24)

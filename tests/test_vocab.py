@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from tokspec import VocabularyError, load_engine, models
 from tokspec.engines._findings import FINDINGS_DIR, SPM_MODEL
 from tokspec.engines._protowire import WireError, iter_fields, read_varint, write_varint
+from tokspec.spm_model import load_spm_model
 from tokspec.vocab import (
     NAMED_FILES,
     load_named_tiktoken,
-    load_spm_model,
     load_tiktoken,
     load_tokenizer_json,
     load_wordpiece_vocab_txt,

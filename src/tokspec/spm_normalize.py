@@ -39,7 +39,7 @@ from tokspec.engines._protowire import iter_fields
 from tokspec.engines._protowire import write_varint as _varint
 from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.normalize import Aligned, apply_edits
-from tokspec.vocab import SpmModel
+from tokspec.spm_model import SpmModel
 
 __all__ = ["CharsMap", "SpmNormalizer", "synthesize_spm_model", "hf_precompiled"]
 

@@ -38,9 +38,9 @@ from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.hf_pipeline import NORMALIZERS, PRETOKENIZERS, hf_pipeline
 from tokspec.normalize import Aligned
 from tokspec.spm_normalize import SpmNormalizer
+from tokspec.spm_model import load_spm_model
 from tokspec.vocab import (
     TokenizerJson,
-    load_spm_model,
     load_tokenizer_json,
     read_verified,
 )

@@ -44,7 +44,7 @@ from tokspec._jit import kernel
 from tokspec._offsets import char_offsets_from_byte_spans
 from tokspec._types import Encoder, Encoding, EncodingArrays, EngineInfo
 from tokspec.errors import EngineFault
-from tokspec.vocab import SpmModel
+from tokspec.spm_model import SpmModel
 
 __all__ = ["SpmEngine", "contract_byte_spans", "aligned_spans", "tile_kernel"]
 

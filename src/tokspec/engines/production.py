@@ -32,11 +32,11 @@ from tokspec.engines._bytelevel import PATTERNS, SPECIAL_TOKENS, BpeOpenaiEngine
 from tokspec.engines._hf import HfEngine
 from tokspec.engines._spm import SpmEngine
 from tokspec.errors import TokspecError, UnknownEngineError
+from tokspec.spm_model import load_spm_model
 from tokspec.vocab import (
     NAMED_FILES,
     TiktokenVocab,
     load_named_tiktoken,
-    load_spm_model,
     load_tiktoken,
     load_tokenizer_json,
     named_path,
