@@ -16,7 +16,7 @@ produced it starts, and ``r1``, where that rule ends (equal to ``n2o`` for the d
 the library spans and contract origins in input characters (``SpmNormalizer``'s rules).
 
 Complexity: O(n * K) for n input bytes, K the longest charsmap key (a walk stops at the first
-missing transition); output arrays grow by doubling. Out of scope: user-defined symbols,
+missing transition); output arrays grow by doubling, between runs of :func:`_normalize_run`. Out of scope: user-defined symbols,
 ``treat_whitespace_as_suffix`` (the model builder rejects them).
 """
 
@@ -99,61 +99,28 @@ def starters(units: np.ndarray) -> np.ndarray:
 
 
 @kernel
-def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, starts: np.ndarray, dummy: bool,
-                  remove_extra: bool, escape: bool, rep: np.ndarray, out: np.ndarray, n2o: np.ndarray,
-                  r1: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
-    """Normalize input bytes into (normalized bytes ``out[:k]``, ``n2o[:m + 1]``, ``r1[:m]``) for m
-    normalized characters (see module docstring; the rule producing character i starts at
-    ``n2o[i]`` and ends at ``r1[i]``, ``n2o[i] == r1[i]`` only for the dummy prefix); returns
-    ``(out, n2o, r1, k, m)``, the arrays regrown if they were too small. ``starts``:
-    :func:`starters`; ``rep``: scratch of at least ``max(len(pool), 4)`` bytes. The caller passes
-    (and keeps) the buffers, reused across calls.
+def _normalize_run(data: np.ndarray, units: np.ndarray, pool: np.ndarray, starts: np.ndarray,
+                   remove_extra: bool, escape: bool, root: int, rep: np.ndarray, out: np.ndarray,
+                   n2o: np.ndarray, r1: np.ndarray, pos: int, k: int, m: int,
+                   prev_space: bool) -> tuple[int, int, int, bool, int, int, int]:
+    """The main loop of :func:`spm_normalize` from input byte ``pos`` (``k`` output bytes and ``m``
+    characters written so far): returns ``(pos, k, m, prev_space, need_out, need_r1, need_n2o)``,
+    the needs 0 at the end of the input, else the buffer sizes the next character requires (it is
+    not consumed: the caller grows the buffers and calls again from ``pos``).
 
-    Fast path: an ASCII byte no key starts with is copied (or dropped, or escaped) directly."""
+    No array is ever reassigned here: a compiled loop that may rebind an array variable pays
+    reference counting on every iteration (measured: about 30 ns per input byte, against under 1 ns
+    for the same loop over buffers that are only written)."""
     n = len(data)
-    out = _grow(out, 8)
-    n2o = _grow(n2o, 2)
-    space_len = 3 if escape else 1
-    pos = 0
-    while remove_extra and pos < n:  # leading spaces
-        rl, used = _replacement(units, pool, data, pos, rep)
-        if not (rl == 1 and rep[0] == 32):
-            break
-        pos += used
-    if pos == n:
-        n2o[0] = 0
-        return out, n2o, r1, 0, 0
-    k = 0  # output bytes
-    m = 0  # output characters
-    if dummy:  # the dummy prefix: a space covering no input
-        r1 = _grow(r1, 1)
-        n2o[0] = pos
-        r1[0] = pos
-        m = 1
-        if escape:
-            out[0] = 0xE2
-            out[1] = 0x96
-            out[2] = 0x81
-        else:
-            out[0] = 32
-        k = space_len
-    prev_space = remove_extra
     size = len(units)
-    root = 0
-    if size > 0:
-        root = (units[0] >> 10) << ((units[0] & 512) >> 6)
     while pos < n:
         c = data[pos]
         if c < 0x80 and not starts[c]:  # fast path: one ASCII character, no rule
             if c == 32 and prev_space:
                 pos += 1
                 continue
-            if k + 3 > len(out):
-                out = _grow(out, k + 3)
-            if m + 2 > len(r1):  # each buffer checked on its own: the caller's may differ
-                r1 = _grow(r1, m + 2)
-            if m + 3 > len(n2o):
-                n2o = _grow(n2o, m + 3)
+            if k + 3 > len(out) or m + 2 > len(r1) or m + 3 > len(n2o):  # the caller's sizes may differ
+                return pos, k, m, prev_space, k + 3, m + 2, m + 3
             n2o[m] = pos
             r1[m] = pos + 1
             m += 1
@@ -198,12 +165,8 @@ def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, starts:
             while a < rl and rep[a] == 32:
                 a += 1
         if a < rl:
-            if m + rl + 2 > len(r1):
-                r1 = _grow(r1, m + rl + 2)
-            if m + rl + 3 > len(n2o):
-                n2o = _grow(n2o, m + rl + 3)
-            if k + 3 * rl + 3 > len(out):
-                out = _grow(out, k + 3 * rl + 3)
+            if m + rl + 2 > len(r1) or m + rl + 3 > len(n2o) or k + 3 * rl + 3 > len(out):
+                return pos, k, m, prev_space, k + 3 * rl + 3, m + rl + 2, m + rl + 3
             i = a
             while i < rl:
                 cl = _utf8_len(rep[i])
@@ -224,6 +187,60 @@ def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, starts:
         pos += used
         if not remove_extra:
             prev_space = False
+    return pos, k, m, prev_space, 0, 0, 0
+
+
+@kernel
+def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, starts: np.ndarray, dummy: bool,
+                  remove_extra: bool, escape: bool, rep: np.ndarray, out: np.ndarray, n2o: np.ndarray,
+                  r1: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """Normalize input bytes into (normalized bytes ``out[:k]``, ``n2o[:m + 1]``, ``r1[:m]``) for m
+    normalized characters (see module docstring; the rule producing character i starts at
+    ``n2o[i]`` and ends at ``r1[i]``, ``n2o[i] == r1[i]`` only for the dummy prefix); returns
+    ``(out, n2o, r1, k, m)``, the arrays regrown if they were too small. ``starts``:
+    :func:`starters`; ``rep``: scratch of at least ``max(len(pool), 4)`` bytes. The caller passes
+    (and keeps) the buffers, reused across calls.
+
+    Fast path: an ASCII byte no key starts with is copied (or dropped, or escaped) directly."""
+    n = len(data)
+    out = _grow(out, 8)
+    n2o = _grow(n2o, 2)
+    space_len = 3 if escape else 1
+    pos = 0
+    while remove_extra and pos < n:  # leading spaces
+        rl, used = _replacement(units, pool, data, pos, rep)
+        if not (rl == 1 and rep[0] == 32):
+            break
+        pos += used
+    if pos == n:
+        n2o[0] = 0
+        return out, n2o, r1, 0, 0
+    k = 0  # output bytes
+    m = 0  # output characters
+    if dummy:  # the dummy prefix: a space covering no input
+        r1 = _grow(r1, 1)
+        n2o[0] = pos
+        r1[0] = pos
+        m = 1
+        if escape:
+            out[0] = 0xE2
+            out[1] = 0x96
+            out[2] = 0x81
+        else:
+            out[0] = 32
+        k = space_len
+    prev_space = remove_extra
+    root = 0
+    if len(units) > 0:
+        root = (units[0] >> 10) << ((units[0] & 512) >> 6)
+    while True:  # _normalize_run stops at the end, or before a write that needs bigger buffers
+        pos, k, m, prev_space, need_out, need_r1, need_n2o = _normalize_run(
+            data, units, pool, starts, remove_extra, escape, root, rep, out, n2o, r1, pos, k, m, prev_space)
+        if need_out == 0:
+            break
+        out = _grow(out, need_out)
+        r1 = _grow(r1, need_r1)
+        n2o = _grow(n2o, need_n2o)
     while remove_extra and m > 0 and _is_space(out, k - space_len, k, escape):
         m -= 1       # trailing spaces: the end goes back to where they began
         k -= space_len
