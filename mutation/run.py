@@ -225,8 +225,11 @@ def check_node_ids(work: Path, env: dict[str, str], killers: list[str]) -> None:
     collecting in the same process, and pytest re-escapes non-ASCII and backslashes on every
     collection, so such an id is "not found" in the worker (pytest exit 4, which would be read as
     a kill). tests/conftest.py makes string parameters ASCII (``stable_id``)."""
+    # collected against the staged, unmutated copy: mutmut's copy (mutants/src) lags behind a module
+    # the checkout just added until mutmut runs, and node ids do not depend on mutants
     done = _procs.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist",
-                       "-p", "no:cacheprovider", *killers], cwd=work, env=env, capture_output=True, text=True)
+                       "-p", "no:cacheprovider", *killers], cwd=work, env={**env, "PYTHONPATH": str(work / "src")},
+                      capture_output=True, text=True)
     ids = [ln for ln in done.stdout.splitlines() if "::" in ln]
     if done.returncode != 0 or not ids:
         raise SystemExit(f"mutation: collecting the killer tests failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
