@@ -126,7 +126,10 @@ def stage(work: Path, killers: list[str]) -> int:
                 continue
             dst = work / staged_dir / rel
             wanted.add(dst)
-            written += _sync_file(src, dst, text_transform=True)
+            changed = _sync_file(src, dst, text_transform=True)
+            written += changed
+            if changed and checkout_dir in LAYERS and src.suffix == ".py":
+                _forget_test_map(work, f"{checkout_dir}/{rel}")
     for src in sorted((REPO / "tests").rglob("*.py")):
         dst = work / "tests" / src.relative_to(REPO / "tests")
         wanted.add(dst)
@@ -152,6 +155,18 @@ def stage(work: Path, killers: list[str]) -> int:
     # no trampoline hits, and mutmut stops with "could not find any test case" on a fresh stage.
     (work / "mutants" / "src").mkdir(parents=True, exist_ok=True)
     return written
+
+
+def _forget_test_map(work: Path, changed: str) -> None:
+    """Drop mutmut's recorded test map when a mutated source changes, so the next run records it anew.
+
+    mutmut re-records the map only for new *tests*: a new or edited function keeps the calls recorded
+    for the old code (none for a new one, whose mutants then read "no tests": counted as survivors).
+    Verdicts are kept; mutmut re-judges the mutants of changed functions by their hash."""
+    stats = work / "mutants" / "mutmut-stats.json"
+    if stats.exists():
+        print(f"mutation: {changed} changed; the test map is recorded again", flush=True)
+        stats.unlink()
 
 
 def _write_if_changed(path: Path, data: bytes) -> bool:

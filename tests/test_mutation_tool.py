@@ -184,3 +184,17 @@ def test_full_run_estimate_extrapolates_each_layer_from_its_sampled_mutants():
     # reference: mean 2 s x 100 mutants; fast: 10 s x 50 mutants; on 2 workers
     assert report.full_run_estimate(sampled, {"reference": 100, "fast": 50}, 2) == pytest.approx((200 + 500) / 2)
     assert report.full_run_estimate(sampled, {"reference": 100, "spec": 10}, 2) is None   # spec has no timing
+
+
+def test_a_changed_layer_source_makes_mutmut_record_the_test_map_again(tmp_path):
+    """A new function has no entry in mutmut's test map (its mutants would read "no tests"): a stage
+    that writes a changed reference/, spec/ or fast/ source drops the map; an unchanged stage keeps it."""
+    run.stage(tmp_path, [])
+    stats = tmp_path / "mutants" / "mutmut-stats.json"
+    stats.write_text("{}")
+    run.stage(tmp_path, [])                               # nothing changed: the map stays
+    assert stats.exists()
+    staged = tmp_path / "src" / "tokspec" / "fast" / "_cache.py"
+    staged.write_text(staged.read_text() + "\n# edited\n")   # differs from the checkout: re-synced
+    run.stage(tmp_path, [])
+    assert not stats.exists()
