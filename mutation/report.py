@@ -25,6 +25,7 @@ from tokspec._atomic import write_atomic
 _STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped",
            36: "timeout", 24: "timeout", -24: "timeout", 152: "timeout", 255: "timeout",
            -11: "crashed", -9: "crashed", None: "not run"}
+SKIPPED_EXIT = 34  # mutmut: "skipped"; set by the driver for allow-listed mutants (run.skip_equivalents)
 DETECTED = {"killed", "timeout", "crashed"}
 NOT_DETECTED = {"survived", "no tests", "suspicious"}
 
@@ -110,6 +111,21 @@ def read_results(work: Path, layers: tuple[str, ...]) -> dict[str, Mutant]:
                     m.status = kept["status"]
                 results[name] = m
     return results
+
+
+def set_exit_codes(work: Path, mutants: list[Mutant], code: int | None) -> None:
+    """Write one verdict for these mutants into mutmut's ``.meta`` files (atomically): mutmut runs
+    only the mutants whose exit code is None, unless they are named."""
+    by_meta: dict[Path, list[str]] = {}
+    for m in mutants:
+        by_meta.setdefault(work / "mutants" / f"{m.path}.meta", []).append(m.name)
+    for meta, names in by_meta.items():
+        data = json.loads(meta.read_text())
+        unknown = set(names) - set(data["exit_code_by_key"])
+        if unknown:
+            raise SystemExit(f"mutation: {meta} has no mutant {sorted(unknown)[0]}")
+        data["exit_code_by_key"].update(dict.fromkeys(names, code))
+        write_atomic(meta, json.dumps(data, indent=4))
 
 
 def attach_diffs(work: Path, env: dict[str, str], mutants: list[Mutant]) -> None:
@@ -206,7 +222,7 @@ def summarize(results: dict[str, Mutant], equivalents: list[Equivalent], layers:
     for m in sorted(results.values(), key=lambda m: m.name):
         for bucket in (by_layer[m.layer], by_module.setdefault(m.module, LayerSummary())):
             bucket.generated += 1
-        eq = next((e for e in equivalents if m.status in NOT_DETECTED and e.matches(m)), None)
+        eq = next((e for e in equivalents if m.status in NOT_DETECTED | {"skipped"} and e.matches(m)), None)
         status = "equivalent" if eq else m.status
         if eq:
             used.append((m, eq))

@@ -4,6 +4,7 @@ Usage (``tox -e mutation -- ARGS`` runs ``python mutation/run.py ARGS``)::
 
     python mutation/run.py                   # full run: every mutant not yet judged, then REPORT.md
     python mutation/run.py --recheck         # also re-judge survivors (after adding killers)
+    python mutation/run.py --equivalents     # also run the allow-listed equivalents (skipped otherwise)
     python mutation/run.py --sample 25       # CI: a fixed random subset of 25 mutants per layer
     python mutation/run.py --report-only     # rewrite the report from the stored results
     python mutation/run.py --only 'tokspec.fast._spm_kernels.*'   # (re-)judge matching mutants only
@@ -84,6 +85,8 @@ DATA_SUFFIXES = {".py", ".json", ".txt", ".typed"}
 KERNEL_DECORATOR = "@kernel"
 #: recorded test time one fresh-interpreter recheck may spend (fastest tests first)
 FRESH_BUDGET_SECONDS = 45.0
+#: module name of mutation/hang_guard.py in the stage (a pytest plugin of mutmut's workers)
+HANG_GUARD = "_mutation_hang_guard"
 
 
 def load_config() -> dict:
@@ -147,6 +150,10 @@ def stage(work: Path, killers: list[str]) -> int:
         stale.unlink()                                 # a finding removed from the checkout
     if not (work / "corpora").exists():              # tests run from the stage root too (check_node_ids)
         (work / "corpora").symlink_to(corpora)
+    # the per-test hang guard (mutation/hang_guard.py), importable by mutmut's workers as a plugin;
+    # outside mutmut's source folder, which it copies once and never refreshes
+    (work / "mutants" / "src").mkdir(parents=True, exist_ok=True)
+    written += _sync_file(HERE / "hang_guard.py", work / "mutants" / "src" / f"{HANG_GUARD}.py", text_transform=False)
     pyproject = _stage_pyproject(killers)
     written += _write_if_changed(work / "pyproject.toml", pyproject.encode("utf-8"))
     # mutmut's in-process stats run imports tokspec through PYTHONPATH=<work>/mutants/src. If that
@@ -190,7 +197,7 @@ def _stage_pyproject(killers: list[str]) -> str:
         'source_paths = ["src"]',
         f"only_mutate = {json.dumps(only)}",
         f"pytest_add_cli_args_test_selection = {json.dumps(killers)}",
-        f"pytest_add_cli_args = {json.dumps(cfg['pytest_args'] + deselect)}",
+        f"pytest_add_cli_args = {json.dumps(cfg['pytest_args'] + ['-p', HANG_GUARD] + deselect)}",
         f"timeout_multiplier = {float(cfg['timeout_multiplier'])}",
         f"timeout_constant = {float(cfg['timeout_constant'])}",
         "use_git_change_detection = false",
@@ -312,6 +319,32 @@ def recheck_in_fresh_interpreters(work: Path, env: dict[str, str], killers: list
         fresh.recheck(work, env, jobs, workers, timeout=60 + 5 * longest)
 
 
+def skip_equivalents(work: Path, env: dict[str, str], equivalents: list[report.Equivalent]) -> int:
+    """Mark the unjudged mutants that an allow-list entry describes as skipped (mutmut's exit code 34),
+    so a full run does not spend a survivor's whole test time on each (they were 508 of 12,191
+    mutants and 191 of 364 worker-minutes). Matching is by what the mutant does (report.change_key:
+    module, function, original and mutated line), the same test that counts a survivor as
+    equivalent; the report counts a skipped mutant as equivalent only if an entry still matches.
+    ``--equivalents`` runs them instead: the periodic check that every entry is still a survivor.
+    Returns how many were marked."""
+    functions = {(e.module, e.function) for e in equivalents}
+    candidates = [m for m in report.read_results(work, LAYERS).values()
+                  if m.status == "skipped" or (m.status == "not run" and (m.module, m.function) in functions)]
+    report.attach_diffs(work, env, candidates)
+    listed = [m for m in candidates if any(e.matches(m) for e in equivalents)]
+    # skipped earlier but no longer listed (an entry removed or its line edited): judge it again
+    report.set_exit_codes(work, [m for m in candidates if m.status == "skipped" and m not in listed], None)
+    report.set_exit_codes(work, listed, report.SKIPPED_EXIT)
+    return len(listed)
+
+
+def unskip(work: Path) -> int:
+    """Return every skipped mutant to "not run" (``--equivalents``)."""
+    skipped = [m for m in report.read_results(work, LAYERS).values() if m.status == "skipped"]
+    report.set_exit_codes(work, skipped, None)
+    return len(skipped)
+
+
 def try_mutant(work: Path, name: str, pytest_args: list[str]) -> int:
     """Does a test kill this mutant? pytest with the mutant switched on, in the staged copy.
 
@@ -349,6 +382,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, metavar="N", help="judge only N fixed random mutants per layer")
     parser.add_argument("--seed", type=int, default=None, help="sample seed (default: config.toml's)")
     parser.add_argument("--recheck", action="store_true", help="re-judge survivors and no-test mutants")
+    parser.add_argument("--equivalents", action="store_true",
+                        help="also run the allow-listed equivalent mutants (a full run skips them): checks "
+                             "that every entry of mutation/equivalent.toml still describes a survivor")
     parser.add_argument("--report-only", action="store_true", help="only rewrite the report")
     parser.add_argument("--only", nargs="+", metavar="GLOB",
                         help="(re-)judge only the mutants whose names match (fnmatch globs, e.g. "
@@ -392,6 +428,12 @@ def main(argv: list[str] | None = None) -> int:
             names = [n for n in names if current[n].status not in report.DETECTED]
             rc = mutmut(work, env, ["run", "--max-children", str(args.max_children), *names]) if names else 0
         else:
+            generate(work, env, args.max_children)
+            if args.equivalents:
+                print(f"mutation: {unskip(work)} allow-listed mutants skipped earlier will run", flush=True)
+            else:
+                print(f"mutation: {skip_equivalents(work, env, equivalents)} unjudged mutants are allow-listed "
+                      "equivalents and are skipped (--equivalents runs them)", flush=True)
             rc = mutmut(work, env, ["run", "--max-children", str(args.max_children)])
             if args.recheck:
                 results = report.read_results(work, LAYERS)
@@ -405,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
         recheck_in_fresh_interpreters(work, env, config["killers"]["tests"], args.max_children, only)
     wall = time.monotonic() - started
     results = report.read_results(work, LAYERS)
-    report.attach_diffs(work, env, [m for m in results.values() if m.status in report.NOT_DETECTED])
+    report.attach_diffs(work, env, [m for m in results.values() if m.status in report.NOT_DETECTED | {"skipped"}])
     target = float(config["target"]["score"])
     if args.only:
         results = {n: m for n, m in results.items() if any(fnmatch.fnmatch(n, g) for g in args.only)}

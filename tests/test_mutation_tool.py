@@ -198,3 +198,53 @@ def test_a_changed_layer_source_makes_mutmut_record_the_test_map_again(tmp_path)
     staged.write_text(staged.read_text() + "\n# edited\n")   # differs from the checkout: re-synced
     run.stage(tmp_path, [])
     assert not stats.exists()
+
+
+def test_a_full_run_skips_exactly_the_allow_listed_mutants_and_counts_them_equivalent(tmp_path, monkeypatch):
+    _meta(tmp_path, "spec", "bpe", {"x_check__mutmut_1": None, "x_check__mutmut_2": None,
+                                    "x_check__mutmut_3": 34, "x_other__mutmut_1": None})
+    diffs = {"1": "--- a\n+++ b\n-    if n < 2:\n+    if n <= 2:", "2": "--- a\n+++ b\n-    return x\n+    return None",
+             "3": "--- a\n+++ b\n-    if n > 2:\n+    if n >= 2:"}
+
+    def fake_diffs(work, env, mutants):
+        for m in mutants:
+            m.diff = diffs[m.name[-1]]
+    monkeypatch.setattr(run.report, "attach_diffs", fake_diffs)   # the module run.py imported
+    entry = run.report.Equivalent("tokspec.spec.bpe", "x_check", "if n < 2:", "if n <= 2:", "n == 2 takes the same path")
+    # mutant 3 was skipped under an entry since removed: it is judged again
+    assert run.skip_equivalents(tmp_path, {}, [entry]) == 1
+    results = report.read_results(tmp_path, ("spec",))
+    assert {n[-1]: m.status for n, m in results.items() if "x_check" in n} == {"1": "skipped", "2": "not run", "3": "not run"}
+    fake_diffs(None, None, results.values())
+    layer = report.summarize(results, [entry], ("spec",)).layers["spec"]
+    assert layer.counts == {"equivalent": 1, "not run": 3}
+    assert run.unskip(tmp_path) == 1                      # --equivalents: run them after all
+    assert {m.status for m in report.read_results(tmp_path, ("spec",)).values()} == {"not run"}
+
+
+def test_the_staged_pytest_arguments_load_the_hang_guard():
+    assert ["-p", run.HANG_GUARD] == [a for a in run._stage_pyproject([]).split("pytest_add_cli_args = ")[1]
+                                       .split("\n")[0].strip('[]').replace('"', "").split(", ")
+                                       if a in ("-p", run.HANG_GUARD)][-2:]
+
+
+def test_the_hang_guard_stops_a_looping_test_as_a_timeout_and_logs_it(tmp_path):
+    import shutil
+    import subprocess
+    shutil.copy(ROOT / "mutation" / "hang_guard.py", tmp_path / "_guard.py")
+    (tmp_path / "conftest.py").write_text("import _guard\n_guard.CONSTANT = 0.3\n")
+    (tmp_path / "test_x.py").write_text("def test_loop():\n    while True:\n        pass\n\n"
+                                        "def test_quick():\n    assert sum(range(10)) == 45\n")
+    (tmp_path / "mutmut-stats.json").write_text(json.dumps(
+        {"duration_by_test": {"test_x.py::test_loop": 0.01, "test_x.py::test_quick": 0.01}}))
+
+    def pytest_with(mutant, node):
+        env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "MUTANT_UNDER_TEST": mutant}
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "_guard", "-p", "no:cacheprovider",
+                               f"test_x.py::{node}"], cwd=tmp_path, env=env, capture_output=True, timeout=60).returncode
+
+    assert pytest_with("tokspec.spec.bpe.x_f__mutmut_1", "test_loop") == 36
+    log = [json.loads(line) for line in (tmp_path / "hang-guard.jsonl").read_text().splitlines()]
+    assert log == [{"mutant": "tokspec.spec.bpe.x_f__mutmut_1", "test": "test_x.py::test_loop",
+                    "recorded": 0.01, "allowed": pytest.approx(0.35)}]
+    assert pytest_with("tokspec.spec.bpe.x_f__mutmut_1", "test_quick") == 0
