@@ -31,20 +31,21 @@ def _load(name: str):
 
 report = _load("report")
 run = _load("run")
+stage = _load("stage")
 
 
 def test_stage_drops_exactly_the_kernel_decorator_lines():
     source = "@kernel\ndef f(x):\n    return x  # @kernel in a comment stays\n@kernel_other\ndef g(): pass\n    @kernel\n"
-    staged = run.staged_text(source)
+    staged = stage.staged_text(source)
     assert staged == "def f(x):\n    return x  # @kernel in a comment stays\n@kernel_other\ndef g(): pass\n"
 
 
 def test_stage_creates_the_import_path_of_the_mutated_copy_before_mutmut_starts(tmp_path):
     """A fresh stage without ``mutants/src`` made mutmut import the unmutated site-packages copy
     (the path entry was cached as missing at interpreter start) and stop with "no test case"."""
-    run.stage(tmp_path, [])
+    stage.stage(tmp_path, [])
     assert (tmp_path / "mutants" / "src").is_dir()
-    assert str(tmp_path / "mutants" / "src") == run.mutation_env(tmp_path)["PYTHONPATH"]
+    assert str(tmp_path / "mutants" / "src") == stage.mutation_env(tmp_path)["PYTHONPATH"]
 
 
 def test_kernel_is_the_identity_in_interpreted_mode():
@@ -189,14 +190,14 @@ def test_full_run_estimate_extrapolates_each_layer_from_its_sampled_mutants():
 def test_a_changed_layer_source_makes_mutmut_record_the_test_map_again(tmp_path):
     """A new function has no entry in mutmut's test map (its mutants would read "no tests"): a stage
     that writes a changed reference/, spec/ or fast/ source drops the map; an unchanged stage keeps it."""
-    run.stage(tmp_path, [])
+    stage.stage(tmp_path, [])
     stats = tmp_path / "mutants" / "mutmut-stats.json"
     stats.write_text("{}")
-    run.stage(tmp_path, [])                               # nothing changed: the map stays
+    stage.stage(tmp_path, [])                               # nothing changed: the map stays
     assert stats.exists()
     staged = tmp_path / "src" / "tokspec" / "fast" / "_cache.py"
     staged.write_text(staged.read_text() + "\n# edited\n")   # differs from the checkout: re-synced
-    run.stage(tmp_path, [])
+    stage.stage(tmp_path, [])
     assert not stats.exists()
 
 
@@ -223,9 +224,9 @@ def test_a_full_run_skips_exactly_the_allow_listed_mutants_and_counts_them_equiv
 
 
 def test_the_staged_pytest_arguments_load_the_hang_guard():
-    assert ["-p", run.HANG_GUARD] == [a for a in run._stage_pyproject([]).split("pytest_add_cli_args = ")[1]
+    assert ["-p", stage.HANG_GUARD] == [a for a in stage._stage_pyproject([]).split("pytest_add_cli_args = ")[1]
                                        .split("\n")[0].strip('[]').replace('"', "").split(", ")
-                                       if a in ("-p", run.HANG_GUARD)][-2:]
+                                       if a in ("-p", stage.HANG_GUARD)][-2:]
 
 
 def test_the_hang_guard_stops_a_looping_test_as_a_timeout_and_logs_it(tmp_path):
