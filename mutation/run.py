@@ -56,6 +56,7 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -143,13 +144,18 @@ def skip_equivalents(work: Path, env: dict[str, str], equivalents: list[report.E
     ``--equivalents`` runs them instead: the periodic check that every entry is still a survivor.
     Returns how many were marked."""
     functions = {(e.module, e.function) for e in equivalents}
-    candidates = [m for m in report.read_results(work, LAYERS).values()
-                  if m.status == "skipped" or (m.status == "not run" and (m.module, m.function) in functions)]
-    report.attach_diffs(work, env, candidates)
-    listed = [m for m in candidates if any(e.matches(m) for e in equivalents)]
-    # skipped earlier but no longer listed (an entry removed or its line edited): judge it again
-    report.set_exit_codes(work, [m for m in candidates if m.status == "skipped" and m not in listed], None)
-    report.set_exit_codes(work, listed, report.SKIPPED_EXIT)
+    of_listed_functions = [m for m in report.read_results(work, LAYERS).values() if (m.module, m.function) in functions]
+    report.attach_diffs(work, env, of_listed_functions)
+    # a change key two mutants of one function share (``continue`` -> ``break`` at two places) does
+    # not say which of them the entry was written for: such mutants are run, and only a survivor
+    # among them is counted equivalent
+    keys = Counter(report.change_key(m) for m in of_listed_functions)
+    listed = {m.name for m in of_listed_functions if keys[report.change_key(m)] == 1
+              and m.status in ("not run", "skipped") and any(e.matches(m) for e in equivalents)}
+    # skipped earlier but no longer (uniquely) listed: an entry removed or its line edited
+    report.set_exit_codes(work, [m for m in report.read_results(work, LAYERS).values()
+                                 if m.status == "skipped" and m.name not in listed], None)
+    report.set_exit_codes(work, [m for m in of_listed_functions if m.name in listed], report.SKIPPED_EXIT)
     return len(listed)
 
 

@@ -203,22 +203,28 @@ def test_a_changed_layer_source_makes_mutmut_record_the_test_map_again(tmp_path)
 
 def test_a_full_run_skips_exactly_the_allow_listed_mutants_and_counts_them_equivalent(tmp_path, monkeypatch):
     _meta(tmp_path, "spec", "bpe", {"x_check__mutmut_1": None, "x_check__mutmut_2": None,
-                                    "x_check__mutmut_3": 34, "x_other__mutmut_1": None})
-    diffs = {"1": "--- a\n+++ b\n-    if n < 2:\n+    if n <= 2:", "2": "--- a\n+++ b\n-    return x\n+    return None",
-             "3": "--- a\n+++ b\n-    if n > 2:\n+    if n >= 2:"}
+                                    "x_check__mutmut_3": 34, "x_other__mutmut_1": None,
+                                    "x_twice__mutmut_1": None, "x_twice__mutmut_2": None})
+    lt, ret, gt = ("if n < 2:", "if n <= 2:"), ("return x", "return None"), ("if n > 2:", "if n >= 2:")
+    brk = ("continue", "break")
+    changes = {"x_check__mutmut_1": lt, "x_check__mutmut_2": ret, "x_check__mutmut_3": gt,
+               "x_other__mutmut_1": ret, "x_twice__mutmut_1": brk, "x_twice__mutmut_2": brk}
 
     def fake_diffs(work, env, mutants):
         for m in mutants:
-            m.diff = diffs[m.name[-1]]
+            minus, plus = changes[m.name.rsplit(".", 1)[1]]
+            m.diff = f"--- a\n+++ b\n-    {minus}\n+    {plus}"
     monkeypatch.setattr(run.report, "attach_diffs", fake_diffs)   # the module run.py imported
-    entry = run.report.Equivalent("tokspec.spec.bpe", "x_check", "if n < 2:", "if n <= 2:", "n == 2 takes the same path")
+    entry = run.report.Equivalent("tokspec.spec.bpe", "x_check", *lt, "n == 2 takes the same path")
+    # the same change at two places of x_twice: the entry cannot say which one it means, both run
+    twice = run.report.Equivalent("tokspec.spec.bpe", "x_twice", *brk, "the last iteration")
     # mutant 3 was skipped under an entry since removed: it is judged again
-    assert run.skip_equivalents(tmp_path, {}, [entry]) == 1
+    assert run.skip_equivalents(tmp_path, {}, [entry, twice]) == 1
     results = report.read_results(tmp_path, ("spec",))
-    assert {n[-1]: m.status for n, m in results.items() if "x_check" in n} == {"1": "skipped", "2": "not run", "3": "not run"}
+    assert sorted(n.rsplit(".", 1)[1] for n, m in results.items() if m.status == "skipped") == ["x_check__mutmut_1"]
     fake_diffs(None, None, results.values())
-    layer = report.summarize(results, [entry], ("spec",)).layers["spec"]
-    assert layer.counts == {"equivalent": 1, "not run": 3}
+    layer = report.summarize(results, [entry, twice], ("spec",)).layers["spec"]
+    assert layer.counts == {"equivalent": 1, "not run": 5}
     assert run.unskip(tmp_path) == 1                      # --equivalents: run them after all
     assert {m.status for m in report.read_results(tmp_path, ("spec",)).values()} == {"not run"}
 
