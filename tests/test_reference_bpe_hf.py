@@ -154,6 +154,7 @@ def test_duplicate_merge_takes_its_last_rank_as_hf_does(tmp_path: Path) -> None:
 def test_bytelevel_reference_equals_hf_on_converted_cl100k() -> None:
     hfc = tokspec.load_engine("hf-converted:cl100k_base")
     ref = tokspec.load_engine("reference:hf-converted-cl100k_base")
+    assert ref.info.name == "reference:hf-converted-cl100k_base"   # reports name it, not the file
     for text in TEXTS:
         assert ref.encode(text) == hfc.encode(text), text
 

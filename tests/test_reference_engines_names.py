@@ -94,6 +94,13 @@ def test_unknown_reference_name_lists_the_accepted_forms() -> None:
         provider.load("reference", "nope")
 
 
+@pytest.mark.parametrize("name", ["cl100k_base-u16", "cl100k_base_u17", "o200k_base-u1"])
+def test_only_the_u17_suffix_selects_unicode_17_tables(name: str) -> None:
+    """A suffix as long as ``-u17`` after a known name is not ``-u17``: refused, not loaded."""
+    with pytest.raises(UnknownEngineError, match=f"^unknown engine name='reference:{name}'"):
+        provider.load("reference", name)
+
+
 def test_unknown_pattern_lists_the_known_patterns() -> None:
     message = f"unknown engine name='pretok:nope'; known patterns: {', '.join(sorted(PATTERNS))}"
     with pytest.raises(UnknownEngineError, match=f"^{re.escape(message)}$"):

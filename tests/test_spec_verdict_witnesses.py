@@ -375,3 +375,18 @@ def test_wordpiece_property_uses_the_engines_continuation_prefix() -> None:
     vocab = {"a", "@@a", "##a"}
     assert W.prop_greedy_word(vocab, "aa", ["a", "@@a"], prefix="@@").holds
     assert not W.prop_greedy_word(vocab, "aa", ["a", "##a"], prefix="@@").holds
+
+
+def test_a_verdict_is_a_real_bool_each_way() -> None:
+    """``holds`` is True or False (not merely truthy or falsy), so ``if verdict:`` works on both."""
+    failing = _verdict.fails("differs at token 3", got=[1], want=[2])
+    assert failing.holds is False and not failing
+    assert failing.explanation == "differs at token 3" and failing.witness == {"got": [1], "want": [2]}
+    passing = _verdict.holds("same tokens")
+    assert passing.holds is True and passing and passing.witness is None
+
+
+@pytest.mark.parametrize("rule", ["space", "space-after-letter"])
+def test_a_cut_where_the_rule_does_not_hold_is_vacuously_sound_and_says_so(rule: str) -> None:
+    verdict = M.lopt_cut_theorem("tiktoken:cl100k_base", "hello world", 2, rule)  # inside a word
+    assert verdict.holds is True and verdict.explanation == f"vacuous: rule {rule} does not hold at c=2"
