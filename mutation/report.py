@@ -240,16 +240,17 @@ def summarize(results: dict[str, Mutant], equivalents: list[Equivalent], layers:
 
 
 def record_history(path: Path, summary: Summary, wall_seconds: float, *, run: str | None,
-                   **extra: object) -> list[dict]:
+                   commit: str | None = None, **extra: object) -> list[dict]:
     """Append this run (``run`` names it: "full", "sample 100/layer seed 2026"; None: append
     nothing) to ``history.json`` and return the whole history. ``extra`` keys are stored as given
-    (a resumed full run says how many verdicts it found, and the summed per-mutant test time)."""
+    (a resumed full run says how many verdicts it found, and the summed per-mutant test time).
+    ``commit``: the checkout's HEAD when the run staged its sources (default: HEAD now)."""
     history = json.loads(path.read_text()) if path.exists() else []
     if run:
         history.append({
             "run": run,
             "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "commit": _git_head(),
+            "commit": commit or git_head(),
             "wall_seconds": round(wall_seconds),
             "cores": os.cpu_count(),
             "scores": {k: round(v.score, 6) for k, v in summary.layers.items()},
@@ -260,7 +261,7 @@ def record_history(path: Path, summary: Summary, wall_seconds: float, *, run: st
     return history
 
 
-def _git_head() -> str:
+def git_head() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                               cwd=Path(__file__).parent, check=True).stdout.strip()

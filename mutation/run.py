@@ -127,7 +127,7 @@ def recheck_in_fresh_interpreters(work: Path, env: dict[str, str], killers: list
             if m.module not in tests_by_module:
                 tests_by_module[m.module] = fresh.tests_for_module(work, m.module, killers, by_function)
             tests = tests_by_module[m.module]
-        tests = fresh.within_budget(tests, durations, FRESH_BUDGET_SECONDS)
+        tests = fresh.within_budget(tests, durations, FRESH_BUDGET_SECONDS, fresh.own_test_file(m.module))
         if tests:
             jobs.append((m.name, m.digest, tests))
     if jobs:
@@ -226,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     env = mutation_env(work)
     equivalents = report.load_equivalents(HERE / "equivalent.toml")
     started = time.monotonic()
+    commit = report.git_head()  # what gets staged: HEAD may move while a run takes an hour
     # verdicts already on the stage: a full run that finds some is a resumed one, and says so
     judged_before = sum(m.status != "not run" for m in report.read_results(work, LAYERS).values())
     if not args.report_only:
@@ -288,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         estimate = report.full_run_estimate(list(results.values()), generated, args.max_children)
         summary = report.summarize(results, equivalents, LAYERS)
         seed = config["sample"]["seed"] if args.seed is None else args.seed
-        history = report.record_history(HERE / "history.json", summary, wall,
+        history = report.record_history(HERE / "history.json", summary, wall, commit=commit,
                                         run=f"sample {args.sample}/layer seed {seed}" if args.record else None)
         text = report.render(summary, title=f"Mutation sample ({args.sample} per layer, seed {seed})",
                              wall_seconds=wall, target=target, history=history)
@@ -319,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     # Each mutant's own measured test time (the last time it was judged): with the stats time, the
     # cost of an uninterrupted full run, whatever segments this one was run in.
     mutant_seconds = round(sum(m.seconds or 0.0 for m in results.values() if m.status != "not run"))
-    history = report.record_history(HERE / "history.json", summary, wall, run=run_name,
+    history = report.record_history(HERE / "history.json", summary, wall, run=run_name, commit=commit,
                                     mutant_seconds=mutant_seconds, workers=args.max_children)
     text = report.render(summary, title="Mutation testing report", wall_seconds=wall, target=target, history=history)
     (HERE / "REPORT.md").write_text(text)

@@ -255,3 +255,30 @@ def test_the_hang_guard_stops_a_looping_test_as_a_timeout_and_logs_it(tmp_path):
     assert log == [{"mutant": "tokspec.spec.bpe.x_f__mutmut_1", "test": "test_x.py::test_loop",
                     "recorded": 0.01, "allowed": pytest.approx(0.35)}]
     assert pytest_with("tokspec.spec.bpe.x_f__mutmut_1", "test_quick") == 0
+
+
+def test_a_fresh_recheck_runs_the_modules_own_test_file_first_then_the_fastest():
+    fresh = _load("fresh")
+    durations = {"tests/test_a.py::t1": 0.1, "tests/test_a.py::t2": 5.0, "tests/test_spec_merge.py::w": 8.0,
+                 "tests/test_b.py::t3": 0.2}
+    assert fresh.within_budget(list(durations), durations, 9.0, "tests/test_spec_merge.py") == \
+        ["tests/test_spec_merge.py::w", "tests/test_a.py::t1", "tests/test_b.py::t3"]
+    assert fresh.within_budget(list(durations), durations, 9.0) == \
+        ["tests/test_a.py::t1", "tests/test_b.py::t3", "tests/test_a.py::t2"]
+    assert fresh.within_budget(list(durations), durations, 0.0) == ["tests/test_a.py::t1"]  # at least one
+
+
+def test_an_import_time_module_is_rechecked_with_its_own_test_file_whole(tmp_path):
+    """A test of what a module registered at import calls nothing of it (mutmut maps no call), so
+    the module's own test file is run whole, besides the tests mutmut saw calling it."""
+    fresh = _load("fresh")
+    (tmp_path / "mutants" / "tests").mkdir(parents=True)
+    (tmp_path / "mutants" / "tests" / "test_spec_merge.py").write_text("def test_w(): pass\n")
+    mapped = {"tokspec.spec.merge.x_f": ["tests/test_spec_merge.py::test_f", "tests/test_other.py::test_g"],
+              "tokspec.spec.bpe.x_h": ["tests/test_spec_bpe.py::test_h"]}
+    assert fresh.tests_for_module(tmp_path, "tokspec.spec.merge", ["tests/test_spec_merge.py"], mapped) == \
+        ["tests/test_spec_merge.py", "tests/test_other.py::test_g"]
+    assert fresh.tests_for_module(tmp_path, "tokspec.spec.merge", ["tests"], mapped)[0] == "tests/test_spec_merge.py"
+    # not a killer file: only the mapped tests
+    assert fresh.tests_for_module(tmp_path, "tokspec.spec.merge", ["tests/test_other.py"], mapped) == \
+        ["tests/test_other.py::test_g", "tests/test_spec_merge.py::test_f"]

@@ -5,6 +5,7 @@ the cl100k pattern, and every refusal names the value and lists what would be ac
 from __future__ import annotations
 
 import base64
+import dataclasses
 import gzip
 import re
 import types
@@ -14,7 +15,7 @@ import pytest
 import tiktoken
 
 import tokspec
-from tokspec.errors import UnknownEngineError
+from tokspec.errors import UnknownEngineError, VocabularyError
 from tokspec.models import trained_model
 from tokspec.reference import engines as provider
 from tokspec.reference.pretok_regex import PATTERNS
@@ -94,10 +95,21 @@ def test_unknown_reference_name_lists_the_accepted_forms() -> None:
         provider.load("reference", "nope")
 
 
+@pytest.mark.parametrize("prefix", ["reference", "pretok"])
 @pytest.mark.parametrize("name", ["cl100k_base-u16", "cl100k_base_u17", "o200k_base-u1"])
-def test_only_the_u17_suffix_selects_unicode_17_tables(name: str) -> None:
+def test_only_the_u17_suffix_selects_unicode_17_tables(prefix: str, name: str) -> None:
     """A suffix as long as ``-u17`` after a known name is not ``-u17``: refused, not loaded."""
-    with pytest.raises(UnknownEngineError, match=f"^unknown engine name='reference:{name}'"):
+    with pytest.raises(UnknownEngineError, match=f"^unknown engine name='{prefix}:{name}'"):
+        provider.load(prefix, name)
+
+
+@pytest.mark.parametrize("name", sorted(provider.NAMED_JSON))
+def test_a_named_tokenizer_json_is_verified_against_its_sha256(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The installed file must be the one whose sha256 tokspec names: a registry that names
+    another digest refuses the file instead of loading it."""
+    entry = provider.NAMED_FILES[name]
+    monkeypatch.setitem(provider.NAMED_FILES, name, dataclasses.replace(entry, sha256="0" * 64))
+    with pytest.raises(VocabularyError, match="sha256"):
         provider.load("reference", name)
 
 
