@@ -122,7 +122,7 @@ def recheck_in_fresh_interpreters(work: Path, env: dict[str, str], killers: list
             continue
         if judged.get(m.name, {}).get("hash") == m.digest:
             continue                                     # already judged on this version
-        tests = sorted(by_function.get(qualified, []), key=lambda t: durations.get(t, 0.0))
+        tests = by_function.get(qualified, [])          # within_budget orders them
         if not tests or qualified in import_time:
             if m.module not in tests_by_module:
                 tests_by_module[m.module] = fresh.tests_for_module(work, m.module, killers, by_function)
@@ -144,7 +144,8 @@ def skip_equivalents(work: Path, env: dict[str, str], equivalents: list[report.E
     ``--equivalents`` runs them instead: the periodic check that every entry is still a survivor.
     Returns how many were marked."""
     functions = {(e.module, e.function) for e in equivalents}
-    of_listed_functions = [m for m in report.read_results(work, LAYERS).values() if (m.module, m.function) in functions]
+    results = report.read_results(work, LAYERS)
+    of_listed_functions = [m for m in results.values() if (m.module, m.function) in functions]
     report.attach_diffs(work, env, of_listed_functions)
     # a change key two mutants of one function share (``continue`` -> ``break`` at two places) does
     # not say which of them the entry was written for: such mutants are run, and only a survivor
@@ -153,8 +154,7 @@ def skip_equivalents(work: Path, env: dict[str, str], equivalents: list[report.E
     listed = {m.name for m in of_listed_functions if keys[report.change_key(m)] == 1
               and m.status in ("not run", "skipped") and any(e.matches(m) for e in equivalents)}
     # skipped earlier but no longer (uniquely) listed: an entry removed or its line edited
-    report.set_exit_codes(work, [m for m in report.read_results(work, LAYERS).values()
-                                 if m.status == "skipped" and m.name not in listed], None)
+    report.set_exit_codes(work, [m for m in results.values() if m.status == "skipped" and m.name not in listed], None)
     report.set_exit_codes(work, [m for m in of_listed_functions if m.name in listed], report.SKIPPED_EXIT)
     return len(listed)
 

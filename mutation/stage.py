@@ -97,7 +97,6 @@ def stage(work: Path, killers: list[str]) -> int:
         (work / "corpora").symlink_to(corpora)
     # the per-test hang guard (mutation/hang_guard.py), importable by mutmut's workers as a plugin;
     # outside mutmut's source folder, which it copies once and never refreshes
-    (work / "mutants" / "src").mkdir(parents=True, exist_ok=True)
     written += _sync_file(HERE / "hang_guard.py", work / "mutants" / "src" / f"{HANG_GUARD}.py", text_transform=False)
     pyproject = _stage_pyproject(killers)
     written += _write_if_changed(work / "pyproject.toml", pyproject.encode("utf-8"))
