@@ -23,7 +23,7 @@ from tokspec.spec._verdict import Verdict as Verdict
 
 __all__ = ["CLAIMS", "Claim", "Verdict", "SPEC_MODULES", "load_claims"]
 
-SPEC_MODULES: tuple[str, ...] = ("bpe", "offsets", "pretok", "wordpiece", "unigram", "merge")
+SPEC_MODULES: tuple[str, ...] = ("bpe", "offsets", "pretok", "wordpiece", "unigram", "merge", "counting")
 
 
 def load_claims() -> dict[str, Claim]:
