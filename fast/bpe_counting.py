@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tokspec._jit import JIT_ENABLED
 from tokspec.errors import TokspecError
 from tokspec.fast._counting_kernels import (_append_run, _build_suffix_trie, _interval_count,
                                             _prepend_run, _tree)
@@ -82,6 +83,7 @@ class AppendingCounter:
     def __init__(self, tables: CountingTables) -> None:
         self.tables = tables
         self._n = 0
+        self._found = np.empty(tables.max_len + 1, dtype=np.int64)  # the kernel's scratch
         self._grow(64)
 
     def _grow(self, cap: int) -> None:
@@ -105,16 +107,29 @@ class AppendingCounter:
         if hi > len(self._data):
             self._grow(max(hi, 2 * len(self._data)))
         self._data[lo:hi] = np.frombuffer(data, dtype=np.uint8)
-        found = np.empty(self.tables.max_len + 1, dtype=np.int64)
         with np.errstate(over="ignore"):
-            _append_run(self._data, lo, hi, self._last, self._depth, found, self.tables.strie,
+            _append_run(self._data, lo, hi, self._last, self._depth, self._found, self.tables.strie,
                         self.tables.sterm, *self.tables._append_tables)
         self._n = hi
         return self._depth[lo + 1:hi + 1].copy()
 
     def push(self, byte: int) -> int:
-        """Append one byte; return the new count."""
-        return int(self.extend(bytes([byte]))[0])
+        """Append one byte (``0 <= byte < 256``); return the new count. The per-call path of
+        :meth:`extend` without its copies (the Python call still dominates its cost)."""
+        n = self._n
+        if n == len(self._data):
+            self._grow(2 * n)
+        self._data[n] = byte
+        t = self.tables
+        if JIT_ENABLED:  # compiled: no numpy overflow warnings to silence
+            _append_run(self._data, n, n + 1, self._last, self._depth, self._found, t.strie,
+                        t.sterm, *t._append_tables)
+        else:
+            with np.errstate(over="ignore"):
+                _append_run(self._data, n, n + 1, self._last, self._depth, self._found, t.strie,
+                            t.sterm, *t._append_tables)
+        self._n = n + 1
+        return int(self._depth[n + 1])
 
     def tokens(self) -> list[int]:
         """The encoding of everything appended, read back through the last-token table."""

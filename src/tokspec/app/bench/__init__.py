@@ -23,6 +23,7 @@ SUITES: dict[str, str] = {
     "parallel": "tokspec.app.bench.parallel",
     "memory": "tokspec.app.bench.memory",
     "scale": "tokspec.app.bench.scale",
+    "counting": "tokspec.app.bench.counting",
 }
 
 
