@@ -137,6 +137,9 @@ def _greedy_violations(text: str, chunks: list[str], claims: ChunkClaims) -> lis
             continue
         lo = prev_start + 1 if claims.overlap else prev_end
         start = text.find(chunk, max(lo, 0))
+        if start < 0 and not claims.overlap:  # perhaps it overlaps the previous chunk
+            lo = prev_start + 1
+            start = text.find(chunk, lo)
         if start < 0:
             kind = "split-inside-character" if _FFFD in chunk and _FFFD not in text else "not-in-text"
             out.append(Violation(kind, k, f"chunk {chunk!r:.60} is not in the text after position {lo}"))
@@ -199,6 +202,22 @@ def _kinds(chunker: Callable[[str], list[str]], count: Callable[[str], int], cla
     return {v.kind for v in _checked(chunker, count, claims, text)[1]}
 
 
+#: built-in chunker name -> the distributions whose versions a record states
+_DISTRIBUTIONS = {"langchain-token": ("langchain-text-splitters", "tiktoken"),
+                  "semantic-text-splitter": ("semantic-text-splitter",), "chonkie-token": ("chonkie", "tiktoken")}
+
+
+def _versions(name: str) -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+    out = {}
+    for dist in _DISTRIBUTIONS.get(name, ()):
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
 def _store(finding: Finding, name: str, claims: ChunkClaims, folder: Path) -> str:
     digest = hashlib.sha256(f"{name}\0{claims}\0{finding.text}".encode("utf-8")).hexdigest()[:12]
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:40]
@@ -206,7 +225,7 @@ def _store(finding: Finding, name: str, claims: ChunkClaims, folder: Path) -> st
     write_atomic(path, json.dumps({
         "chunker": name, "claims": asdict(claims), "kind": finding.kind, "text": finding.text,
         "chunks": finding.chunks, "violations": [asdict(v) for v in finding.violations],
-        "original_length": finding.original_length,
+        "original_length": finding.original_length, "versions": _versions(name),
     }, indent=1, ensure_ascii=False) + "\n")
     return str(path)
 
@@ -244,9 +263,14 @@ def check_chunker(chunker: Callable[[str], list[str]], tokenizer: str, limit: in
     """Plugin helper: fuzz ``chunker`` (a callable ``text -> list[str]``) against its claims;
     AssertionError with the minimized texts if any is violated."""
     from tokspec import load_engine
+    from tokspec.app.chunkers import _texts
     enc = load_engine(tokenizer)
+    user = chunker
+
+    def chunker(text: str) -> list[str]:  # noqa: F811 - the user's, checked to return str chunks
+        return _texts(user(text))
     claims = ChunkClaims(tokenizer, limit, overlap, trim, maximal)
-    _, findings = search(chunker, getattr(chunker, "__name__", "chunker"),
+    _, findings = search(chunker, getattr(user, "__name__", "chunker"),
                          lambda s: len(enc.encode(s).ids or ()), claims, texts=fuzz_texts(seed),
                          seconds=seconds, max_texts=max_texts)
     if findings:
