@@ -35,7 +35,8 @@ its shrinking and example database), for users composing tokspec's strategies wi
 
 With the plugin active (the ``pytest11`` entry point ``tokspec``, or ``-p tokspec.app.pytest_plugin``)
 the fixture ``tokspec`` offers the same as methods (``tokspec.assert_agree``,
-``tokspec.check_against``, ``tokspec.engine(name)``) and engines loaded by name are closed at
+``tokspec.check_against``, ``tokspec.engine(name)``, and ``tokspec.check_chunker(chunker, tokenizer,
+limit)``, the check of ``tokspec chunk-check``) and engines loaded by name are closed at
 session end. Out of scope: text outside the text domain (lone surrogates raise InvalidTextError).
 """
 
@@ -213,6 +214,12 @@ class TokspecHelper:
     def check_against(self, engine: EngineLike, other: EngineLike, **kwargs: Any) -> None:
         __tracebackhide__ = True
         check_against(engine, other, **kwargs)
+
+    def check_chunker(self, chunker: Any, tokenizer: str, limit: int, **kwargs: Any) -> None:
+        """:func:`tokspec.app.chunk_check.check_chunker`: fuzz a chunker against its claims."""
+        __tracebackhide__ = True
+        from tokspec.app.chunk_check import check_chunker
+        check_chunker(chunker, tokenizer, limit, **kwargs)
 
 
 @pytest.fixture
