@@ -53,8 +53,8 @@ import regex
 from tokspec.spec._verdict import Claim, Verdict, all_of, fails, holds, register
 from tokspec.spec.bpe import SEED_EXAMPLE_DICT, bpe_encode
 
-__all__ = ["count", "split_point", "naive_split", "appending_counts", "interval_count",
-           "prop_appending", "prop_interval", "prop_pretokenized", "prop_prefix_pretokens",
+__all__ = ["count", "split_point", "naive_split", "appending_counts", "prepending_counts",
+           "interval_count", "prop_appending", "prop_prepending", "prop_interval", "prop_pretokenized", "prop_prefix_pretokens",
            "prop_monotone", "prop_drop_to_boundary", "MONOTONE_WITNESS", "DROP_WITNESS",
            "PRETOKENS_WITNESS"]
 
@@ -94,6 +94,20 @@ def appending_counts(ranks: Ranks, data: bytes) -> list[int]:
     return depth[1:]
 
 
+def prepending_counts(ranks: Ranks, data: bytes) -> list[int]:
+    """Theorem C2 as an algorithm: the first-token table of every suffix, each entry chosen by
+    pair validity; returns the count after each prepended byte (``data[n-1:]`` first)."""
+    n = len(data)
+    first: list[bytes] = [b""] * (n + 1)
+    depth = [0] * (n + 1)
+    for s in range(n - 1, -1, -1):
+        chosen = [data[s:e] for e in range(n, s, -1) if data[s:e] in ranks or e - s == 1
+                  if e == n or bpe_encode(ranks, data[s:e] + first[e]) == [data[s:e], first[e]]]
+        first[s] = chosen[0]
+        depth[s] = depth[s + len(chosen[0])] + 1
+    return depth[n - 1::-1] if n else []
+
+
 def interval_count(ranks: Ranks, data: bytes, i: int, j: int) -> int:
     """Theorem C3 as an algorithm: the first boundary ``p > i`` of ``enc(data[:j])`` where
     ``enc(data[i:p])`` ends with the last token of ``enc(data[:p])``; count from there."""
@@ -114,6 +128,16 @@ def prop_appending(ranks: Ranks, data: bytes) -> Verdict:
     if got == want:
         return holds(f"Theorem C1 on {len(data)} prefixes")
     return fails("Theorem C1: appending counts differ from re-encoding", data=data.hex(),
+                 expected=want, got=got)
+
+
+def prop_prepending(ranks: Ranks, data: bytes) -> Verdict:
+    """Theorem C2: the first-token table's counts equal re-encoding every suffix (D3, mirrored)."""
+    got = prepending_counts(ranks, data)
+    want = [count(ranks, data[s:]) for s in range(len(data) - 1, -1, -1)]
+    if got == want:
+        return holds(f"Theorem C2 on {len(data)} suffixes")
+    return fails("Theorem C2: prepending counts differ from re-encoding", data=data.hex(),
                  expected=want, got=got)
 
 
@@ -211,6 +235,9 @@ def _register() -> None:
     register(Claim("counting.C1", f"{src}, Incremental encoding",
                    "Appending text to a chunk and counting its tokens incrementally gives the "
                    "same count as encoding the chunk.", "proved", prop_appending))
+    register(Claim("counting.C2", f"{src}, Incremental encoding",
+                   "Prepending text to a chunk and counting its tokens incrementally gives the "
+                   "same count as encoding the chunk.", "proved", prop_prepending))
     register(Claim("counting.C3", f"{src}, Interval counting",
                    "The interval encoder counts the tokens of a slice of the original text "
                    "exactly as the encoding of the slice from scratch.", "proved", prop_interval))

@@ -37,6 +37,8 @@ def test_seed_example_count_drops_when_a_byte_is_appended() -> None:
     assert C.seed_example_counts() == (3, 2)
     assert R.prefix_counts(SEED, b"abacbb") == [1, 1, 2, 2, 3, 2]
     assert C.appending_counts(SEED, b"abacbb") == [1, 1, 2, 2, 3, 2]
+    assert C.prepending_counts(SEED, b"abacbb") == R.suffix_counts(SEED, b"abacbb")
+    assert C.prepending_counts(SEED, b"") == []
 
 
 @settings(max_examples=40, deadline=None)
@@ -45,6 +47,7 @@ def test_seed_example_count_drops_when_a_byte_is_appended() -> None:
 def test_hyp_theorems_c1_c3_and_reference(seed: int, data: bytes) -> None:
     ranks = tiny(seed)
     assert C.prop_appending(ranks, data).holds
+    assert C.prop_prepending(ranks, data).holds
     assert C.prop_interval(ranks, data).holds
     want = [C.count(ranks, data[:e]) for e in range(1, len(data) + 1)]
     assert R.prefix_counts(ranks, data) == want
