@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from tokspec._jit import JIT_ENABLED
 from tokspec.errors import TokspecError
 from tokspec.fast._counting_kernels import (_append_run, _build_suffix_trie, _interval_count,
                                             _prepend_run, _tree)
@@ -121,13 +120,9 @@ class AppendingCounter:
             self._grow(2 * n)
         self._data[n] = byte
         t = self.tables
-        if JIT_ENABLED:  # compiled: no numpy overflow warnings to silence
+        with np.errstate(over="ignore"):
             _append_run(self._data, n, n + 1, self._last, self._depth, self._found, t.strie,
                         t.sterm, *t._append_tables)
-        else:
-            with np.errstate(over="ignore"):
-                _append_run(self._data, n, n + 1, self._last, self._depth, self._found, t.strie,
-                            t.sterm, *t._append_tables)
         self._n = n + 1
         return int(self._depth[n + 1])
 

@@ -178,7 +178,7 @@ def prop_prefix_pretokens(pattern: str, text: str, k: int) -> Verdict:
                  prefix_pretokens=own, cut_pretokens=cut)
 
 
-@functools.lru_cache(maxsize=4)
+@functools.cache
 def _vocabulary(vocab: str) -> tuple[Ranks, regex.Pattern[str]]:
     """Ranks (sha256-checked) and pretokenizer of a named tiktoken vocabulary, loaded once."""
     from tokspec.reference.pretok_regex import compiled

@@ -66,7 +66,7 @@ def test_hyp_tiny_vocab_equals_reference(seed: int, text: str) -> None:
 
 def test_piecewise_appending_and_prepending_equal_one_call() -> None:
     ranks, tables = tiny(3)
-    data = "ab abé cab aab".encode() * 3
+    data = "ab abé cab aab".encode() * 6  # 90 bytes: both counters outgrow their first 64
     app, pre = AppendingCounter(tables), PrependingCounter(tables)
     got = [int(c) for k in range(0, len(data), 5) for c in app.extend(data[k:k + 5])]
     assert got == R.prefix_counts(ranks, data)
@@ -74,6 +74,10 @@ def test_piecewise_appending_and_prepending_equal_one_call() -> None:
     for k in range(len(data), 0, -7):
         rev += pre.prepend(data[max(0, k - 7):k]).tolist()
     assert rev == R.suffix_counts(ranks, data)
+    assert pre.count == app.count == R.count_bytes(ranks, data)
+    one = AppendingCounter(tables)
+    assert [one.push(b) for b in data] == R.prefix_counts(ranks, data)
+    assert one.tokens() == app.tokens() and len(one) == len(data) == len(pre)
 
 
 def test_bad_slices_and_budgets_are_named_errors() -> None:

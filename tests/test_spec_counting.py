@@ -110,7 +110,11 @@ def test_counting_claims_registered_and_witnesses_replay(name: str) -> None:
 
 def test_belief_checks_hold_where_true() -> None:
     assert C.prop_monotone("cl100k_base", "xh", " ").holds
+    assert C.prop_monotone("cl100k_base", "ab", "c").holds  # equal counts: 1 and 1
     assert C.prop_drop_to_boundary("cl100k_base", "hello world", 1).holds
+    assert C.prop_drop_to_boundary("cl100k_base", "\u1792" * 3, 0).holds  # nothing fits: vacuous
+    v = C.prop_drop_to_boundary("cl100k_base", "\u1792" * 3, 2)
+    assert not v.holds and v.witness is not None and v.witness["split_point"] == 1
     assert C.prop_prefix_pretokens(WS, "x  y", 2).holds
     assert not C.prop_prefix_pretokens(WS, "x  y", 3).holds
 
