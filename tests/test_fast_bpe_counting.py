@@ -166,3 +166,18 @@ def test_hyp_pretokenized_slice_counts_theorem_c4(seed: int, text: str, cut: int
     for m in pattern.finditer(text[i:]):
         bounds.append(base + len(text[i:i + m.end()].encode()))
     assert inter.count_pieces(bounds) == R.count_pretokenized(ranks, pattern, text[i:])
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.binary(max_size=48), cut=st.integers(0, 48))
+@example(data="\uff41\uff41\uff41".encode()[1:], cut=2)
+def test_hyp_arbitrary_bytes_o200k(data: bytes, cut: int) -> None:
+    """Any bytes (not only UTF-8): every prefix, suffix and slice from ``cut`` on o200k_base."""
+    tables = real("o200k_base")
+    enc = tables.bpe.encode_bytes
+    counts = AppendingCounter(tables).extend(data).tolist()
+    assert counts == [len(enc(data[:e])) for e in range(1, len(data) + 1)]
+    assert PrependingCounter(tables).prepend(data).tolist() == [
+        len(enc(data[s:])) for s in range(len(data) - 1, -1, -1)]
+    inter, i = IntervalCounter(tables, data), min(cut, len(data))
+    assert [inter.count(i, j) for j in range(i, len(data) + 1)] == [len(enc(data[i:j])) for j in range(i, len(data) + 1)]
