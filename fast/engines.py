@@ -6,8 +6,8 @@ name                               engine
 ``fast:cl100k_base``               Peek2 (cl100k) + compiled backtracking BPE
 ``fast:o200k_base``                Peek2 (o200k) + compiled backtracking BPE
 ``fast:qwen``                      Peek2 (qwen2) + compiled backtracking BPE, Qwen ranks (no NFC)
-``fast:PATH.tiktoken[.gz]``        Peek2 (cl100k) + compiled backtracking BPE on that rank file (as
-                                   ``reference:PATH.tiktoken``)
+``fast:PATH.tiktoken[.gz]``        Peek2 + compiled backtracking BPE on that rank file, its pattern as
+                                   for ``reference:PATH.tiktoken`` (Peek2's patterns only)
 ``fast:mon-unigram``               double-array-trie Viterbi on the named Unigram tokenizer.json
 ``fast:PATH.json`` / ``.model``    double-array-trie Viterbi on a Unigram tokenizer.json / spm model
 ``peek2:P``                        Peek2 spans only (kind="pretokenizer"), P in cl100k_base,
@@ -32,6 +32,7 @@ from tokspec import Encoder, EngineInfo
 from tokspec import __version__ as _VERSION
 from tokspec._types import EncodingArrays, check_text
 from tokspec.errors import UnknownEngineError
+from tokspec.rank_families import resolve_pattern, split_pattern_option
 from tokspec.fast.bpe_kernel import CompiledBPE
 from tokspec.fast.peek2_unicode import code_points
 from tokspec.fast.pretok_peek2 import PATTERN_NAMES, spans, spans_of_code_points
@@ -108,8 +109,10 @@ def load(prefix: str, arg: str) -> Encoder:
         raise UnknownEngineError(f"prefix={prefix!r} is not provided by tokspec.fast.engines")
     if arg in BPE_PATTERNS:
         return _bpe_engine(arg)
-    if arg.endswith((".tiktoken", ".tiktoken.gz")):
-        return FastBpeEncoder(load_tiktoken(arg), "cl100k_base", f"fast:{arg}")
+    if split_pattern_option(arg)[0].endswith((".tiktoken", ".tiktoken.gz")):
+        path, explicit = split_pattern_option(arg)
+        vocab = load_tiktoken(path)
+        return FastBpeEncoder(vocab, resolve_pattern(path, vocab.sha256, explicit, PATTERN_NAMES)[0], f"fast:{arg}")
     if arg == "mon-unigram" or Path(arg).suffix in (".json", ".model"):
         return _unigram_engine(arg)
     raise UnknownEngineError(
@@ -121,7 +124,7 @@ def load(prefix: str, arg: str) -> Encoder:
 def engines() -> list[tuple[str, str]]:
     """The engines this module provides, with one-line descriptions."""
     out = [(f"fast:{n}", f"Peek2 {p} + backtracking BPE") for n, p in BPE_PATTERNS.items()]
-    out += [("fast:PATH.tiktoken", "Peek2 cl100k_base + backtracking BPE on a rank file"),
+    out += [("fast:PATH.tiktoken", "Peek2 + backtracking BPE on a rank file"),
             ("fast:mon-unigram", "double-array-trie Unigram Viterbi"),
             ("fast:PATH.json", "double-array-trie Viterbi on a Unigram tokenizer.json"),
             ("fast:PATH.model", "double-array-trie Viterbi on a sentencepiece Unigram model")]

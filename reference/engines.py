@@ -7,7 +7,8 @@ name                                   engine
 ``reference:cl100k_base``              naive BPE (``bpe_naive``), cl100k ranks, cl100k pattern
 ``reference:o200k_base``               naive BPE, o200k ranks, o200k pattern
 ``reference:qwen``                     naive BPE, Qwen ranks, ``qwen2`` pattern (no NFC: see below)
-``reference:PATH.tiktoken[.gz]``       naive BPE on that rank file with the **cl100k** pattern
+``reference:PATH.tiktoken[.gz]``       naive BPE on that rank file; its pattern from its family
+                                       (``tokspec.rank_families``) or ``PATH,pattern=P``
 ``reference:PATH.json``                by ``model.type``: BPE -> ``bpe_hf``; WordPiece, Unigram ->
                                        engineer C's ``wordpiece`` / ``unigram`` modules
 ``reference:bert-base-uncased``        WordPiece reference (``reference.wordpiece``)
@@ -35,6 +36,7 @@ from pathlib import Path
 
 from tokspec._types import Encoder
 from tokspec.errors import UnknownEngineError
+from tokspec.rank_families import resolve_pattern, split_pattern_option
 from tokspec.reference.pretok_regex import PATTERNS, RegexPretokenizer, UnicodeVersion, compiled
 from tokspec.vocab import NAMED_FILES, TiktokenVocab, load_named_tiktoken, load_tiktoken, load_tokenizer_json
 
@@ -98,8 +100,10 @@ def _load_reference(arg: str) -> Encoder:
         if tj.model_type == "WordPiece":
             return _delegate("wordpiece", "wordpiece_encoder_from_tokenizer_json", tj, name)
         return _delegate("unigram", "unigram_encoder_from_tokenizer_json", tj, name)
-    if arg.endswith((".tiktoken", ".tiktoken.gz")):
-        return _naive(load_tiktoken(arg), "cl100k_base", name)
+    if split_pattern_option(arg)[0].endswith((".tiktoken", ".tiktoken.gz")):
+        path, explicit = split_pattern_option(arg)
+        vocab = load_tiktoken(path)
+        return _naive(vocab, resolve_pattern(path, vocab.sha256, explicit, PATTERNS)[0], name)
     if arg.endswith(".json"):
         return _from_tokenizer_json(arg, name)
     if arg.endswith(".model"):
@@ -153,7 +157,7 @@ def engines() -> list[tuple[str, str]]:
     out += [(f"reference:{n}", f"naive min-rank BPE, {p} pattern") for n, p in TIKTOKEN_PATTERNS.items()]
     out += [(f"reference:{n}", "WordPiece/Unigram reference (tokspec.reference.wordpiece/unigram)")
             for n in NAMED_JSON]
-    out += [("reference:PATH.tiktoken", "naive BPE on a rank file, cl100k pattern"),
+    out += [("reference:PATH.tiktoken", "naive BPE on a rank file; the pattern of its family, or named"),
             ("reference:PATH.json", "reference for an HF tokenizer.json (BPE here; WordPiece/Unigram)"),
             ("reference:PATH.model", "Unigram reference on a sentencepiece model")]
     out += [(f"hf-converted:{n}", "HF tokenizers on merges recovered from tiktoken ranks")
