@@ -9,7 +9,8 @@ name                                   engine
 ``reference:qwen``                     naive BPE, Qwen ranks, ``qwen2`` pattern (no NFC: see below)
 ``reference:PATH.tiktoken[.gz]``       naive BPE on that rank file; its pattern from its family
                                        (``tokspec.rank_families``) or ``PATH,pattern=P``
-``reference:PATH.json``                by ``model.type``: BPE -> ``bpe_hf``; WordPiece, Unigram ->
+``reference:PATH.json``                by ``model.type``: BPE -> ``bpe_hf`` (``bpe_hf_pipeline`` with a
+                                       normalizer or ``hf_components`` pretokenizer); WordPiece, Unigram ->
                                        engineer C's ``wordpiece`` / ``unigram`` modules
 ``reference:bert-base-uncased``        WordPiece reference (``reference.wordpiece``)
 ``reference:mon-unigram``              Unigram reference (``reference.unigram``)
@@ -76,12 +77,24 @@ def _delegate(module: str, func: str, *args: object) -> Encoder:
 
 def _from_tokenizer_json(path: str, name: str) -> Encoder:
     tj = load_tokenizer_json(path)
+    if tj.model_type == "BPE" and _needs_pipeline(tj):
+        from tokspec.reference.bpe_hf_pipeline import HfBpePipelineEncoder
+        return HfBpePipelineEncoder(tj, name)
     if tj.model_type == "BPE":
         from tokspec.reference.bpe_hf import HfBpeEncoder
         return HfBpeEncoder(tj, name)
     if tj.model_type == "WordPiece":
         return _delegate("wordpiece", "wordpiece_encoder_from_tokenizer_json", tj, name)
     return _delegate("unigram", "unigram_encoder_from_tokenizer_json", tj, name)
+
+
+def _needs_pipeline(tj: object) -> bool:
+    """A BPE file with a normalizer or a pretokenizer of ``hf_components`` (``bpe_hf_pipeline``)."""
+    from tokspec.reference.hf_components import split_steps
+    data = getattr(tj, "data")
+    pt = data.get("pre_tokenizer") or {}
+    items = pt.get("pretokenizers", []) if pt.get("type") == "Sequence" else [pt] if pt else []
+    return data.get("normalizer") is not None or any(split_steps(item) is not None for item in items)
 
 
 def _load_reference(arg: str) -> Encoder:
