@@ -14,7 +14,9 @@ name                                   engine
                                        engineer C's ``wordpiece`` / ``unigram`` modules
 ``reference:bert-base-uncased``        WordPiece reference (``reference.wordpiece``)
 ``reference:mon-unigram``              Unigram reference (``reference.unigram``)
-``reference:PATH.model``               Unigram reference on a sentencepiece model
+``reference:PATH.model``               sentencepiece model by ``model_type``: Unigram reference, or
+                                       ``spm_bpe`` for BPE (Llama 2, Mistral); a PATH of any other
+                                       name is read by content (JSON, rank file, or ``.model``)
 ``hf-converted:cl100k_base|o200k_base``  HF tokenizers on merges recovered from ranks
 ``reference:hf-converted-NAME``        ``bpe_hf`` (Oniguruma dialect) on that converted JSON: the
                                        reference reproducing ``hf-converted:NAME``
@@ -122,11 +124,40 @@ def _load_reference(arg: str) -> Encoder:
     if arg.endswith(".model"):
         if not Path(arg).is_file():
             raise UnknownEngineError(f"engine name={name!r}: no sentencepiece model file at {arg!r}")
-        return _delegate("unigram", "unigram_encoder_from_spm_model", arg, name)
+        return _from_spm_model(arg, name)
+    if Path(arg).is_file():  # any other file name: decided by content
+        kind = _sniff(Path(arg))
+        if kind == "json":
+            return _from_tokenizer_json(arg, name)
+        if kind == "tiktoken":
+            vocab = load_tiktoken(arg)
+            return _naive(vocab, resolve_pattern(arg, vocab.sha256, None, PATTERNS)[0], name)
+        return _from_spm_model(arg, name)
     raise UnknownEngineError(
         f"unknown engine name={name!r}; use reference:NAME with NAME in "
         f"{', '.join([*TIKTOKEN_PATTERNS, *NAMED_JSON])}, or reference:PATH ending in .tiktoken, "
         ".tiktoken.gz, .json or .model")
+
+
+def _from_spm_model(path: str, name: str) -> Encoder:
+    """A sentencepiece model by its ``model_type``: BPE -> ``spm_bpe``, else the Unigram reference."""
+    from tokspec.spm_model import load_spm_model
+    if load_spm_model(path).model_type == "bpe":
+        from tokspec.reference.spm_bpe import spm_bpe_encoder
+        return spm_bpe_encoder(path, name)
+    return _delegate("unigram", "unigram_encoder_from_spm_model", path, name)
+
+
+def _sniff(path: Path) -> str:
+    """``json`` (starts with ``{``), ``tiktoken`` (first line ``BASE64 RANK``) or ``spm`` (anything
+    else: a serialized ModelProto, which the loader checks)."""
+    head = path.read_bytes()[:256]
+    if head.lstrip()[:1] == b"{":
+        return "json"
+    first = head.split(b"\n", 1)[0].split()
+    if len(first) == 2 and first[1].isdigit() and all(c in b"+/=" or chr(c).isalnum() for c in first[0]):
+        return "tiktoken"
+    return "spm"
 
 
 def _converted_path(arg: str) -> Path:
