@@ -9,7 +9,7 @@ name                                   engine
 ``reference:qwen``                     naive BPE, Qwen ranks, ``qwen2`` pattern (no NFC: see below)
 ``reference:PATH.tiktoken[.gz]``       naive BPE on that rank file; its pattern from its family
                                        (``tokspec.rank_families``) or ``PATH,pattern=P``
-``reference:PATH.json``                by ``model.type``: BPE -> ``bpe_hf`` (``bpe_hf_pipeline`` with a
+``reference:PATH.json``                a Mistral tekken file -> ``tekken``; else by ``model.type``: BPE -> ``bpe_hf`` (``bpe_hf_pipeline`` with a
                                        normalizer or ``hf_components`` pretokenizer); WordPiece, Unigram ->
                                        engineer C's ``wordpiece`` / ``unigram`` modules
 ``reference:bert-base-uncased``        WordPiece reference (``reference.wordpiece``)
@@ -78,6 +78,10 @@ def _delegate(module: str, func: str, *args: object) -> Encoder:
 
 
 def _from_tokenizer_json(path: str, name: str) -> Encoder:
+    from tokspec.tekken import is_tekken_data
+    if _is_tekken(Path(path), is_tekken_data):
+        from tokspec.reference.tekken import tekken_encoder
+        return tekken_encoder(path, name)
     tj = load_tokenizer_json(path)
     if tj.model_type == "BPE" and _needs_pipeline(tj):
         from tokspec.reference.bpe_hf_pipeline import HfBpePipelineEncoder
@@ -146,6 +150,16 @@ def _from_spm_model(path: str, name: str) -> Encoder:
         from tokspec.reference.spm_bpe import spm_bpe_encoder
         return spm_bpe_encoder(path, name)
     return _delegate("unigram", "unigram_encoder_from_spm_model", path, name)
+
+
+def _is_tekken(path: Path, check: object) -> bool:
+    """Is the JSON file at ``path`` a Mistral tekken file? (Unparsable files: no; the tokenizer.json
+    loader then names the problem.)"""
+    import json
+    try:
+        return bool(check(json.loads(path.read_bytes())))  # type: ignore[operator]
+    except (OSError, ValueError):
+        return False
 
 
 def _sniff(path: Path) -> str:

@@ -231,6 +231,10 @@ def load_tokenizer_json(path: str | Path, expected_sha256: str | None = None) ->
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise VocabularyError(f"{str(path)!r} is not a JSON tokenizer file: {exc}") from exc
     model = data.get("model") if isinstance(data, dict) else None
+    if isinstance(data, dict) and "model" not in data and isinstance(data.get("config"), dict) \
+            and isinstance(data.get("vocab"), list):
+        raise VocabularyError(f"{str(path)!r} is a Mistral tekken file, not an HF tokenizer.json; "
+                              "use reference:PATH or mistral:PATH")
     if not isinstance(model, dict) or model.get("type") not in ("BPE", "WordPiece", "Unigram"):
         got = model.get("type") if isinstance(model, dict) else type(model).__name__
         raise VocabularyError(
