@@ -31,7 +31,7 @@ import numpy as np
 from tokspec import Encoder, EngineInfo
 from tokspec import __version__ as _VERSION
 from tokspec._types import EncodingArrays, check_text
-from tokspec.errors import UnknownEngineError
+from tokspec.errors import UnknownEngineError, UnsupportedComponentError
 from tokspec.rank_families import resolve_pattern, split_pattern_option
 from tokspec.fast.bpe_kernel import CompiledBPE
 from tokspec.fast.peek2_unicode import code_points
@@ -98,6 +98,31 @@ def _unigram_engine(arg: str) -> Encoder:
     return datrie_encoder(arg)
 
 
+def _refuse_other_models(arg: str) -> None:
+    """Name the files ``fast:`` has no engine for (instead of a Unigram loader's complaint)."""
+    import json
+    if Path(arg).suffix == ".model" and Path(arg).is_file():
+        from tokspec.spm_model import load_spm_model
+        if load_spm_model(arg).model_type == "bpe":
+            raise UnsupportedComponentError(
+                f"engine name='fast:{arg}': fast: has no sentencepiece BPE engine (the backtracking "
+                "encoder's theorem covers min-rank byte-level BPE, not score-ordered merges over "
+                "characters); use reference:PATH (the specification) or spm:PATH")
+    if Path(arg).suffix == ".json" and Path(arg).is_file():
+        try:
+            data = json.loads(Path(arg).read_bytes())
+        except (OSError, ValueError):
+            return  # the Unigram loader names the problem
+        model = data.get("model") if isinstance(data, dict) else None
+        kind = model.get("type") if isinstance(model, dict) else "tekken" if isinstance(data, dict) \
+            and "config" in data else None
+        if kind in ("BPE", "tekken"):
+            raise UnsupportedComponentError(
+                f"engine name='fast:{arg}': fast: has no engine for {kind} JSON files yet (Peek2 + "
+                "backtracking BPE for byte-level tokenizer.json files is not built); use "
+                "reference:PATH (the specification), hf:PATH or mistral:PATH")
+
+
 def load(prefix: str, arg: str) -> Encoder:
     """Resolve ``prefix:arg`` for the prefixes this module provides (see the module docstring)."""
     if prefix == "peek2":
@@ -114,6 +139,7 @@ def load(prefix: str, arg: str) -> Encoder:
         vocab = load_tiktoken(path)
         return FastBpeEncoder(vocab, resolve_pattern(path, vocab.sha256, explicit, PATTERN_NAMES)[0], f"fast:{arg}")
     if arg == "mon-unigram" or Path(arg).suffix in (".json", ".model"):
+        _refuse_other_models(arg)
         return _unigram_engine(arg)
     raise UnknownEngineError(
         f"unknown engine name='fast:{arg}'; use fast:NAME with NAME in "

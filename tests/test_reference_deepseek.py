@@ -47,3 +47,10 @@ def test_non_special_added_tokens_are_matched(pair: tuple[HfBpePipelineEncoder, 
     # hf: maps back the ids HF renumbered when the adapter dropped the special tokens (_hf._added_id_fix)
     assert prod.token_piece(plain[0]["id"]) == plain[0]["content"]
     assert prod.encode_arrays(text).ids.tolist() == list(prod.encode(text).ids)  # type: ignore[union-attr]
+
+
+def test_fast_names_bpe_tokenizer_json_as_not_built() -> None:
+    import tokspec
+    from tokspec.errors import UnsupportedComponentError
+    with pytest.raises(UnsupportedComponentError, match=r"fast: has no engine for BPE JSON files yet"):
+        tokspec.load_engine(f"fast:{PATH}")

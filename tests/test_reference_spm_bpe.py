@@ -110,3 +110,10 @@ def test_unigram_models_stay_with_the_unigram_reference() -> None:
     assert not isinstance(engine, SpmBpeReference)
     with pytest.raises(tokspec.errors.UnsupportedComponentError, match="expected 'bpe'"):
         SpmBpeReference(load_spm_model(trained_model("spm-unigram")), "r")
+
+
+def test_fast_names_the_sentencepiece_bpe_files_it_has_no_engine_for(tmp_path: Path) -> None:
+    path = tmp_path / "mistral.model"
+    shutil.copyfile(DATA / "tokenizer.model.v1", path)
+    with pytest.raises(tokspec.errors.UnsupportedComponentError, match=r"fast: has no sentencepiece BPE engine"):
+        tokspec.load_engine(f"fast:{path}")

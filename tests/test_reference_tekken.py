@@ -64,3 +64,9 @@ def test_malformed_tekken_files_are_named(tmp_path: Path) -> None:
     bad.write_text(json.dumps({"vocab": []}))
     with pytest.raises(VocabularyError, match="is not a tekken file"):
         load_tekken(bad)
+
+
+def test_fast_names_the_files_it_has_no_engine_for() -> None:
+    from tokspec.errors import UnsupportedComponentError
+    with pytest.raises(UnsupportedComponentError, match=r"fast: has no engine for tekken JSON files yet"):
+        tokspec.load_engine(f"fast:{DATA / 'tekken_240911.json'}")
