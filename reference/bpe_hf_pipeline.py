@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from tokspec._types import Encoder, Encoding, EngineInfo, Span
+from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.normalize import Aligned
 from tokspec.reference.bpe_hf import Dialect, HfBpeEncoder, Pretokenizer, SplitStep, _cut_added, bpe_word, \
     parse_pretokenizer
@@ -37,7 +38,9 @@ __all__ = ["HfBpePipelineEncoder", "parse_pipeline_pretokenizer"]
 
 def parse_pipeline_pretokenizer(pt: dict[str, Any] | None, dialect: Dialect = "oniguruma") -> Pretokenizer:
     """``bpe_hf.parse_pretokenizer`` extended by the passes of ``hf_components`` (ByteLevel last)."""
-    items = [] if pt is None else (pt.get("pretokenizers", []) if pt.get("type") == "Sequence" else [pt])
+    if pt is not None and pt.get("type") == "Sequence" and not isinstance(pt.get("pretokenizers"), list):
+        raise VocabularyError("a Sequence pre_tokenizer needs its 'pretokenizers' list")  # as HF
+    items = [] if pt is None else (pt["pretokenizers"] if pt.get("type") == "Sequence" else [pt])
     steps: list[SplitStep] = []
     for i, item in enumerate(items):
         own = split_steps(item)
@@ -65,7 +68,11 @@ class HfBpePipelineEncoder(Encoder):
         self.raw_added = self.bpe.added[0]
         self.normalized_added = {self.normalize(Aligned.of(content)).text: tid
                                  for content, tid in self.bpe.added[1].items()}
-        self.normalized_added.pop("", None)  # a token normalized away can never match
+        if "" in self.normalized_added:
+            raise UnsupportedComponentError(
+                f"{tj.path}: a normalized added token normalizes to the empty string; HF then cuts "
+                "the text between every two characters (finding hf-added-token-normalized-empty), "
+                "which no definition here reproduces")
         self.info = EngineInfo(name=name, kind="tokenizer", library="tokspec.reference.bpe_hf_pipeline",
                                library_version="1", vocab_sha256=tj.sha256,
                                description=f"reference HF BPE pipeline (normalizer, pretokenizers) of {tj.path}")
@@ -87,12 +94,13 @@ class HfBpePipelineEncoder(Encoder):
                     ids.append(tid)
                     offsets.append(a.contract_span(s, e))
                     continue
-                self._encode_run(a, s, e, e0, ids, offsets)
+                self._encode_run(a, s, e, ids, offsets)
         return Encoding.of(ids, offsets)
 
-    def _encode_run(self, a: Aligned, s: int, e: int, run_end: int, ids: list[int], offsets: list[Span]) -> None:
-        """Tokens of normalized characters ``a.text[s:e]``; ``run_end`` is the original end of the
-        run (where an empty span after the last normalized character sits)."""
+    def _encode_run(self, a: Aligned, s: int, e: int, ids: list[int], offsets: list[Span]) -> None:
+        """Tokens of normalized characters ``a.text[s:e]``. A token of inserted characters only
+        (the prefix space ByteLevel puts before a piece) sits where the piece's first character
+        starts: ``origin`` maps an inserted character to that character's index."""
         for string, origin, inserted in self.pretokenizer.words(a.text, s, e):
             for tid, ws, we in bpe_word(self.bpe.model, string):
                 read = [origin[k] for k in range(ws, we) if not inserted[k]]
@@ -100,6 +108,5 @@ class HfBpePipelineEncoder(Encoder):
                 if read:
                     offsets.append(a.contract_span(read[0], read[-1] + 1))
                 else:
-                    at = origin[ws]
-                    start = a.origins[at][0] if at < len(a.text) else run_end
+                    start = a.origins[origin[ws]][0]
                     offsets.append((start, start))

@@ -48,7 +48,7 @@ from typing import Any
 
 from tokspec import normalize as nz
 from tokspec._types import Span
-from tokspec.errors import UnsupportedComponentError
+from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.hf_pipeline import NORMALIZERS as _CORE_NORMALIZERS
 from tokspec.hf_pipeline import _normalizer as _core_normalizer
 from tokspec.normalize import Aligned
@@ -98,7 +98,9 @@ def normalizer_of(spec: dict[str, Any] | None, where: str) -> Normalizer:
         return lambda a: a
     kind = spec.get("type")
     if kind == "Sequence":
-        steps = [normalizer_of(s, where) for s in spec.get("normalizers", [])]
+        if not isinstance(spec.get("normalizers"), list):  # HF: "missing field `normalizers`"
+            raise VocabularyError(f"{where}: a Sequence normalizer needs its 'normalizers' list")
+        steps = [normalizer_of(s, where) for s in spec["normalizers"]]
         return lambda a: _chain(a, steps)
     if kind == "StripAccents":
         return strip_accents

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import tokspec
 from tokspec.engines._hf import HfEngine
-from tokspec.errors import UnsupportedComponentError
+from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.reference.bpe_hf import HfBpeEncoder
 from tokspec.reference.bpe_hf_pipeline import HfBpePipelineEncoder
 from tokspec.reference.hf_components import REFUSED, CharSplit
@@ -248,3 +248,44 @@ def test_byte_level_token_from_a_composed_character_covers_both_sources() -> Non
     assert list(ref.encode(text).offsets) == [(0, 0), (0, 1), (0, 2), (0, 2)]
     assert ref.encode(text).ids == prod.encode(text).ids
     assert list(prod.encode(text).offsets) == [(0, 0), (0, 1), (1, 2), (1, 2)], "adapter gap fixed: update"
+
+
+def test_refusals_name_the_component_and_reason_exactly() -> None:
+    cases = {
+        "UnicodeScripts": "pre_tokenizer 'UnicodeScripts' is unsupported: needs a Unicode script table and "
+                          "HF's script-fusion rules (not reimplemented)",
+        "Metaspace": "pre_tokenizer 'Metaspace' is unsupported: edits characters inside a BPE pipeline "
+                     "(supported for Unigram by tokspec.hf_pipeline)",
+        "Nope": "pre_tokenizer 'Nope' is unsupported: unknown type (supported: Split, Whitespace, "
+                "WhitespaceSplit, Punctuation, Digits, CharDelimiterSplit, BertPreTokenizer, ByteLevel)",
+    }
+    for kind, message in cases.items():
+        with pytest.raises(UnsupportedComponentError) as info:
+            HfBpePipelineEncoder(TokenizerJson("x.json", "0" * 64, _data(None, {"type": kind})), "r")
+        assert str(info.value) == message
+    with pytest.raises(UnsupportedComponentError) as info:
+        HfBpePipelineEncoder(TokenizerJson("x.json", "0" * 64, _data(None, {"type": "Punctuation", "behavior": "Contiguous"})), "r")
+    assert str(info.value) == ("Punctuation behavior='Contiguous'; supported: "
+                               "('Isolated', 'Removed', 'MergedWithPrevious', 'MergedWithNext')")
+    with pytest.raises(UnsupportedComponentError) as info:
+        HfBpePipelineEncoder(TokenizerJson("x.json", "0" * 64, _data({"type": "ByteLevel"})), "r")
+    assert str(info.value) == ("x.json: normalizer type='ByteLevel' is not supported (supported: Sequence, NFC, "
+                               "NFD, NFKC, NFKD, Replace, Lowercase, Prepend, Precompiled, Strip, StripAccents, "
+                               "BertNormalizer)")
+
+
+def test_sequences_without_their_lists_are_refused_as_hf_refuses_them() -> None:
+    for data, message in ((_data({"type": "Sequence"}), "x.json: a Sequence normalizer needs its 'normalizers' list"),
+                          (_data(None, {"type": "Sequence"}), "a Sequence pre_tokenizer needs its 'pretokenizers' list")):
+        with pytest.raises(VocabularyError) as info:
+            HfBpePipelineEncoder(TokenizerJson("x.json", "0" * 64, data), "r")
+        assert str(info.value) == message
+        with pytest.raises(VocabularyError, match="HF tokenizers cannot load it: missing field"):
+            HfEngine("hf:x.json", TokenizerJson("x.json", "0" * 64, data))
+
+
+def test_engine_info_names_the_pipeline_reference() -> None:
+    ref, _ = _pair(_data(None, {"type": "WhitespaceSplit"}))
+    assert (ref.info.library, ref.info.library_version, ref.info.kind) == ("tokspec.reference.bpe_hf_pipeline", "1", "tokenizer")
+    assert ref.info.description == "reference HF BPE pipeline (normalizer, pretokenizers) of tiny.json"
+    assert ref.token_piece(VOCAB["abc"]) == "abc"
