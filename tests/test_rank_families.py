@@ -149,3 +149,12 @@ def test_copy_with_another_name_keeps_its_family_by_sha256(tmp_path: Path) -> No
     shutil.copyfile(RESOURCES / "qwen.tiktoken", path)
     engine = tokspec.load_engine(f"tiktoken:{path}")
     assert "qwen2 pattern" in engine.info.description and "by sha256" in engine.info.description
+
+
+def test_a_rank_file_of_any_name_is_read_by_content(tmp_path: Path) -> None:
+    path = _write_ranks(tmp_path / "ranks.bin", TINY)
+    with pytest.raises(rf.UnknownRankPatternError, match=r"is of no known family"):
+        tokspec.load_engine(f"reference:{path}")
+    copy = tmp_path / "qwen-ranks.txt"
+    shutil.copyfile(RESOURCES / "qwen.tiktoken", copy)
+    assert "qwen2 pattern" in tokspec.load_engine(f"reference:{copy}").info.description

@@ -289,3 +289,9 @@ def test_engine_info_names_the_pipeline_reference() -> None:
     assert (ref.info.library, ref.info.library_version, ref.info.kind) == ("tokspec.reference.bpe_hf_pipeline", "1", "tokenizer")
     assert ref.info.description == "reference HF BPE pipeline (normalizer, pretokenizers) of tiny.json"
     assert ref.token_piece(VOCAB["abc"]) == "abc"
+
+
+def test_a_tokenizer_json_of_any_name_is_read_by_content(tmp_path: Any) -> None:
+    path = tmp_path / "tokenizer.txt"
+    path.write_text(" " + json.dumps(_data(None, {"type": "Whitespace"})), encoding="utf-8")
+    assert type(tokspec.load_engine(f"reference:{path}")) is HfBpeEncoder

@@ -117,3 +117,27 @@ def test_fast_names_the_sentencepiece_bpe_files_it_has_no_engine_for(tmp_path: P
     shutil.copyfile(DATA / "tokenizer.model.v1", path)
     with pytest.raises(tokspec.errors.UnsupportedComponentError, match=r"fast: has no sentencepiece BPE engine"):
         tokspec.load_engine(f"fast:{path}")
+
+
+def test_refusals_and_engine_info_exactly(tmp_path: Path) -> None:
+    user = _tiny(tmp_path, [("ab", -2.0, "user")])  # specs (and the nmt_nfkc charsmap) of a trained model
+    with pytest.raises(tokspec.errors.UnsupportedComponentError) as info:
+        SpmBpeReference(load_spm_model(user), "r")
+    assert str(info.value) == (f"{user}: user-defined symbols with a normalization charsmap are not supported "
+                               "(sentencepiece keeps them out of normalization)")
+    unigram = trained_model("spm-unigram")
+    with pytest.raises(tokspec.errors.UnsupportedComponentError) as info:
+        SpmBpeReference(load_spm_model(unigram), "r")
+    assert str(info.value) == f"{unigram}: model_type='unigram', expected 'bpe'"
+    ref = SpmBpeReference(load_spm_model(DATA / "tokenizer.model.v1"), "reference:v1")
+    assert (ref.info.library, ref.info.library_version, ref.info.kind) == ("tokspec.reference.spm_bpe", "1", "tokenizer")
+    assert ref.info.description == "reference sentencepiece BPE, 32000 pieces (identity)"
+    assert ref.info.vocab_sha256 == MISTRAL["tokenizer.model.v1"]
+    assert [ref.token_piece(i) for i in ref.encode("Hello").ids or ()] == ["\u2581Hello"]
+    path = tmp_path / "v1.model"
+    shutil.copyfile(DATA / "tokenizer.model.v1", path)
+    with pytest.raises(tokspec.errors.UnsupportedComponentError) as info:
+        tokspec.load_engine(f"fast:{path}")
+    assert str(info.value) == (f"engine name='fast:{path}': fast: has no sentencepiece BPE engine (the backtracking "
+                               "encoder's theorem covers min-rank byte-level BPE, not score-ordered merges over "
+                               "characters); use reference:PATH (the specification) or spm:PATH")

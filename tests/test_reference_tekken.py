@@ -70,3 +70,16 @@ def test_fast_names_the_files_it_has_no_engine_for() -> None:
     from tokspec.errors import UnsupportedComponentError
     with pytest.raises(UnsupportedComponentError, match=r"fast: has no engine for tekken JSON files yet"):
         tokspec.load_engine(f"fast:{DATA / 'tekken_240911.json'}")
+
+
+def test_reference_engine_info_exactly() -> None:
+    path = DATA / "tekken_240911.json"
+    ref = tekken_encoder(path, "reference:t")
+    assert (ref.info.library, ref.info.vocab_sha256) == ("tokspec.reference.bpe_naive", TEKKEN["tekken_240911.json"])
+    assert ref.info.description == "naive min-rank BPE on tekken v3 ranks (+1000), the file's pattern, Unicode 16.0"
+    from tokspec.errors import UnsupportedComponentError
+    with pytest.raises(UnsupportedComponentError) as info:
+        tokspec.load_engine(f"fast:{path}")
+    assert str(info.value) == (f"engine name='fast:{path}': fast: has no engine for tekken JSON files yet (Peek2 + "
+                               "backtracking BPE for byte-level tokenizer.json files is not built); use "
+                               "reference:PATH (the specification), hf:PATH or mistral:PATH")
