@@ -19,7 +19,8 @@ The algorithm of sentencepiece's ``bpe_model.cc`` ``Encode``, on the normalized 
 
 Invariants: the pieces of the tokens concatenate to the normalized text (byte tokens to its
 bytes); a model whose every piece is one character never merges. Cost: O(m^2) for m normalized
-characters (every step scans every pair): a reference, not a production encoder.
+characters (every step takes the maximum of the pair scores, rescoring the two pairs next to
+the merge): a reference, not a production encoder.
 User-defined symbols (Mistral v3/v7's ``[INST]``...): at each position the longest one is one
 symbol that never merges (step 1). Out of scope (UnsupportedComponentError): user-defined symbols
 together with a normalization charsmap, ``treat_whitespace_as_suffix`` (refused by the normalizer), BPE dropout/sampling.
@@ -27,6 +28,7 @@ together with a normalization charsmap, ``treat_whitespace_as_suffix`` (refused 
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from tokspec._types import Encoder, Encoding, EngineInfo, Span
@@ -40,6 +42,7 @@ __all__ = ["SpmBpeReference", "spm_bpe_encoder", "initial_symbols", "merge_symbo
 Symbol = tuple[int, int]  # (start, end) in characters of the normalized text
 
 MERGEABLE = ("normal", "user", "unused")
+NO_MERGE = float("-inf")  # below every (finite, checked) piece score
 
 
 def initial_symbols(text: str, user: frozenset[str]) -> tuple[list[Symbol], set[int]]:
@@ -65,7 +68,8 @@ def merge_symbols(text: str, scores: dict[str, float], unused: frozenset[str] = 
     ``scores`` holds the mergeable pieces. Ties between equal scores go to the leftmost pair. The
     record maps an UNUSED piece to the two pieces of the LAST pair that formed it as a candidate,
     in sentencepiece's order: every initial pair left to right, then after each merge the pair
-    ending at the new symbol and the pair starting at it. O(m^2) lookups for m characters.
+    ending at the new symbol and the pair starting at it. O(m^2) for m characters: each step takes
+    the maximum over all pair scores (the two pairs next to a merge are rescored).
     """
     symbols, frozen = initial_symbols(text, user)
     record: dict[str, tuple[str, str]] = {}
@@ -79,20 +83,25 @@ def merge_symbols(text: str, scores: dict[str, float], unused: frozenset[str] = 
             if left + right in unused:
                 record[left + right] = (left, right)
 
+    def score(i: int) -> float:  # the pair's score; -inf if it may not merge
+        if not mergeable(i):
+            return NO_MERGE
+        return scores.get(text[symbols[i][0]:symbols[i + 1][1]], NO_MERGE)
+
     for i in range(len(symbols) - 1):
         candidate(i)
-    while True:
-        best: tuple[float, int] | None = None  # (score, index of the left symbol)
-        for i in range(len(symbols) - 1):
-            score = scores.get(text[symbols[i][0]:symbols[i + 1][1]]) if mergeable(i) else None
-            if score is not None and (best is None or score > best[0]):  # strict: leftmost wins ties
-                best = (score, i)
-        if best is None:
-            return symbols, record
-        i = best[1]
+    pair = [score(i) for i in range(len(symbols) - 1)]  # pair[i]: symbols[i] with symbols[i + 1]
+    while pair and max(pair) > NO_MERGE:
+        i = pair.index(max(pair))  # the highest score, leftmost on ties
         symbols[i:i + 2] = [(symbols[i][0], symbols[i + 1][1])]
+        del pair[i]  # the pairs touching the new symbol are rescored
+        if i < len(pair):
+            pair[i] = score(i)
+        if i > 0:
+            pair[i - 1] = score(i - 1)
         candidate(i - 1)
         candidate(i)
+    return symbols, record
 
 
 class SpmBpeReference(Encoder):
@@ -109,6 +118,8 @@ class SpmBpeReference(Encoder):
         self.normalizer = SpmNormalizer(model)
         self.ids = model.piece_to_id()
         self.scores = {p: s for p, s, t in zip(model.pieces, model.scores, model.types) if t in MERGEABLE}
+        if not all(math.isfinite(s) for s in self.scores.values()):
+            raise UnsupportedComponentError(f"{model.path}: a mergeable piece has a non-finite score")
         self.unused = frozenset(p for p, t in zip(model.pieces, model.types) if t == "unused")
         self.user = frozenset(p for p, t in zip(model.pieces, model.types) if t == "user")
         self.info = EngineInfo(name=name, kind="tokenizer", library="tokspec.reference.spm_bpe",
