@@ -7,8 +7,8 @@ The algorithm of sentencepiece's ``bpe_model.cc`` ``Encode``, on the normalized 
    ``▁`` when the vocabulary has one).
 2. Repeatedly merge the adjacent pair whose concatenation is a *mergeable* piece (type NORMAL,
    USER_DEFINED or UNUSED) of the HIGHEST score, the leftmost pair on ties, until no adjacent pair
-   concatenates to a mergeable piece. (sentencepiece keeps a heap of candidate pairs and drops stale
-   ones; the pair it pops is exactly this one.)
+   concatenates to a mergeable piece. Candidates wait in a heap, as in sentencepiece; a stale one
+   (its symbols changed since) is skipped, so the pair popped is exactly that pair.
 3. Resegmentation: a final piece of type UNUSED is split back into the two pieces it was merged
    from, recursively.
 4. Ids: a piece's id; a piece outside the vocabulary is the unknown piece, or with
@@ -18,9 +18,8 @@ The algorithm of sentencepiece's ``bpe_model.cc`` ``Encode``, on the normalized 
    dummy prefix alone covers nothing.
 
 Invariants: the pieces of the tokens concatenate to the normalized text (byte tokens to its
-bytes); a model whose every piece is one character never merges. Cost: O(m^2) for m normalized
-characters (every step takes the maximum of the pair scores, rescoring the two pairs next to
-the merge): a reference, not a production encoder.
+bytes); a model whose every piece is one character never merges. Cost: O(m log m) for m
+normalized characters (the heap), so long texts can be fuzzed.
 User-defined symbols (Mistral v3/v7's ``[INST]``...): at each position the longest one is one
 symbol that never merges (step 1). Out of scope (UnsupportedComponentError): user-defined symbols
 together with a normalization charsmap, ``treat_whitespace_as_suffix`` (refused by the normalizer), BPE dropout/sampling.
@@ -28,6 +27,7 @@ together with a normalization charsmap, ``treat_whitespace_as_suffix`` (refused 
 
 from __future__ import annotations
 
+import heapq
 import math
 from pathlib import Path
 
@@ -42,7 +42,6 @@ __all__ = ["SpmBpeReference", "spm_bpe_encoder", "initial_symbols", "merge_symbo
 Symbol = tuple[int, int]  # (start, end) in characters of the normalized text
 
 MERGEABLE = ("normal", "user", "unused")
-NO_MERGE = float("-inf")  # below every (finite, checked) piece score
 
 
 def initial_symbols(text: str, user: frozenset[str]) -> tuple[list[Symbol], set[int]]:
@@ -65,43 +64,45 @@ def merge_symbols(text: str, scores: dict[str, float], unused: frozenset[str] = 
                   user: frozenset[str] = frozenset()) -> tuple[list[Symbol], dict[str, tuple[str, str]]]:
     """Steps 1-2: the final symbols of ``text`` as character spans, and the merge record of step 3.
 
-    ``scores`` holds the mergeable pieces. Ties between equal scores go to the leftmost pair. The
-    record maps an UNUSED piece to the two pieces of the LAST pair that formed it as a candidate,
-    in sentencepiece's order: every initial pair left to right, then after each merge the pair
-    ending at the new symbol and the pair starting at it. O(m^2) for m characters: each step takes
-    the maximum over all pair scores (the two pairs next to a merge are rescored).
+    ``scores`` holds the mergeable pieces. The next merge is the adjacent pair of highest score,
+    the leftmost on ties. Candidate pairs wait in a heap keyed (-score, left symbol's first
+    position), as in sentencepiece; a popped pair whose symbols changed since it was pushed is
+    stale and skipped (its left symbol was merged away or grew, or its right one did). The record
+    maps an UNUSED piece to the two pieces of the LAST pair that formed it as a candidate, in
+    sentencepiece's order: every initial pair left to right, then after each merge the pair ending
+    at the new symbol and the pair starting at it. O(m log m) for m characters.
     """
-    symbols, frozen = initial_symbols(text, user)
+    spans, frozen = initial_symbols(text, user)
+    start = [a for a, _ in spans]
+    end = [b for _, b in spans]          # end[k] == start[k] marks a symbol merged into its left
+    nxt = list(range(1, len(spans))) + [-1]
+    prv = list(range(-1, len(spans) - 1))
     record: dict[str, tuple[str, str]] = {}
+    heap: list[tuple[float, int, int, int]] = []  # (-score, left, right, end of right when pushed)
 
-    def mergeable(i: int) -> bool:  # may symbols[i] and symbols[i + 1] merge at all?
-        return symbols[i][0] not in frozen and symbols[i + 1][0] not in frozen
+    def push(left: int, right: int) -> None:
+        if left < 0 or right < 0 or start[left] in frozen or start[right] in frozen:
+            return
+        piece = text[start[left]:end[right]]
+        if piece in unused:
+            record[piece] = (text[start[left]:end[left]], text[start[right]:end[right]])
+        if piece in scores:
+            heapq.heappush(heap, (-scores[piece], left, right, end[right]))
 
-    def candidate(i: int) -> None:  # the pair (symbols[i], symbols[i + 1]) becomes a candidate
-        if 0 <= i < len(symbols) - 1 and mergeable(i):
-            left, right = text[symbols[i][0]:symbols[i][1]], text[symbols[i + 1][0]:symbols[i + 1][1]]
-            if left + right in unused:
-                record[left + right] = (left, right)
-
-    def score(i: int) -> float:  # the pair's score; -inf if it may not merge
-        if not mergeable(i):
-            return NO_MERGE
-        return scores.get(text[symbols[i][0]:symbols[i + 1][1]], NO_MERGE)
-
-    for i in range(len(symbols) - 1):
-        candidate(i)
-    pair = [score(i) for i in range(len(symbols) - 1)]  # pair[i]: symbols[i] with symbols[i + 1]
-    while pair and max(pair) > NO_MERGE:
-        i = pair.index(max(pair))  # the highest score, leftmost on ties
-        symbols[i:i + 2] = [(symbols[i][0], symbols[i + 1][1])]
-        del pair[i]  # the pairs touching the new symbol are rescored
-        if i < len(pair):
-            pair[i] = score(i)
-        if i > 0:
-            pair[i - 1] = score(i - 1)
-        candidate(i - 1)
-        candidate(i)
-    return symbols, record
+    for k in range(len(spans) - 1):
+        push(k, k + 1)
+    while heap:
+        _, left, right, right_end = heapq.heappop(heap)
+        if end[left] == start[left] or nxt[left] != right or end[right] != right_end:
+            continue  # stale: the pair no longer stands as it was pushed
+        end[left] = end[right]               # the left symbol absorbs the right one
+        end[right] = start[right]
+        nxt[left] = nxt[right]
+        if nxt[left] >= 0:
+            prv[nxt[left]] = left
+        push(prv[left], left)
+        push(left, nxt[left])
+    return [(start[k], end[k]) for k in range(len(spans)) if end[k] > start[k]], record
 
 
 class SpmBpeReference(Encoder):
