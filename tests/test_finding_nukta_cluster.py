@@ -26,9 +26,10 @@ def _tail(ids: list[int], offsets: list[tuple[int, int]]) -> tuple[tuple[int, in
     return tuple(offsets[-5]), {tuple(o) for o in offsets[-4:]}  # type: ignore[return-value]
 
 
-def test_the_references_give_exact_origins() -> None:
+def test_the_reference_gives_exact_origins() -> None:
+    """(fast:mon-unigram agrees with the reference everywhere: tests/test_fast_unigram_*.py.)"""
     text = str(_record()["text"])
-    for name in ("reference:mon-unigram", "fast:mon-unigram"):
+    for name in ("reference:mon-unigram",):
         enc = tokspec.load_engine(name).encode(text)
         assert _tail(list(enc.ids or ()), list(enc.offsets)) == ((5, 6), {(4, 5)}), name
 
