@@ -10,7 +10,8 @@ name                                   engine
 ``reference:PATH.tiktoken[.gz]``       naive BPE on that rank file; its pattern from its family
                                        (``tokspec.rank_families``) or ``PATH,pattern=P``
 ``reference:PATH.json``                a Mistral tekken file -> ``tekken``; else by ``model.type``: BPE -> ``bpe_hf`` (``bpe_hf_pipeline`` with a
-                                       normalizer or ``hf_components`` pretokenizer); WordPiece, Unigram ->
+                                       normalizer or ``hf_components`` pretokenizer); WordLevel ->
+                                       ``wordlevel``; WordPiece, Unigram ->
                                        engineer C's ``wordpiece`` / ``unigram`` modules
 ``reference:bert-base-uncased``        WordPiece reference (``reference.wordpiece``)
 ``reference:mon-unigram``              Unigram reference (``reference.unigram``)
@@ -83,6 +84,9 @@ def _from_tokenizer_json(path: str, name: str) -> Encoder:
         from tokspec.reference.tekken import tekken_encoder
         return tekken_encoder(path, name)
     tj = load_tokenizer_json(path)
+    if tj.model_type == "WordLevel":
+        from tokspec.reference.wordlevel import WordLevelEncoder
+        return WordLevelEncoder(tj, name)
     if tj.model_type == "BPE" and _needs_pipeline(tj):
         from tokspec.reference.bpe_hf_pipeline import HfBpePipelineEncoder
         return HfBpePipelineEncoder(tj, name)
