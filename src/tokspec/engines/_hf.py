@@ -122,6 +122,7 @@ class HfEngine(HfAlign, HfReorder, Encoder):
         self._unk_id = model.get("unk_id") if model["type"] == "Unigram" else (
             self.library_tokenizer.token_to_id(model.get("unk_token") or ""))
         self._text_pieces = "ByteLevel" not in json.dumps(data.get("pre_tokenizer"))
+        self._id_fix = _added_id_fix(self.library_tokenizer, data)
         self.info = EngineInfo(name, "tokenizer", "tokenizers", tokenizers.__version__, tj.sha256,
                                description or f"HF {tj.model_type} from {tj.path}")
         self._init_tables()
@@ -171,6 +172,8 @@ class HfEngine(HfAlign, HfReorder, Encoder):
                 offsets = self._widen_reordered(text, enc.tokens, enc.ids,
                                                 list(zip(starts.tolist(), ends.tolist())), enc.word_ids)
                 starts, ends = _span_arrays(offsets)
+        if self._id_fix:
+            ids = np.where(np.isin(ids, list(self._id_fix)), [self._id_fix.get(int(i), -1) for i in ids], ids)
         return EncodingArrays(ids, starts, ends).validate(text, self.info.name)
 
     def _encode_lists(self, text: str) -> Encoding:
@@ -186,13 +189,28 @@ class HfEngine(HfAlign, HfReorder, Encoder):
             offsets = self._absorb_composed(text, offsets)
             if self._text_pieces and any(leads_with_nonstarter(ch) for ch in text):
                 offsets = self._widen_reordered(text, enc.tokens, enc.ids, offsets, enc.word_ids)
-        return Encoding.of(enc.ids, offsets, enc.tokens).validate(text, self.info.name)
+        ids = [self._id_fix.get(i, i) for i in enc.ids]
+        return Encoding.of(ids, offsets, enc.tokens).validate(text, self.info.name)
 
     def token_piece(self, token_id: int) -> str:
-        piece = self.library_tokenizer.id_to_token(token_id)
+        back = {file_id: hf_id for hf_id, file_id in self._id_fix.items()}
+        piece = self.library_tokenizer.id_to_token(back.get(token_id, token_id))
         return str(token_id) if piece is None else piece
 
 
+
+
+def _added_id_fix(tok: tokenizers.Tokenizer, data: dict[str, Any]) -> dict[int, int]:
+    """HF id -> the file's id, for added tokens HF renumbered. Loading ignores an added token's
+    ``id`` when it is not the next free id and numbers it in list order instead, so dropping the
+    special tokens (DeepSeek's file: specials at 128000.., non-special tokens at 128800..) shifts
+    the others; their ids are mapped back to the file's."""
+    fix: dict[int, int] = {}
+    for token in data.get("added_tokens") or []:
+        got = tok.token_to_id(token["content"])
+        if got is not None and got != token["id"]:
+            fix[got] = token["id"]
+    return fix
 
 
 def _has_bytelevel_prefix_space(pre_tokenizer: Any) -> bool:

@@ -5,7 +5,7 @@ name                           engine
 =============================  ================================================================
 ``tiktoken:cl100k_base``       ``tiktoken.Encoding`` from tokspec's verified ranks + the exact
 ``tiktoken:o200k_base``        pattern of that encoding (no network, tiktoken's registry unused)
-``tiktoken:PATH``              a ``.tiktoken`` file; it carries no pattern, so cl100k_base's is used
+``tiktoken:PATH[,pattern=P]``  a ``.tiktoken`` file; its pattern by ``tokspec.rank_families`` (never guessed)
 ``hf:bert-base-uncased``       HF ``tokenizers`` WordPiece (BERT uncased)
 ``hf:mon-unigram``             HF ``tokenizers`` Unigram with byte fallback and Metaspace
 ``hf:PATH``                    any ``tokenizer.json``
@@ -19,7 +19,7 @@ convention of ``tokspec._types`` (see ``_bytelevel``, ``_hf``, ``_spm`` for how 
 output is converted), and carries an ``EngineInfo`` with the library version and vocabulary sha256.
 Loaded engines are cached per name (vocabulary loading takes seconds): at most ``CACHE_SIZE``.
 
-Out of scope: network downloads, other tiktoken encodings by name (pass a PATH), qwen's pattern.
+Out of scope: network downloads, other tiktoken encodings by name (pass a PATH).
 """
 
 from __future__ import annotations
@@ -81,9 +81,13 @@ def _load_tiktoken(name: str, arg: str) -> Encoder:
     if arg in _NAMED_BYTE_LEVEL:
         return TiktokenEngine(name, _named_ranks(_TIKTOKEN_FILES[arg]), PATTERNS[arg],
                               SPECIAL_TOKENS[arg], f"tiktoken {arg}, encode_ordinary")
-    path = _existing_file("tiktoken", arg, f"one of {', '.join(_NAMED_BYTE_LEVEL)}")
-    return TiktokenEngine(name, load_tiktoken(path), PATTERNS["cl100k_base"], {},
-                          f"tiktoken ranks from {path} with cl100k_base's pattern (default)")
+    from tokspec.rank_families import PATTERN_SOURCES, resolve_pattern, split_pattern_option
+    file_arg, explicit = split_pattern_option(arg)
+    path = _existing_file("tiktoken", file_arg, f"one of {', '.join(_NAMED_BYTE_LEVEL)}")
+    vocab = load_tiktoken(path)
+    pattern, reason = resolve_pattern(str(path), vocab.sha256, explicit, PATTERN_SOURCES)
+    return TiktokenEngine(name, vocab, PATTERN_SOURCES[pattern], {},
+                          f"tiktoken ranks from {path} with the {pattern} pattern ({reason})")
 
 
 def _load_bpe_openai(name: str, arg: str) -> Encoder:
@@ -149,7 +153,7 @@ def engines() -> list[tuple[str, str]]:
     for hf_name in _NAMED_HF:
         if _available(hf_name):
             out.append((f"hf:{hf_name}", f"HF tokenizers, {hf_name}"))
-    out.append(("tiktoken:PATH", "a .tiktoken rank file, with cl100k_base's pattern"))
+    out.append(("tiktoken:PATH", "a .tiktoken rank file; its family's pattern, or PATH,pattern=P"))
     out.append(("hf:PATH", "any HF tokenizer.json"))
     out.append(("spm:PATH", "any sentencepiece .model (see tokspec.models for trained ones)"))
     return out
