@@ -1,22 +1,22 @@
-"""Where tokspec.fast keeps derived build artifacts (double arrays, Unicode class tables).
+"""Where tokspec.fast keeps derived build artifacts (BPE tables, double arrays, Unicode flags).
 
-``$TOKSPEC_CACHE/<sub>/`` (default: ``<tempdir>/tokspec-cache/<sub>/``). Callers key files by the
-content they were derived from and verify or rebuild on load; a cache file is never trusted blindly.
+``<cache root>/<sub>/``, the cache root being the per-user folder of :mod:`tokspec._cache_store`
+(``$TOKSPEC_CACHE``, else ``~/.cache/tokspec``; owner and mode checked). Files are keyed by the
+content they were derived from and written with a digest over that key and their bytes
+(:func:`load_arrays` / :func:`save_arrays`): a file that fails it is rebuilt, never trusted. An
+unusable cache (not ours, read-only, full) means working uncached, with a one-line note.
 Out of scope: eviction (files are small and content-addressed).
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
-__all__ = ["cache_dir"]
+from tokspec._cache_store import load_arrays, save_arrays, subfolder
+
+__all__ = ["cache_dir", "load_arrays", "save_arrays"]
 
 
-def cache_dir(sub: str) -> Path:
-    """The cache folder ``sub``, created if missing."""
-    root = os.environ.get("TOKSPEC_CACHE") or os.path.join(tempfile.gettempdir(), "tokspec-cache")
-    path = Path(root) / sub
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+def cache_dir(sub: str) -> Path | None:
+    """The cache folder ``sub``, created if missing; None when there is no usable cache."""
+    return subfolder(sub)

@@ -19,12 +19,11 @@ slots per node).
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from tokspec.fast._cache import cache_dir
+from tokspec.fast._cache import cache_dir, load_arrays, save_arrays
 
 __all__ = ["DoubleArray"]
 
@@ -130,27 +129,29 @@ class DoubleArray:
     def cached(cls, keys: Sequence[bytes], values: Sequence[int]) -> DoubleArray:
         """Build, or load the arrays built earlier for exactly these keys and values.
 
-        Cache: ``$TOKSPEC_CACHE/datrie/<sha256 of keys and values>.npz`` (default under the temp
-        dir), written atomically. A loaded trie is verified (every key maps to its value, O(total
-        key bytes)); a mismatch or unreadable file is rebuilt, never trusted.
+        Cache: ``<cache root>/datrie/<sha256 of keys and values>.npz`` (``tokspec.fast._cache``),
+        written atomically with a digest bound to that hash. A loaded trie is verified (digest, then
+        every key maps to its value, O(total key bytes)); a mismatch or unreadable file is rebuilt,
+        never trusted.
         """
         digest = hashlib.sha256(f"v{_FORMAT}".encode())
         for key, val in zip(keys, values):
             digest.update(len(key).to_bytes(4, "little") + key + val.to_bytes(8, "little", signed=True))
-        path = cache_dir("datrie") / f"{digest.hexdigest()}.npz"
-        if path.is_file():
+        folder = cache_dir("datrie")
+        path = None if folder is None else folder / f"{digest.hexdigest()}.npz"
+        loaded = None if path is None else load_arrays(path, path.stem)  # digest-verified
+        if loaded is not None and set(loaded) == {"base", "check", "value"}:
             try:
-                with np.load(path) as npz:
-                    trie = cls._from_arrays(npz["base"], npz["check"], npz["value"])
+                trie = cls._from_arrays(loaded["base"], loaded["check"], loaded["value"])
                 if all(trie.get(k) == v for k, v in zip(keys, values)):
                     return trie
-            except (OSError, ValueError, KeyError):
+            except (ValueError, IndexError, TypeError):
                 pass
         trie = cls(keys, values)
-        tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
-        np.savez(tmp, base=np.asarray(trie.base, dtype=np.int64),
-                 check=np.asarray(trie.check, dtype=np.int64), value=np.asarray(trie.value, dtype=np.int64))
-        os.replace(tmp, path)
+        if path is not None:
+            save_arrays(path, path.stem, {"base": np.asarray(trie.base, dtype=np.int64),
+                                          "check": np.asarray(trie.check, dtype=np.int64),
+                                          "value": np.asarray(trie.value, dtype=np.int64)})
         return trie
 
     @classmethod

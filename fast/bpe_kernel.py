@@ -36,7 +36,6 @@ one memory access per byte.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
 import numpy as np
@@ -44,6 +43,7 @@ import numpy as np
 from tokspec._jit import JIT_ENABLED, kernel
 from tokspec._types import EncodingArrays
 from tokspec.fast.bpe_backtrack import BacktrackBPE, SelfCheckError
+from tokspec.fast._cache import load_arrays, save_arrays
 from tokspec.fast.bpe_tables import NODE_BITS, PAIR_SHIFT, arrays_of, cache_path
 
 __all__ = ["CompiledBPE", "utf8_of_code_points"]
@@ -51,6 +51,8 @@ __all__ = ["CompiledBPE", "utf8_of_code_points"]
 _M = 0x5851F42D4C957F2D  # odd 63-bit multiplier (< 2**63: an int64 literal in both modes)
 _PAIR_SHIFT = PAIR_SHIFT  # as plain module ints: the kernels' (frozen) globals
 _NODE_BITS = NODE_BITS
+_ARRAY_NAMES = {"max_len", "tok_len", "next_prefix", "split_left", "split_right", "root", "edge_keys",
+                "edge_vals", "pair_keys", "pair_vals", "tok_bytes", "tok_offsets"}  # arrays_of's
 
 
 @kernel
@@ -274,20 +276,16 @@ class CompiledBPE:
         SelfCheckError if a reachable token does not encode to itself.
         """
         path = cache_path(sha256) if sha256 else None
-        if path is not None and path.is_file():
-            try:
-                with np.load(path) as z:
-                    return cls({k: z[k] for k in z.files})
-            except (OSError, ValueError, KeyError):
-                pass
+        if path is not None:  # digest-verified (bound to vocabulary and code), else rebuilt
+            loaded = load_arrays(path, path.stem)
+            if loaded is not None and set(loaded) == _ARRAY_NAMES:
+                return cls(loaded)
         bpe = BacktrackBPE(ranks, self_check=not JIT_ENABLED)
         built = cls(arrays_of(bpe))
         if JIT_ENABLED:
             built.self_check(bpe)
         if path is not None:
-            tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
-            np.savez(tmp, **built.arrays)
-            os.replace(tmp, path)
+            save_arrays(path, path.stem, built.arrays)
         return built
 
     def self_check(self, bpe: BacktrackBPE) -> None:

@@ -5,7 +5,8 @@ Layout (see ``bpe_kernel``'s docstring for how the kernel reads them): per-id ar
 the cache footprint of int64), the trie renumbered so that a node where a token ends has that
 token's id, levels 1 and 2 of the trie dense, deeper edges and the pair table as (key, value)
 lists that ``bpe_kernel`` hashes at load. Build: O(sum of token lengths) dictionary operations.
-Cache: ``$TOKSPEC_CACHE/bpe/<vocabulary sha256>-<hash of this code>.npz``; no eviction.
+Cache: ``<cache root>/bpe/<vocabulary sha256>-<hash of this code>.npz``, digest-verified on load
+(``tokspec.fast._cache``); no eviction.
 """
 
 from __future__ import annotations
@@ -82,9 +83,16 @@ def arrays_of(bpe: BacktrackBPE) -> dict[str, np.ndarray]:
     }
 
 
-def cache_path(sha256: str) -> Path:
+def cache_path(sha256: str) -> Path | None:
+    """The table file of the vocabulary with hash ``sha256`` for this code; None if uncached.
+
+    Its stem (vocabulary hash, hash of the code building and reading the tables) is the key the
+    file's digest is bound to (``tokspec.fast._cache.load_arrays``)."""
+    folder = cache_dir("bpe")
+    if folder is None:
+        return None
     digest = hashlib.sha256(_FORMAT.encode())
     here = Path(__file__).resolve().parent
     for name in ("bpe_kernel.py", "bpe_tables.py", "bpe_backtrack.py"):
         digest.update((here / name).read_bytes())
-    return cache_dir("bpe") / f"{sha256[:32]}-{digest.hexdigest()[:16]}.npz"
+    return folder / f"{sha256[:32]}-{digest.hexdigest()[:16]}.npz"

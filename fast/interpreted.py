@@ -3,9 +3,10 @@
 ``TOKSPEC_JIT=0`` switches every kernel to plain Python for a whole process. This module gives the
 same in one process, for the differential "compiled equals interpreted" checks and for fuzzing
 under coverage guidance (the fuzzer sees the kernels' branches, which compiled code hides): it
-executes fresh copies of ``tokspec.fast.pretok_peek2`` and ``tokspec.fast.bpe_kernel`` with the
-``kernel`` decorator replaced by the identity, so every kernel *and every kernel it calls* is the
-plain function. The copies share the source files with the compiled modules: one source, two modes.
+uses the plain copies of ``tokspec.fast.pretok_peek2`` and ``tokspec.fast.bpe_kernel`` made by
+:func:`tokspec._interpreted.interpreted_module` (the one mechanism, also behind
+``DatrieUnigram(jit=False)``), so every kernel *and every kernel it calls* is the plain function.
+The copies share the source files with the compiled modules: one source, two modes.
 
 Engines (``module:attr`` names, zero-argument factories): ``fast_cl100k``, ``fast_o200k``
 (``fast:cl100k_base`` / ``fast:o200k_base`` interpreted), ``peek2_cl100k``, ``peek2_o200k``.
@@ -15,45 +16,25 @@ They are slow (a Python step per character and per trie byte): meant for short t
 from __future__ import annotations
 
 import functools
-import importlib.util
-import sys
-import threading
 import types
 
 import numpy as np
 
 from tokspec import Encoder, EngineInfo, load_engine
 from tokspec import __version__ as _VERSION
+from tokspec._interpreted import interpreted_module
 from tokspec._types import EncodingArrays
 from tokspec.fast.peek2_unicode import code_points
 
 __all__ = ["modules", "fast_cl100k", "fast_o200k", "peek2_cl100k", "peek2_o200k"]
 
-_LOCK = threading.Lock()
-
-
-def _copy(module_name: str) -> types.ModuleType:
-    spec = importlib.util.find_spec(module_name)
-    assert spec is not None and spec.origin is not None, module_name
-    copy_spec = importlib.util.spec_from_file_location(module_name + "__interpreted", spec.origin)
-    assert copy_spec is not None and copy_spec.loader is not None
-    module = importlib.util.module_from_spec(copy_spec)
-    sys.modules[copy_spec.name] = module
-    copy_spec.loader.exec_module(module)
-    return module
-
-
 @functools.lru_cache(maxsize=1)
 def modules() -> tuple[types.ModuleType, types.ModuleType]:
-    """(pretok_peek2, bpe_kernel) copies whose kernels are plain Python functions."""
-    import tokspec._jit as jit
-    with _LOCK:
-        saved = jit.kernel
-        jit.kernel = lambda fn: fn  # type: ignore[assignment]
-        try:
-            return _copy("tokspec.fast.pretok_peek2"), _copy("tokspec.fast.bpe_kernel")
-        finally:
-            jit.kernel = saved  # type: ignore[assignment]
+    """(pretok_peek2, bpe_kernel) copies whose kernels are plain Python functions
+    (``tokspec._interpreted.interpreted_module``: the one mechanism, which atheris instruments)."""
+    from tokspec.fast import bpe_kernel, pretok_peek2
+
+    return interpreted_module(pretok_peek2), interpreted_module(bpe_kernel)
 
 
 class _Interpreted(Encoder):

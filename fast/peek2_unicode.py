@@ -13,12 +13,13 @@ Out of scope: anything but the cl100k family and o200k (see ``pretok_peek2``).
 from __future__ import annotations
 
 import functools
-import os
+import hashlib
+from pathlib import Path
 
 import numpy as np
 import regex
 
-from tokspec.fast._cache import cache_dir
+from tokspec.fast._cache import cache_dir, load_arrays, save_arrays
 
 __all__ = ["OTHER", "SPACE", "QUOTE", "CRLF", "LETTER", "WHITESPACE", "NUMBER",
            "O_OTHER", "O_SPACE", "O_CRLF", "O_WS", "O_UP", "O_LO", "O_BOTH", "O_MARK", "O_NUMBER",
@@ -47,23 +48,27 @@ def flags() -> np.ndarray:
     """uint8 flags for every code point 0..0x10FFFF (surrogates: 0).
 
     Derived once per ``tokenizers`` version (a few seconds) by letting its ``Split`` pre-tokenizer
-    remove each class from a string of all code points; cached under ``$TOKSPEC_CACHE/peek2``
-    (checked for shape and type on load, rebuilt otherwise).
+    remove each class from a string of all code points; cached under ``<cache root>/peek2``
+    (``tokspec.fast._cache``: a digest bound to the tokenizers version and this module's code,
+    then shape and type, are checked on load; rebuilt otherwise).
     """
     import tokenizers
-    path = cache_dir("peek2") / f"flags-tokenizers-{tokenizers.__version__}-v1.npy"
-    if path.is_file():
-        try:
-            cached = np.load(path)
-            if cached.shape == (0x110000,) and cached.dtype == np.uint8:
-                return cached  # type: ignore[no-any-return]
-        except (OSError, ValueError):
-            pass
+    folder = cache_dir("peek2")
+    path = None if folder is None else folder / f"flags-tokenizers-{tokenizers.__version__}-{_code_key()}.npz"
+    loaded = None if path is None else load_arrays(path, path.stem)  # digest-verified
+    if loaded is not None and set(loaded) == {"flags"}:
+        cached = loaded["flags"]
+        if cached.shape == (0x110000,) and cached.dtype == np.uint8:
+            return cached
     derived = _derive_flags()
-    tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npy")
-    np.save(tmp, derived)
-    os.replace(tmp, path)
+    if path is not None:
+        save_arrays(path, path.stem, {"flags": derived})
     return derived
+
+
+def _code_key() -> str:
+    """Hash of this module's source: the flags' cache key is bound to the code deriving them."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 
 
 def _derive_flags() -> np.ndarray:

@@ -30,10 +30,7 @@ Out of scope: n-best, sampling, user-defined-symbol bonuses, special tokens (ord
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import itertools
-import sys
 import threading
 from pathlib import Path
 from types import ModuleType
@@ -41,7 +38,7 @@ from typing import Literal
 
 import numpy as np
 
-from tokspec import Encoder, EncodingArrays, EngineInfo, _jit
+from tokspec import Encoder, EncodingArrays, EngineInfo, _interpreted
 from tokspec import __version__ as _VERSION
 from tokspec._types import check_text
 from tokspec.fast import _spm_kernels, _unigram_emit, _unigram_kernels
@@ -223,25 +220,11 @@ class _Workspace(threading.local):
         self.arrays.update(grown)
 
 
-@functools.cache
 def interpreted_module(module: ModuleType) -> ModuleType:
-    """A second copy of a kernel module whose ``@kernel`` functions are all plain Python (calls
-    between kernels included: ``tokspec._jit.interpreted`` gives one plain function whose callees
-    stay compiled). Loaded from the same file, so it is the same source by construction."""
-    spec = importlib.util.spec_from_file_location(f"{module.__name__}_interpreted", module.__file__)
-    assert spec is not None and spec.loader is not None
-    plain = importlib.util.module_from_spec(spec)
-    saved = _jit.kernel
-    _jit.kernel = lambda fn: fn  # type: ignore[assignment]  # what TOKSPEC_JIT=0 does, for this copy only
-    try:
-        spec.loader.exec_module(plain)
-    finally:
-        _jit.kernel = saved  # type: ignore[assignment]
-    for name, value in list(vars(plain).items()):  # kernels imported from another kernel module
-        fn = getattr(value, "py_func", None)
-        if fn is not None and fn.__module__.startswith("tokspec.fast."):
-            setattr(plain, name, getattr(interpreted_module(sys.modules[fn.__module__]), fn.__name__))
-    return plain
+    """A second copy of a kernel module whose ``@kernel`` functions are all plain Python, calls
+    between kernels included (``tokspec._interpreted``: the one mechanism, shared with
+    ``tokspec.fast.interpreted``, that the atheris harness instruments)."""
+    return _interpreted.interpreted_module(module)
 
 
 def _spm_arrays(norm: SpmNormalizer, kernels: ModuleType) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool, bool]:

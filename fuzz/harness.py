@@ -246,6 +246,10 @@ def main(argv: list[str], *, self_cmd: str | None = None) -> int:
     report_dir = Path(os.environ.get("TOKSPEC_FUZZ_REPORT_DIR", cache_root() / "reports" / target.name))
     # Engines are instrumented for coverage; loaders and checkers are not (instrumented code runs
     # several times slower, and their branches say nothing about the engine under test).
+    # The kernels' plain copies (tokspec._interpreted) are executed from their files, which the
+    # import hook never sees: instrument them function by function as they are made.
+    from tokspec._interpreted import instrument_copies
+    instrument_copies(atheris.instrument_func)
     with atheris.instrument_imports(include=["tokspec"], exclude=list(_NOT_INSTRUMENTED)):
         try:
             if target.kind == "hypothesis":

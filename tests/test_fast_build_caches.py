@@ -1,7 +1,7 @@
 """The on-disk caches of tokspec.fast's derived tables: where they live, and that a cache file is
 never trusted blindly (``tokspec.fast._cache``: "verify or rebuild on load").
 
-- ``cache_dir``: ``$TOKSPEC_CACHE/<sub>`` (default ``<tempdir>/tokspec-cache/<sub>``), created;
+- ``cache_dir``: ``$TOKSPEC_CACHE/<sub>`` (default: per user, ``~/.cache/tokspec/<sub>``), created;
 - ``peek2_unicode.flags``: written once, read back, rebuilt when the file has the wrong shape or
   type or is not an array at all (the derivation is replaced by a cheap stand-in here; the real one
   is checked against oracles in ``test_fast_unicode_flags``);
@@ -31,15 +31,22 @@ def test_cache_dir_under_the_environment_root(tmp_path: Path, monkeypatch: pytes
 
 
 @pytest.mark.parametrize("value", [None, ""])
-def test_cache_dir_default_is_in_the_temp_dir(value: str | None, tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cache_dir_default_is_per_user(value: str | None, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not the temp dir shared by every user (issue 28): ``$XDG_CACHE_HOME/tokspec``, else
+    ``~/.cache/tokspec``, created 0700."""
     if value is None:
         monkeypatch.delenv("TOKSPEC_CACHE", raising=False)
     else:
         monkeypatch.setenv("TOKSPEC_CACHE", value)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    assert cache_dir("bpe") == tmp_path / "tokspec-cache" / "bpe"
-    assert (tmp_path / "tokspec-cache" / "bpe").is_dir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    assert cache_dir("bpe") == tmp_path / "home" / ".cache" / "tokspec" / "bpe"
+    assert (tmp_path / "home" / ".cache" / "tokspec" / "bpe").is_dir()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir("bpe") == tmp_path / "xdg" / "tokspec" / "bpe"
+    assert not (tmp_path / "tmp").exists()
 
 
 def _fake_flags(seed: int) -> np.ndarray:
@@ -63,15 +70,17 @@ def test_flags_cache_written_read_and_rebuilt(tmp_path: Path, monkeypatch: pytes
     first = build()
     assert np.array_equal(first, _fake_flags(1)) and len(derivations) == 1
     files = _flags_files(tmp_path)
-    assert len(files) == 1 and files[0].suffix == ".npy" and ".tmp" not in files[0].name
+    assert len(files) == 1 and files[0].suffix == ".npz" and ".tmp" not in files[0].name
     again = build()
     assert np.array_equal(again, first) and again.dtype == np.uint8 and len(derivations) == 1, "read back"
 
     for bad in (np.zeros(0x110000 - 1, dtype=np.uint8), np.zeros(0x110000, dtype=np.int64)):
-        np.save(files[0], bad)
+        with open(files[0], "wb") as fh:
+            np.savez(fh, flags=bad)
         rebuilt = build()
         assert np.array_equal(rebuilt, _fake_flags(len(derivations))), "a wrong shape or type is rebuilt"
-        assert np.array_equal(np.load(files[0]), rebuilt), "and the file replaced"
+        with np.load(files[0]) as z:
+            assert np.array_equal(z["flags"], rebuilt), "and the file replaced"
     files[0].write_bytes(b"not an array")
     n = len(derivations)
     assert np.array_equal(build(), _fake_flags(n + 1)) and len(derivations) == n + 1
@@ -104,7 +113,7 @@ def test_bpe_cache_written_loaded_and_rebuilt(tmp_path: Path, monkeypatch: pytes
     rebuilt = CompiledBPE.from_ranks(ranks, sha)
     assert rebuilt.encode_bytes(b"abcabcaab").tolist() == built.encode_bytes(b"abcabcaab").tolist()
     with np.load(files[0]) as z:
-        assert set(z.files) == set(built.arrays), "the unreadable file is replaced"
+        assert set(z.files) - {"__digest__"} == set(built.arrays), "the unreadable file is replaced"
     assert sorted((tmp_path / "bpe").iterdir()) == files, "no temporary file left behind"
 
     CompiledBPE.from_ranks(ranks, "cd" * 32)

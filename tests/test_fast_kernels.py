@@ -152,15 +152,17 @@ def test_long_input_equals_tiktoken(vocab: str, kind: str) -> None:
 
 
 def test_an_interpreted_copy_is_a_registered_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Like an import, ``_copy`` registers the copy in ``sys.modules`` under its own name, so code
-    that finds a module by name (import, pickle by reference) finds the copy; the original module
-    is untouched."""
+    """Like an import, the copy (``tokspec._interpreted.interpreted_module``, the one mechanism) is
+    registered in ``sys.modules`` under its own name, so code that finds a module by name (import,
+    pickle by reference) finds the copy; the original module is untouched."""
     import importlib
     import pickle
 
+    from tokspec._interpreted import interpreted_module
+
     name = "tokspec.fast.pretok_peek2__interpreted"
     monkeypatch.delitem(sys.modules, name, raising=False)  # the cached copy comes back afterwards
-    copy = interpreted._copy("tokspec.fast.pretok_peek2")
+    copy = interpreted_module.__wrapped__(p2)  # a fresh copy, not the cached one
     assert copy.__name__ == name and copy is not p2 and sys.modules["tokspec.fast.pretok_peek2"] is p2
     assert importlib.import_module(name) is copy
     assert pickle.loads(pickle.dumps(copy.split)) is copy.split

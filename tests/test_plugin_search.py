@@ -63,7 +63,8 @@ def test_counted_search_is_deterministic() -> None:
 def test_search_cut_short_by_time_warns() -> None:
     from tokspec.app.pytest_plugin import SearchCutShort
 
-    with pytest.warns(SearchCutShort, match="ended the search after"):
+    # max_seconds bounds the replay of stored findings too (issue 28): 0.5 s may end either
+    with pytest.warns(SearchCutShort, match="ended the (search after|replay)"):
         check_against("tiktoken:cl100k_base", "bpe-openai:cl100k_base", max_examples=10**9, max_seconds=0.5)
 
 

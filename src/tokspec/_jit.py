@@ -12,14 +12,16 @@ target "compiled equals interpreted".
 Cache (numba's on-disk cache of compiled machine code):
 
 - Location: ``$NUMBA_CACHE_DIR`` if the user set it, else ``$TOKSPEC_CACHE/numba/<key>``, else
-  ``~/.cache/tokspec/numba/<key>``. It never lives in site-packages, so a read-only install works.
+  ``~/.cache/tokspec/numba/<key>`` (``$XDG_CACHE_HOME`` honoured). It never lives in site-packages, so a read-only install works.
 - ``<key>`` is a sha256 over the source of every module of the installed tokspec package and the
   numba version. numba itself invalidates a cache entry only when the kernel's *own* file changes;
   a kernel that calls a kernel from another module would keep stale machine code. Keying the whole
   directory on all sources makes any change invalidate every dependent entry (at the price of
   recompiling unrelated kernels after an edit, which only a developer pays).
 - If the folder cannot be created or written, kernels compile without caching (slower start, never
-  an import error).
+  an import error). The folder must be the user's own (``tokspec._cache_store``: owner and mode
+  checked). A cache entry numba cannot read back (garbage, truncated) or write (full, read-only)
+  is recompiled, with a one-line note (``tokspec._jit_cache``), never an error of the kernel call.
 
 Out of scope: parallel=True loops (threads come from the callers, e.g. ``lopt:``), GPU targets.
 """
@@ -71,11 +73,17 @@ def cache_dir() -> Path | None:
     explicit = os.environ.get("NUMBA_CACHE_DIR")
     if explicit:
         return Path(explicit)
-    base = os.environ.get("TOKSPEC_CACHE")
-    root = Path(base) if base else Path.home() / ".cache" / "tokspec"
+    from tokspec._cache_store import cache_root, safe_folder
+
+    root = cache_root()  # per-user, owner and mode checked (None: uncached, noted)
+    if root is None:
+        return None
     path = root / "numba" / _source_key()
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        path.mkdir(mode=0o700, exist_ok=True)
+        if safe_folder(path.parent) or safe_folder(path):
+            return None
         with tempfile.NamedTemporaryFile(dir=path):
             pass
     except OSError:
@@ -111,7 +119,12 @@ def kernel(fn: F) -> F:
         return fn
     import numba
 
-    return numba.njit(nogil=True, cache=_ensure_cache())(fn)  # type: ignore[no-any-return]
+    compiled = numba.njit(nogil=True, cache=_ensure_cache())(fn)
+    if _CACHE_DIR is not None:
+        from tokspec._jit_cache import guard_cache
+
+        guard_cache(compiled)
+    return compiled  # type: ignore[no-any-return]
 
 
 def interpreted(fn: Callable[..., Any]) -> Callable[..., Any]:

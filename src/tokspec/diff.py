@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from tokspec._escape import escape
+from tokspec._limits import DeadlineExceeded, ResourceLimitError, max_input_bytes
 from tokspec._types import Encoder, Encoding, EncodingArrays, check_text
 from tokspec.errors import TokspecError
 from tokspec.records import (RECORD_VERSION, array_window, dumps_record, make_record, record_name,
@@ -171,8 +172,12 @@ def run_engine(engine: Encoder, text: str) -> Outcome:
             got = "ids" if has_ids else "no ids"
             return Outcome(None, f"EngineFault: {engine.info.name} is a {engine.info.kind} but returned {got}")
         arrays.validate(text, engine.info.name)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, DeadlineExceeded):
         raise
+    except MemoryError:  # the machine failed, not the engine: a setup error (tokspec._limits)
+        raise ResourceLimitError(f"out of memory while {engine.info.name} encoded an input of {len(text)} "
+                                 f"characters (TOKSPEC_MAX_INPUT_BYTES={max_input_bytes()} bounds one input)"
+                                 ) from None
     except BaseException as exc:  # noqa: BLE001 - an engine under test may raise anything
         return Outcome(None, fault_message(exc))
     if _natively_arrays(engine) or len(encoding) > _KEEP_PIECES:

@@ -174,6 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tokspec: interrupted", file=sys.stderr)
         return 130
+    except MemoryError:  # a setup error: the machine's limit, not a bug (tokspec._limits)
+        print("tokspec: error: out of memory (one input is bounded by TOKSPEC_MAX_INPUT_BYTES; lower it, "
+              "or --workers)", file=sys.stderr)
+        return 2
     except Exception as exc:  # noqa: BLE001 - a bug must not read as "disagreement found" (1)
         for line in traceback.format_exception(exc):
             sys.stderr.write(escape(line.rstrip("\n")) + "\n")

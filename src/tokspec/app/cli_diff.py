@@ -48,6 +48,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tokspec._escape import dumps, escape
+from tokspec.app._capacity import cap_workers
+from tokspec.app._pool_watch import fuzz_deadline, overdue_workers
 from tokspec.app._checks import ArgumentError, at_least, check_output_dir, positive_seconds
 from tokspec.app.diff_tasks import (DiffJob, Finding, FuzzParams, close_engines, diff_batch, engines_for,
                                     fuzz_loop, fuzz_process)
@@ -184,6 +186,8 @@ def _run_file(args: argparse.Namespace, results: _Results, out: TextIO, err: Tex
             for batch in batches(iter_inputs(args.inputs)))
     # One batch gains nothing from workers; keep the engines loaded here (and the start-up cost low).
     workers = args.workers if args.scheduler else min(args.workers, n_batches)
+    if args.scheduler in (None, "local") and workers > 1:  # processes started here: memory allows?
+        workers = cap_workers(args.workers, jobs=n_batches, err=err)
     if workers > 1 or args.scheduler:
         close_engines()  # the workers load their own; this process' copy was for setup checks
     executor = make_executor(workers, args.scheduler)
@@ -236,6 +240,7 @@ def _fuzz_parallel(params: FuzzParams, args: argparse.Namespace, found: _Finding
     names: list[str] = []
     ticks: dict[int, int] = {}
     running, error = len(procs), None
+    deadline = fuzz_deadline(args.time, args.shrink_time)
     try:
         while running:
             try:
@@ -243,6 +248,9 @@ def _fuzz_parallel(params: FuzzParams, args: argparse.Namespace, found: _Finding
             except queue.Empty:
                 if not any(p.is_alive() for p in procs) and channel.empty():
                     error = error or "a fuzz worker died without reporting"
+                    break
+                error = error or overdue_workers(procs, deadline, args.time)
+                if error:
                     break
                 continue
             if msg[0] == "finding":
@@ -262,9 +270,10 @@ def _fuzz_parallel(params: FuzzParams, args: argparse.Namespace, found: _Finding
     finally:
         stop.set()
         for p in procs:
-            p.join(timeout=30)
+            p.join(timeout=max(2.0, min(30.0, deadline - time.monotonic())))
             if p.is_alive():
                 p.kill()
+                p.join(timeout=5)
     if error:
         raise TokspecError(error)
     return names, counts
@@ -277,6 +286,8 @@ def _run_fuzz(args: argparse.Namespace, results: _Results, out: TextIO, err: Tex
                         args.save_corpus, args.window)
     found = _Findings(args, results, out)
     progress = _Progress(err, "fuzz")
+    if args.workers > 1:
+        args.workers = cap_workers(args.workers, err=err)  # one process each: memory allows?
     if args.workers > 1:
         close_engines()
         names, counts = _fuzz_parallel(params, args, found, progress)

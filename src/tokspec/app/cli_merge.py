@@ -140,7 +140,7 @@ def _write(engine: Encoder, strategy: str, text: str, chunk_len: int, overlap: i
     params = {"chunk_len": chunk_len, "overlap": overlap}
     path = str(Path(args.report) / f"{report_name(engine, strategy, params, text)}.json")
     rep = build_report(engine, text, result, serial, params=params, reproduce_path=path,
-                       original_chars=original_chars)
+                       original_chars=original_chars, strategy=strategy)
     j, h = write_report(rep, args.report)
     return {"id": rep["id"], "json": str(j), "html": str(h), "classification": rep["classification"],
             "chars": len(text), "text": text, "chunk_len": chunk_len, "overlap": overlap}

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from tokspec._orphan import die_with_parent
 from tokspec._types import Encoder
 from tokspec.app._checks import load_engine_checked
 from tokspec.app.finder import Finder, finding_key, minimized, run_search
@@ -185,7 +186,9 @@ def fuzz_loop(params: FuzzParams, seed: int, emit: Callable[[Finding], None], st
 
 def fuzz_process(params: FuzzParams, seed: int, queue: Any, stop: Any) -> None:
     """A fuzz worker process: :func:`fuzz_loop` with findings and progress sent on ``queue``, then
-    ``("done", generators, counts, infos)``, or ``("error", one-line message)``."""
+    ``("done", generators, counts, infos)``, or ``("error", one-line message)``. Dies with its
+    parent, even on the parent's SIGKILL."""
+    die_with_parent()
     try:
         names, counts = fuzz_loop(params, seed, lambda f: queue.put(("finding", f)), stop.is_set,
                                   lambda n: queue.put(("tick", seed, n)))

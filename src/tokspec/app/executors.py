@@ -6,7 +6,8 @@ memory). Three implementations:
 
 - :class:`InlineExecutor`: in this process, one job at a time (``--workers 1``).
 - :class:`ProcessExecutor`: ``concurrent.futures.ProcessPoolExecutor`` with a *spawn* context (safe
-  with threads, numba and ``python -c``; children get this process' ``sys.path``).
+  with threads, numba and ``python -c``; children get this process' ``sys.path``); the workers die
+  with this process, even on its SIGKILL (``tokspec._orphan``).
 - :class:`DaskExecutor`: a ``dask.distributed`` client, on a ``LocalCluster`` (``"local"``) or on a
   running scheduler (``"tcp://HOST:8786"``). Dask is optional (``pip install 'tokspec[dask]'``);
   without it :func:`make_executor` raises :class:`SchedulerSetupError`.
@@ -25,6 +26,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Protocol
 
+from tokspec._orphan import die_with_parent
+from tokspec.app._pool_watch import PoolWatch, dask_result
 from tokspec.errors import TokspecError
 
 __all__ = ["Executor", "InlineExecutor", "ProcessExecutor", "DaskExecutor", "SchedulerSetupError",
@@ -53,15 +56,16 @@ class Executor(Protocol):
     def close(self) -> None: ...
 
 
-def _ordered(submit: Callable[[Any], Any], jobs: Iterable[Any], window: int) -> Iterator[Any]:
-    """Submit jobs keeping at most ``window`` unfinished; yield ``future.result()`` in job order."""
+def _ordered(submit: Callable[[Any], Any], jobs: Iterable[Any], window: int,
+             result: Callable[[Any], Any] = lambda future: future.result()) -> Iterator[Any]:
+    """Submit jobs keeping at most ``window`` unfinished; yield ``result(future)`` in job order."""
     pending: deque[Any] = deque()
     for job in jobs:
         pending.append(submit(job))
         if len(pending) >= window:
-            yield pending.popleft().result()
+            yield result(pending.popleft())
     while pending:
-        yield pending.popleft().result()
+        yield result(pending.popleft())
 
 
 class InlineExecutor:
@@ -81,10 +85,12 @@ class ProcessExecutor:
 
     def __init__(self, workers: int):
         self.workers = workers
-        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                         initializer=die_with_parent, initargs=(os.getpid(),))
 
     def map(self, fn: Callable[[Any], Any], jobs: Iterable[Any]) -> Iterator[Any]:
-        return _ordered(lambda job: self._pool.submit(fn, job), jobs, 2 * self.workers)
+        watch = PoolWatch(self._pool)  # names a worker that dies
+        return _ordered(lambda job: watch.submit(fn, job), jobs, 2 * self.workers, watch.result)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -118,12 +124,16 @@ class DaskExecutor:
 
     def map(self, fn: Callable[[Any], Any], jobs: Iterable[Any]) -> Iterator[Any]:
         # pure=False: two equal batches (repeated inputs) are still two tasks, each yielding its result
-        return _ordered(lambda job: self._client.submit(fn, job, pure=False), jobs, 2 * self.workers)
+        return _ordered(lambda job: self._client.submit(fn, job, pure=False), jobs, 2 * self.workers,
+                        lambda future: dask_result(self._client, future))
 
     def close(self) -> None:
-        self._client.close()
-        if self._cluster is not None:
-            self._cluster.close()
+        try:  # a lost scheduler must not turn the run's one-line error into a hang or a traceback
+            self._client.close(timeout=10)
+            if self._cluster is not None:
+                self._cluster.close(timeout=10)
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def make_executor(workers: int, scheduler: str | None = None) -> Executor:

@@ -9,7 +9,8 @@ Inputs file format, decided once per FILE (never per line):
 - anything else: plain UTF-8 text, one input per line; the ``\\n`` ending each line is not part of
   the input (a ``\\r`` before it is), and a final ``\\n`` does not start an empty input.
 
-PATH may also be a directory (every regular, non-hidden file in it, in name order) or a glob
+PATH may be ``-`` (standard input) or any pipe (``/dev/stdin``, a FIFO, ``<(cmd)``): it is read once,
+through a private copy (``tokspec.app._input_source``). PATH may also be a directory (every regular, non-hidden file in it, in name order) or a glob
 pattern (``shards/*.jsonl``, matches in name order): each file is read by the rules above and its
 inputs are located as ``FILE:line N``. A single file's inputs are located as ``line N``.
 
@@ -17,7 +18,9 @@ Invalid UTF-8, a malformed line or text outside the text domain (a lone surrogat
 escape) is a setup error naming the file, byte offset or line.
 
 Memory: :func:`iter_inputs` reads one line at a time (a ``.json`` record is read whole: it is one
-input), so a run holds the current input, never the file. Out of scope: compressed shards.
+input), so a run holds the current input, never the file; an input longer than
+``$TOKSPEC_MAX_INPUT_BYTES`` (default 64 MiB) is a setup error naming the limit
+(``tokspec._limits``), found before it is held whole. A JSON line nested too deeply is refused. Out of scope: compressed shards.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from tokspec._types import check_text
+from tokspec.app._input_source import bounded_lines, is_stream, open_input, read_bounded
 from tokspec.errors import TokspecError
 
 __all__ = ["InputFileError", "iter_inputs", "read_inputs", "input_files", "batches"]
@@ -55,6 +59,9 @@ def _text_of(path: Path, where: str, raw: str) -> str:
         obj = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise InputFileError(f"{path}:{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise InputFileError(f"{path}:{where}: JSON nested too deeply to read (expected a flat object "
+                             "with a string field \"text\")") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
         raise InputFileError(f"{path}:{where}: expected a JSON object with a string field \"text\"")
     try:
@@ -66,7 +73,7 @@ def _text_of(path: Path, where: str, raw: str) -> str:
 def _looks_jsonl(first_line: str) -> bool:
     try:
         obj = json.loads(first_line)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return False
     return isinstance(obj, dict) and isinstance(obj.get("text"), str)
 
@@ -75,7 +82,7 @@ def _open(p: Path) -> BinaryIO:
     try:
         if p.is_dir():
             raise IsADirectoryError(21, "Is a directory")
-        return p.open("rb")
+        return open_input(p)  # a pipe is read once, through a private copy
     except OSError as exc:
         raise InputFileError(f"cannot read inputs file {str(p)!r}: {exc.strerror or exc}") from None
 
@@ -84,7 +91,7 @@ def _lines(p: Path) -> Iterator[tuple[int, str]]:
     """(line number, decoded line without its ``\\n``) of ``p``, one line in memory at a time."""
     offset = 0
     with _open(p) as fh:
-        for number, raw in enumerate(fh, 1):
+        for number, raw in enumerate(bounded_lines(fh, str(p)), 1):
             yield number, _decode_utf8(p, raw.removesuffix(b"\n"), offset, number)
             offset += len(raw)
 
@@ -92,7 +99,7 @@ def _lines(p: Path) -> Iterator[tuple[int, str]]:
 def _iter_file(p: Path, prefix: str) -> Iterator[tuple[str, str]]:
     if p.suffix == ".json":
         with _open(p) as fh:
-            yield f"{prefix}record", _text_of(p, "record", _decode_utf8(p, fh.read()))
+            yield f"{prefix}record", _text_of(p, "record", _decode_utf8(p, read_bounded(fh, str(p))))
         return
     first = next((ln for _, ln in _lines(p) if ln.strip()), "")  # sniff: stops at the first one
     if p.suffix == ".jsonl" or _looks_jsonl(first):
@@ -110,6 +117,8 @@ def _iter_file(p: Path, prefix: str) -> Iterator[tuple[str, str]]:
 def input_files(path: str | Path) -> list[Path]:
     """The files PATH names (module docstring): itself, a directory's files, or a glob's matches."""
     p = Path(path)
+    if is_stream(p):  # "-" (stdin), a FIFO, /dev/stdin, <(cmd): one input file, read once
+        return [p]
     if p.is_dir():
         files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
         if not files:

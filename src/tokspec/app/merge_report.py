@@ -96,7 +96,9 @@ def report_name(engine: Encoder, strategy: str, params: dict[str, Any], text: st
     """``<strategy>-<engine>-<hash16>``: stable per (engine, strategy, parameters, text)."""
     key = json.dumps([engine.info.name, strategy, params, text], ensure_ascii=False, sort_keys=True)
     digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]  # names may be hostile
-    slug = "".join(c if c.isalnum() else "-" for c in engine.info.name).strip("-")[:60]
+    # cut by UTF-8 bytes, not characters: 60 four-byte letters would pass NAME_MAX (255 bytes)
+    slug = "".join(c if c.isalnum() else "-" for c in engine.info.name).strip("-")
+    slug = slug.encode("utf-8", "surrogatepass")[:60].decode("utf-8", "ignore")
     return f"{strategy}-{slug}-{digest}"
 
 
@@ -112,14 +114,17 @@ def _chunks(engine: Encoder, result: MergeResult) -> list[dict[str, Any]]:
 
 
 def build_report(engine: Encoder, text: str, result: MergeResult, serial: Encoding, *,
-                 params: dict[str, Any], reproduce_path: str, original_chars: int | None = None
-                 ) -> dict[str, Any]:
-    """The JSON-able report (module docstring) of a merge that differs from ``serial``."""
+                 params: dict[str, Any], reproduce_path: str, original_chars: int | None = None,
+                 strategy: str | None = None) -> dict[str, Any]:
+    """The JSON-able report (module docstring) of a merge that differs from ``serial``.
+
+    ``strategy``: the name the user gave (``delimiter-comma``), which the id and the reproduce
+    command must carry; default: the trace's (``delimiter`` for all the delimiter variants)."""
     merged = result.encoding
     k = first_divergence(serial, merged)
     assert k is not None, "build_report needs a merge that differs from serial"
     info = engine.info
-    strategy = result.trace.strategy
+    strategy = strategy or result.trace.strategy
     return {
         "version": REPORT_VERSION, "kind": "merge-counterexample",
         "id": report_name(engine, strategy, params, text),

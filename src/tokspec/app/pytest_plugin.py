@@ -43,6 +43,7 @@ session end. Out of scope: text outside the text domain (lone surrogates raise I
 from __future__ import annotations
 
 import os
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -141,7 +142,10 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
     ``engine`` is the engine under test (A), ``other`` the one it must agree with (B). ``max_examples``
     texts are searched after the replay (default :data:`DEFAULT_BUDGET`), seeded by ``seed``.
     Cost: the replay (about 2,000 texts and two 20,000-character documents) plus ``max_examples``
-    comparisons, and shrinking on failure.
+    comparisons, and shrinking on failure. Time bound: the replay and the search stop at
+    ``max_seconds`` (warning :class:`SearchCutShort`), shrinking a finding takes at most
+    ``min(max_seconds, 60 s)`` more, and an engine call still running past both raises
+    :class:`~tokspec._limits.DeadlineExceeded` (a hang is an error, never a wait).
     """
     __tracebackhide__ = True
     a, b = _engine(engine), _engine(other)
@@ -158,15 +162,27 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
     if budget < 0 or seconds <= 0:
         raise TokspecError(f"max_examples must be >= 0 and max_seconds > 0, got max_examples={budget!r}, "
                            f"max_seconds={seconds!r}")
-    finder = Finder(a, b, max_findings=1, shrink_seconds=_SHRINK_SECONDS, shrink_tests=_SHRINK_TESTS)
-    if not finder.replay(replay_texts()) and budget > 0:
-        outcome = run_search(finder, text_sources(b, seed), seconds=seconds, max_inputs=budget,
-                             slice_inputs=SLICE)
+    from tokspec.app._deadline import Cut, bounded, until
+
+    # Bound: texts are compared until max_seconds; shrinking a finding takes at most
+    # min(_SHRINK_SECONDS, max_seconds) more; no engine call is waited for past both.
+    shrink = min(_SHRINK_SECONDS, seconds)
+    deadline = time.monotonic() + seconds
+    a, b = bounded(a, deadline + shrink, seconds), bounded(b, deadline + shrink, seconds)
+    finder = Finder(a, b, max_findings=1, shrink_seconds=shrink, shrink_tests=_SHRINK_TESTS)
+    replay_cut = Cut()
+    if not finder.replay(until(replay_texts(), deadline, replay_cut)) and budget > 0 and not replay_cut.cut:
+        outcome = run_search(finder, text_sources(b, seed), seconds=max(0.0, deadline - time.monotonic()),
+                             max_inputs=budget, slice_inputs=SLICE)
         if outcome.cut_by_time:
             warnings.warn(SearchCutShort(
                 f"tokspec check_against({a.info.name!r}, {b.info.name!r}): max_seconds={seconds} ended the "
                 f"search after {outcome.inputs} of {budget} texts; the verdict may differ on a faster "
                 "machine (raise max_seconds or lower max_examples)"), stacklevel=2)
+    if replay_cut.cut and not finder.findings:
+        warnings.warn(SearchCutShort(
+            f"tokspec check_against({a.info.name!r}, {b.info.name!r}): max_seconds={seconds} ended the "
+            "replay of stored findings; nothing was searched (raise max_seconds)"), stacklevel=2)
     if finder.findings:
         folder = _setting(reports, "tokspec-reports", "TOKSPEC_REPORTS", "tokspec-reports", str)
         raise AssertionError(_failure(a, b, finder.findings[0], seed, budget, Path(folder)))
