@@ -100,6 +100,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window", type=int, default=3, metavar="W",
                         help="tokens of context on each side of the first divergence (default 3)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--compare", choices=("all", "ids"), default="all", dest="compare_on",
+                        help="what must agree: 'all' = ids and offsets (default), 'ids' = ids only (for "
+                             "libraries that return ids; also chosen when an engine declares no offsets)")
     parser.add_argument("--workers", type=int, metavar="N",
                         help="worker processes (default: the usable cores; 1 = this process only)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
@@ -180,7 +183,8 @@ def _run_file(args: argparse.Namespace, results: _Results, out: TextIO, err: Tex
     total = n_batches = 0
     for batch in batches(iter_inputs(args.inputs)):
         total, n_batches = total + len(batch), n_batches + 1
-    jobs = (DiffJob(args.a, args.b, args.report, args.window, args.minimize, args.shrink_time, batch)
+    jobs = (DiffJob(args.a, args.b, args.report, args.window, args.minimize, args.shrink_time, batch,
+                    _compare_on(args))
             for batch in batches(iter_inputs(args.inputs)))
     # One batch gains nothing from workers; keep the engines loaded here (and the start-up cost low).
     workers = args.workers if args.scheduler else min(args.workers, n_batches)
@@ -274,7 +278,7 @@ def _run_fuzz(args: argparse.Namespace, results: _Results, out: TextIO, err: Tex
     if args.scheduler:
         raise TokspecError("--scheduler works with --inputs; fuzz mode uses --workers on this machine")
     params = FuzzParams(args.a, args.b, args.time, args.max_findings, args.shrink_time, args.report,
-                        args.save_corpus, args.window)
+                        args.save_corpus, args.window, _compare_on(args))
     found = _Findings(args, results, out)
     progress = _Progress(err, "fuzz")
     if args.workers > 1:
@@ -304,10 +308,29 @@ def _check_arguments(args: argparse.Namespace) -> None:
         check_output_dir(args.save_corpus, "--save-corpus")
 
 
+def _compare_on(args: argparse.Namespace) -> str:
+    return str(getattr(args, "compare_on", "all") or "all")
+
+
+def _ids_note(results: _Results, args: argparse.Namespace) -> str | None:
+    """Why this pair was compared on ids alone (None when offsets were compared too)."""
+    if _compare_on(args) == "ids":
+        return "compared on ids only (--compare ids): offsets were not compared"
+    silent = [e["name"] for e in results.engines if not e.get("offsets", True)]
+    if silent:
+        return f"compared on ids only: {escape(', '.join(silent))} declares no offsets"
+    return None
+
+
 def _print_summary(results: _Results, args: argparse.Namespace, out: TextIO) -> None:
+    note = _ids_note(results, args)
     if args.json:
-        print(dumps(results.summary()), file=out)
+        summary = results.summary()
+        summary["compared"] = "ids" if note else "ids and offsets"
+        print(dumps(summary), file=out)
         return
+    if note:
+        print(f"note: {note}", file=out)
     hidden = len(results.counterexamples) - args.show
     if hidden > 0:
         print(f"... {hidden} more counterexample records not shown", file=out)
@@ -326,7 +349,7 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | No
     args.scheduler = getattr(args, "scheduler", None)
     try:
         _check_arguments(args)
-        a, b = engines_for(args.a, args.b)  # setup errors first, whatever the executor
+        a, b = engines_for(args.a, args.b, _compare_on(args))  # setup errors first, whatever the executor
         results = _Results([asdict(a.info), asdict(b.info)], "fuzz" if args.fuzz else "file")
         start = time.monotonic()
         (_run_fuzz if args.fuzz else _run_file)(args, results, out, None if args.quiet else err)

@@ -47,8 +47,9 @@ def load(name: str) -> Encoder:
 _local = threading.local()
 
 
-def engines_for(a: str, b: str) -> tuple[Encoder, Encoder]:
-    """The engine pair (a, b), loaded and checked once per process/thread, then cached."""
+def engines_for(a: str, b: str, compare_on: str = "all") -> tuple[Encoder, Encoder]:
+    """The engine pair (a, b), loaded and checked once per process/thread, then cached.
+    ``compare_on="ids"`` gives both as :func:`tokspec.adapt.ids_only` views (compared on ids alone)."""
     cache: dict[tuple[str, str], tuple[Encoder, Encoder]] = getattr(_local, "engines", None) or {}
     _local.engines = cache
     if (a, b) not in cache:
@@ -60,11 +61,21 @@ def engines_for(a: str, b: str) -> tuple[Encoder, Encoder]:
             ea.close()
             raise
         cache[(a, b)] = (ea, eb)
+    if compare_on == "ids":
+        from tokspec.adapt import ids_only
+
+        key = (a, b, "ids")
+        views: dict[tuple[str, str, str], tuple[Encoder, Encoder]] = getattr(_local, "ids_views", None) or {}
+        _local.ids_views = views
+        if key not in views:
+            views[key] = (ids_only(cache[(a, b)][0]), ids_only(cache[(a, b)][1]))
+        return views[key]
     return cache[(a, b)]
 
 
 def close_engines() -> None:
     """Close and forget the engines this thread loaded (registered at exit too)."""
+    _local.ids_views = {}
     cache = getattr(_local, "engines", None) or {}
     while cache:
         for engine in cache.popitem()[1]:
@@ -91,13 +102,14 @@ class DiffJob:
     minimize: bool
     shrink_time: float
     inputs: list[tuple[str, str]]
+    compare_on: str = "all"
 
 
 def diff_batch(job: DiffJob) -> tuple[list[dict[str, Any]], list[tuple[Any, ...]]]:
     """Compare ``job``'s inputs in order: (engine infos, per input ``(classification,)`` when they
     agree or ``(classification, where, record name, record, readable report)``). O(encode)."""
     try:
-        a, b = engines_for(job.a, job.b)
+        a, b = engines_for(job.a, job.b, job.compare_on)
     except TokspecError as exc:
         raise WorkerSetupError(str(exc)) from None
     out: list[tuple[Any, ...]] = []
@@ -127,6 +139,7 @@ class FuzzParams:
     report: str
     save_corpus: str | None
     width: int
+    compare_on: str = "all"
 
 
 @dataclass
@@ -165,7 +178,7 @@ def fuzz_loop(params: FuzzParams, seed: int, emit: Callable[[Finding], None], st
     """
     from tokspec.app.search import LONG_SHARE, text_sources
 
-    a, b = engines_for(params.a, params.b)
+    a, b = engines_for(params.a, params.b, params.compare_on)
     sources = text_sources(a, seed, long_share=LONG_SHARE)
     classes: Counter[str | None] = Counter()
 

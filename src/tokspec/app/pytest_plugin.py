@@ -51,7 +51,8 @@ import pytest
 
 from tokspec._registry import load_engine
 from tokspec._types import Encoder
-from tokspec.diff import check_pair, compare, format_comparison, reproduce_command, save_counterexample
+from tokspec.diff import check_pair, format_comparison, reproduce_command, save_counterexample
+from tokspec.diff import compare as _compare_text
 from tokspec.errors import TokspecError
 
 if TYPE_CHECKING:
@@ -92,15 +93,28 @@ def _engine(engine: EngineLike) -> Encoder:
     return _LOADED[engine]
 
 
-def assert_engines_agree(engine: EngineLike, other: EngineLike, text: str, *, window: int = 3) -> None:
+def _compared(a: Encoder, b: Encoder, compare: str) -> tuple[Encoder, Encoder]:
+    """The pair as compared: ``compare="ids"`` views both on ids alone (:func:`tokspec.adapt.ids_only`)."""
+    if compare not in ("all", "ids"):
+        raise TokspecError(f"compare must be 'all' or 'ids', got compare={compare!r}")
+    if compare == "all":
+        return a, b
+    from tokspec.adapt import ids_only
+
+    return ids_only(a), ids_only(b)
+
+
+def assert_engines_agree(engine: EngineLike, other: EngineLike, text: str, *, window: int = 3,
+                         compare: str = "all") -> None:
     """Raise AssertionError (with the divergence window) unless both engines agree on ``text``.
 
-    Agreement is tokspec's: equal ids and equal character offsets, no exception from either engine.
+    Agreement is tokspec's: equal ids and equal character offsets, no exception from either engine
+    (``compare="ids"``, or an engine declaring ``EngineInfo.offsets=False``: ids alone).
     Cost: one encode per engine.
     """
-    a, b = _engine(engine), _engine(other)
+    a, b = _compared(_engine(engine), _engine(other), compare)
     check_pair(a, b)
-    comparison = compare(a, b, text)
+    comparison = _compare_text(a, b, text)
     if not comparison.agree:
         __tracebackhide__ = True
         raise AssertionError(f"engines disagree: {format_comparison(a, b, comparison, width=window)}")
@@ -134,16 +148,17 @@ def _setting(value: Any, option: str, env: str, default: Any, kind: type) -> Any
 
 def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = None,
                   max_examples: int | None = None, max_seconds: float | None = None,
-                  reports: str | Path | None = None, texts: SearchStrategy[str] | None = None) -> None:
+                  reports: str | Path | None = None, texts: SearchStrategy[str] | None = None,
+                  compare: str = "all") -> None:
     """Search for a text on which the engines disagree; fail with the minimized one (module docstring).
 
     ``engine`` is the engine under test (A), ``other`` the one it must agree with (B). ``max_examples``
     texts are searched after the replay (default :data:`DEFAULT_BUDGET`), seeded by ``seed``.
     Cost: the replay (about 2,000 texts and two 20,000-character documents) plus ``max_examples``
-    comparisons, and shrinking on failure.
+    comparisons, and shrinking on failure. ``compare="ids"``: ids alone (for ids-only libraries).
     """
     __tracebackhide__ = True
-    a, b = _engine(engine), _engine(other)
+    a, b = _compared(_engine(engine), _engine(other), compare)
     check_pair(a, b)
     if texts is not None:
         _hypothesis_check(a, b, texts, max_examples)
