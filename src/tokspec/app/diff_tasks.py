@@ -85,10 +85,24 @@ def close_engines() -> None:
 atexit.register(close_engines)
 
 
-def _record(a: Encoder, b: Encoder, c: Comparison, directory: str, width: int) -> tuple[str, dict[str, Any]]:
-    """(file name, record) of ``c`` as :func:`tokspec.diff.save_counterexample` would write it."""
+def _record(a: Encoder, b: Encoder, c: Comparison, directory: str, width: int,
+            typed: tuple[str, str] | None = None, seed: int | None = None, generator: str | None = None,
+            compare_on: str = "all") -> tuple[str, dict[str, Any]]:
+    """(file name, record) of ``c`` as :func:`tokspec.diff.save_counterexample` would write it; with
+    ``typed`` (the names as typed), the replay command uses them and the record gets its
+    ``"provenance"`` (:mod:`tokspec.provenance`) and ``"cause"`` (:mod:`tokspec.cluster`)."""
     name = record_name(a, b, c.text)
-    return name, make_record(a, b, c, width=width, reproduce=reproduce_command(a, b, Path(directory) / name))
+    if typed is None:
+        return name, make_record(a, b, c, width=width, reproduce=reproduce_command(a, b, Path(directory) / name))
+    from tokspec.cluster import cause_of
+    from tokspec.provenance import provenance, replay_command
+
+    prov = provenance(*typed, seed=seed, generator=generator, compare_on=compare_on)
+    command = replay_command(*typed, Path(directory) / name, env=prov["env"], compare_on=compare_on)
+    record = make_record(a, b, c, width=width, reproduce=command)
+    record["provenance"] = prov
+    record["cause"] = cause_of(a, b, c).as_dict()
+    return name, record
 
 
 @dataclass(frozen=True)
@@ -122,7 +136,7 @@ def diff_batch(job: DiffJob) -> tuple[list[dict[str, Any]], list[tuple[Any, ...]
         if job.minimize:
             c = minimized(a, b, c, job.shrink_time)
             where += f" (minimized from {len(text)} to {len(c.text)} chars)"
-        name, record = _record(a, b, c, job.report, job.width)
+        name, record = _record(a, b, c, job.report, job.width, (job.a, job.b), compare_on=job.compare_on)
         out.append((classification, where, name, record, format_comparison(a, b, c, width=job.width)))
     return [asdict(a.info), asdict(b.info)], out
 
@@ -155,6 +169,9 @@ class Finding:
     record: dict[str, Any]
     corpus_record: dict[str, Any] | None
     display: str
+    cause_key: tuple[Any, ...] = ()
+    cause_name: str = ""
+    members: int = 0  # > 0: not a finding but the count of one cause's findings in a worker (at its end)
 
 
 class _StoppableFinder(Finder):
@@ -184,15 +201,20 @@ def fuzz_loop(params: FuzzParams, seed: int, emit: Callable[[Finding], None], st
 
     def on_finding(f: Any) -> None:
         small, text = f.comparison, f.original.text
-        name, record = _record(a, b, small, params.report, params.width)
-        corpus = _record(a, b, small, params.save_corpus, params.width)[1] if params.save_corpus else None
+        typed, how = (params.a, params.b), {"seed": seed, "generator": f.source, "compare_on": params.compare_on}
+        name, record = _record(a, b, small, params.report, params.width, typed, **how)
+        corpus = _record(a, b, small, params.save_corpus, params.width, typed, **how)[1] if params.save_corpus \
+            else None
         emit(Finding(finding_key(small), str(small.classification), f.input_number, len(text), len(small.text),
-                     name, record, corpus, format_comparison(a, b, small, width=params.width)))
+                     name, record, corpus, format_comparison(a, b, small, width=params.width),
+                     f.cause.key, f.cause.name))
 
     finder = _StoppableFinder(a, b, stop, max_findings=params.max_findings, shrink_seconds=params.shrink_time,
                               on_compare=lambda c: classes.update([c.classification]), on_finding=on_finding)
     run_search(finder, sources, seconds=params.seconds,
                tick=None if tick is None else lambda: tick(classes.total()))
+    for key, count in finder.clusters.members.items():  # member counts per cause, for the summary
+        emit(Finding((), "", 0, 0, 0, "", {}, None, "", key, finder.clusters.names[key], count))
     return [s.name for s in sources], classes
 
 

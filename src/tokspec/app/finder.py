@@ -99,7 +99,10 @@ def minimized(a: Encoder, b: Encoder, c: Comparison, seconds: float, max_tests: 
                 kept[text] = comparison
         return signatures[k] == want
 
-    small = minimize_text(c.text, still_fails, seconds=seconds, max_tests=max_tests)
+    from tokspec.app.shrink import window_first
+
+    start = window_first(c, still_fails)  # a few characters around the first divergence, when they do
+    small = minimize_text(start, still_fails, seconds=seconds, max_tests=max_tests)
     return kept[small] if small in kept else compare(a, b, small)
 
 
@@ -111,6 +114,7 @@ class Finding:
     original: Comparison
     input_number: int
     source: str
+    cause: Any = None  # tokspec.cluster.Cause of the minimized comparison
 
 
 class Finder:
@@ -130,22 +134,36 @@ class Finder:
         self.findings: list[Finding] = []
         self.inputs = 0
         self.source = ""
+        from tokspec.cluster import Clusters
+
+        self.clusters = Clusters()  # findings by cause (tokspec.cluster); max_findings counts causes
 
     def done(self) -> bool:
-        return len(self.seen) >= self.max_findings
+        return len(self.clusters) >= self.max_findings
 
     def on_text(self, text: str) -> bool:
-        """Compare on ``text``; shrink and keep a new finding. True when the search should stop."""
+        """Compare on ``text``; shrink and keep a finding of a new cause (a finding of a known cause
+        is counted, not shrunk). True when the search should stop."""
+        from tokspec.cluster import cause_of
+
         c = compare(self.a, self.b, text)
         self.inputs += 1
         if self.on_compare is not None:
             self.on_compare(c)
-        if c.agree or finding_key(c) in self.seen:  # known faults: skip the costly shrinking
+        if c.agree:
+            return self.done()
+        raw = cause_of(self.a, self.b, c)
+        if finding_key(c) in self.seen or raw in self.clusters:  # known: skip the costly shrinking
+            self.clusters.add(raw)
             return self.done()
         small = minimized(self.a, self.b, c, self.shrink_seconds, self.shrink_tests)
-        if finding_key(small) not in self.seen:
+        cause = cause_of(self.a, self.b, small)
+        self.clusters.alias(raw, cause)
+        known = finding_key(small) in self.seen or cause in self.clusters
+        self.clusters.add(cause)
+        if not known:
             self.seen.add(finding_key(small))
-            finding = Finding(small, c, self.inputs, self.source)
+            finding = Finding(small, c, self.inputs, self.source, cause)
             self.findings.append(finding)
             if self.on_finding is not None:
                 self.on_finding(finding)
