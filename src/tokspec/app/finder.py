@@ -14,7 +14,8 @@ text sources of :mod:`tokspec.app.search`, alternating them in slices, until a b
   upper bound; :attr:`SearchOutcome.cut_by_time` says when it, not the count, ended the search.
 
 :func:`replay_texts` is what the plugin replays before searching: stored findings and tokspec's
-conformance corpus, then two long documents made of the corpus (its texts joined by line ends, and
+conformance corpus (without this machine's files unless ``TOKSPEC_MACHINE_TEXTS=1``: fixed per
+tokspec version), then two long documents made of the corpus (its texts joined by line ends, and
 run together in reverse order): long inputs are their own bug class.
 
 Out of scope: parallel engines (one text at a time, in order) and writing records (callers do).
@@ -266,6 +267,15 @@ def _document(text: str) -> str:
     return (text * (LONG_DOCUMENT_CHARS // max(1, len(text)) + 1))[:LONG_DOCUMENT_CHARS]
 
 
+def machine_texts_wanted() -> bool:
+    """Files of this machine (stdlib sources, /usr/share) join the corpus only on request
+    (``TOKSPEC_MACHINE_TEXTS=1``): by default the replayed and searched corpus is fixed per tokspec
+    version, so a verdict does not depend on what is installed."""
+    import os
+
+    return os.environ.get("TOKSPEC_MACHINE_TEXTS") == "1"
+
+
 @functools.lru_cache(maxsize=1)
 def replay_texts() -> tuple[tuple[str, str], ...]:
     """``(source, text)`` pairs the plugin compares first, in order (module docstring). Cached."""
@@ -273,7 +283,7 @@ def replay_texts() -> tuple[tuple[str, str], ...]:
 
     root = _corpora()
     stored = [] if root is None else _stored_texts(root)
-    corpus = build_corpus(seed=0, size="small")
+    corpus = build_corpus(seed=0, size="small", machine=machine_texts_wanted())
     documents = [_document("\n".join(corpus)), _document("".join(reversed(corpus)))]
     seen: set[str] = set()
     out: list[tuple[str, str]] = []

@@ -16,10 +16,10 @@ its conformance corpus and two long documents made of it, then
 draws texts from the fuzz sources (corpus generators, adversarial repetitions, vocabulary-aware text
 over the second engine's token surfaces, the Unicode-category strategies of
 :mod:`tokspec.fuzz.strategies`) in counted slices, until ``max_examples`` texts were compared.
-It is deterministic: the same code, seed and machine setup compare the same texts, so a verdict
-does not change from run to run, nor with machine speed (the conformance corpus includes chunks of
-the local Python standard library and /usr/share text files, so another Python or OS image may
-differ). ``max_seconds`` is only an upper bound (a search it cuts short warns with
+It is deterministic: the same code and seed compare the same texts, so a verdict does not change
+from run to run, nor with machine speed, nor with the files installed (the corpus includes this
+machine's files only with ``TOKSPEC_MACHINE_TEXTS=1``). The search also draws from the pattern
+dictionary and the Unicode-drift code points (:mod:`tokspec.app.dictionary_source`). ``max_seconds`` is only an upper bound (a search it cuts short warns with
 :class:`SearchCutShort`, since the verdict then depends on machine speed).
 
 Settings, first found wins: the keyword; the pytest option (``--tokspec-seed``,
