@@ -183,13 +183,27 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
                 "machine (raise max_seconds or lower max_examples)"), stacklevel=2)
     if finder.findings:
         folder = _setting(reports, "tokspec-reports", "TOKSPEC_REPORTS", "tokspec-reports", str)
-        raise AssertionError(_failure(a, b, finder.findings[0], seed, budget, Path(folder)))
+        typed = (engine if isinstance(engine, str) else a.info.name, other if isinstance(other, str) else b.info.name)
+        raise AssertionError(_failure(a, b, finder.findings[0], seed, budget, Path(folder), typed, compare))
 
 
-def _failure(a: Encoder, b: Encoder, finding: Any, seed: int, budget: int, folder: Path) -> str:
-    """The failure message; saves the record of the minimized comparison into ``folder``."""
+def _failure(a: Encoder, b: Encoder, finding: Any, seed: int, budget: int, folder: Path,
+             typed: tuple[str, str] | None = None, compare: str = "all") -> str:
+    """The failure message; saves the record of the minimized comparison into ``folder`` (with
+    its provenance and a replay command naming the engines as given, :mod:`tokspec.provenance`)."""
     small, original = finding.comparison, finding.original
-    path = save_counterexample(a, b, small, folder).resolve()
+    if typed is None:
+        path = save_counterexample(a, b, small, folder).resolve()
+        replay = reproduce_command(a, b, path)
+    else:
+        from tokspec.app.diff_tasks import _record
+        from tokspec.records import write_record
+
+        folder = folder.resolve()
+        name, record = _record(a, b, small, str(folder), 3, typed, seed=seed, generator=finding.source,
+                               compare_on=compare)
+        path = write_record(record, folder / name)
+        replay = str(record["reproduce"])
     return "\n".join([
         f"engines disagree: {format_comparison(a, b, small)}",
         f"found on input #{finding.input_number} ({finding.source}), minimized from {len(original.text)} "
@@ -197,7 +211,7 @@ def _failure(a: Encoder, b: Encoder, finding: Any, seed: int, budget: int, folde
         f"seed: {seed} (reproduce: TOKSPEC_SEED={seed} TOKSPEC_BUDGET={budget}, or check_against(..., "
         f"seed={seed}, max_examples={budget}))",
         f"record: {path}",
-        f"replay: {reproduce_command(a, b, path)}",
+        f"replay: {replay}",
     ])
 
 
