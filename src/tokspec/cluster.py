@@ -19,7 +19,8 @@ The key (:attr:`Cause.key`) holds kinds and categories, never the character itse
 and ``U+2007`` are one cause (both Zs whitespace) while ``U+00A0`` and a combining mark are two.
 :attr:`Cause.name` is the readable name, with the first example's character
 (``"U+00A0 NO-BREAK SPACE (Zs) is whitespace to one engine only"``). Faults group by side and
-fault message (the input text cut out, as :func:`tokspec.app.finder.finding_key` does).
+fault message (the input text cut out, as :func:`tokspec.app.finder.finding_key` does, and
+numbers read as ``N``: positions and lengths vary from text to text, the fault does not).
 :class:`Clusters` counts members per cause.
 
 Heuristic by nature: two bugs that fire on the same kind of character in the same alternative are
@@ -201,7 +202,8 @@ def cause_of(a: Encoder, b: Encoder, comparison: Any) -> Cause:
         for piece in (repr(text), *(repr(text)[:n] for n in (120, 100, 80, 60, 40)), text if len(text) >= 8 else None):
             message = message.replace(piece, "") if piece else message  # the input cut out, as finding_key does
         kind = message.split(":", 1)[0]
-        return Cause((cls, side, message[:300]), f"{side} ({(a if side == 'A' else b).info.name}) raises "
+        shape = regex.sub(r"\d+", "N", message)[:300]  # "offset 3=(3, 5) outside length 4": one cause
+        return Cause((cls, side, shape), f"{side} ({(a if side == 'A' else b).info.name}) raises "
                      f"{kind}: {message[len(kind) + 1:].strip()[:120]}", cls)
     index = comparison.index or 0
     spans = [s for s in (_token(comparison.a, index), _token(comparison.b, index)) if s is not None]

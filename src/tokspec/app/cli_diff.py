@@ -283,7 +283,7 @@ def _fuzz_parallel(params: FuzzParams, args: argparse.Namespace, found: _Finding
             elif msg[0] == "tick":
                 ticks[msg[1]] = msg[2]
                 progress.tick(lambda s: f"{sum(ticks.values())} inputs tried "
-                                        f"({sum(ticks.values()) / s:.0f}/s), {len(found.seen)} findings")
+                                        f"({sum(ticks.values()) / s:.0f}/s), {len(found.seen)} causes")
             else:
                 running -= 1
                 if msg[0] == "error":
@@ -313,7 +313,7 @@ def _run_fuzz(args: argparse.Namespace, results: _Results, out: TextIO, err: Tex
         names, counts = _fuzz_parallel(params, args, found, progress)
     else:
         names, counts = fuzz_loop(params, args.seed, found.accept, found.done, lambda n: progress.tick(
-            lambda s: f"{n} inputs tried ({n / s:.0f}/s), {len(found.seen)} findings"))
+            lambda s: f"{n} inputs tried ({n / s:.0f}/s), {len(found.seen)} causes"))
     results.generators = names
     for classification, n in counts.items():
         results.add(classification, n)

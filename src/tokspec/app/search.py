@@ -240,15 +240,15 @@ def text_sources(a: Encoder, seed: int, *, long_share: float = 0.0) -> list[Any]
     corpus = list(small_corpus(seed))
     pool = token_pool(a, corpus[:120])
     sources: list[Any] = [_OwnGenerator(seed, corpus, pool, long_share)]
+    try:
+        sources.append(_HypothesisSource(seed, pool, corpus, long_share))
+    except ImportError as exc:  # the fuzz layer is optional at run time; the summary says so
+        print(f"tokspec diff: tokspec.fuzz.strategies unavailable ({exc}); own generators only",
+              file=sys.stderr)
     try:  # the pattern dictionary and Unicode drift (tokspec.app.dictionary_source)
         from tokspec.app.dictionary_source import DictionarySource
 
         sources.append(DictionarySource(seed))
     except ImportError as exc:
         print(f"tokspec diff: pattern dictionary unavailable ({exc})", file=sys.stderr)
-    try:
-        sources.append(_HypothesisSource(seed, pool, corpus, long_share))
-    except ImportError as exc:  # the fuzz layer is optional at run time; the summary says so
-        print(f"tokspec diff: tokspec.fuzz.strategies unavailable ({exc}); own generators only",
-              file=sys.stderr)
     return sources
