@@ -125,6 +125,13 @@ class _SplitCharSpans(_Cl100k):
         return out
 
 
+class _OlderUnicode(_Cl100k):
+    def __init__(self, name: str, description: str) -> None:
+        super().__init__(name, description)
+        # BUG: the library's regex has Unicode 14.0 tables (letters assigned since are not letters)
+        self.enc = _encoding(_CL100K.replace(r"\p{L}", r"[\p{L}&&\p{Age=V14_0}]"))
+
+
 class _Chunked(_Cl100k):
     """Encodes ``text`` in pieces cut by ``cuts`` and concatenates (the bug: cuts are not pretoken
     boundaries)."""
@@ -258,6 +265,9 @@ _pattern_bug("whitespace_no_lookahead", "pattern slip: \\s+ for \\s+(?!\\S)", r"
 _pattern_bug("ascii_letters", "pattern slip: [A-Za-z] for \\p{L}", r"\p{L}++", r"[A-Za-z]++")
 _pattern_bug("punct_without_newlines", "pattern slip: punctuation run without its trailing [\\r\\n]*",
              r"[^\s\p{L}\p{N}]++[\r\n]*+", r"[^\s\p{L}\p{N}]++")
+_pattern_bug("case_sensitive_contractions", "pattern slip: '(?:[sdmt]|ll|ve|re) for '(?i:[sdmt]|ll|ve|re)",
+             "'(?i:[sdmt]|ll|ve|re)", "'(?:[sdmt]|ll|ve|re)")
+_class_bug("unicode_14_letters", "older Unicode tables: letters are those of Unicode 14.0 only", _OlderUnicode)
 _class_bug("offsets_in_bytes", "offsets counted in UTF-8 bytes", _OffsetsInBytes)
 _class_bug("split_char_spans", "a character split over tokens goes to the next token", _SplitCharSpans)
 _class_bug("nul_terminated", "text cut at the first NUL", _NulTerminated)

@@ -29,18 +29,14 @@ import zipfile
 from pathlib import Path
 
 from tokspec.fuzz import _findings
+from tokspec.fuzz import dictionary as _dictionary
 from tokspec.fuzz.targets import TARGETS, Target
 
 __all__ = ["fuzzer_name", "fuzzer_source", "dictionary", "seed_zip", "build", "main", "SPECIALS"]
 
-#: Text the pretokenizers and normalizers of tokspec's engines treat specially.
-SPECIALS: tuple[str, ...] = (
-    " ", "  ", "\n", "\n\n", "\r\n", "\r", "\t", "\u00a0", "\u2028", "\u2029", "\u3000", "\u0085", "\ufeff",
-    "'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "'S", "’s",
-    "0", "1", "12", "123", "1234", "٣", "½",
-    "!", "?", ".", ",", ";", ":", "-", "_", "(", ")", "[", "]", "{", "}", "\"", "'", "`", "...", "--",
-    "\u0301", "\u200d", "\u200b", "é", "ß", "İ", "中文", "日本", "한", "🙂", "👩‍💻", "▁", "##", "<|endoftext|>",
-)
+#: Text the pretokenizers and normalizers treat specially: the one pattern dictionary of
+#: :mod:`tokspec.fuzz.dictionary` (also drawn by ``tokspec diff --fuzz`` and the plugin).
+SPECIALS = _dictionary.SPECIALS
 _SURROGATE_BYTES = (b"\xed\xa0\x80", b"\xed\xbf\xbf")  # UTF-8-encoded surrogates: reach the text-domain checks
 
 

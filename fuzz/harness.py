@@ -35,6 +35,7 @@ import os
 import sys
 import time
 import traceback
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -113,6 +114,33 @@ class _Reporter:
             os._exit(EXIT_FOUND)
 
 
+def _crash_detail(explanation: str, witness: dict[str, Any] | None, target: Any) -> str:
+    """A crash message that says what differs: the explanation, the character where the first
+    differing tokens start, both engines' tokens there, and the replay command of the crash file."""
+    if not witness or "text" not in witness or "outputs" not in witness:
+        return explanation
+    text, names = witness["text"], list(witness.get("outputs", {}))
+    k = witness.get("first_divergence")
+    parts = [explanation]
+    for name in names:
+        out = witness["outputs"][name]
+        if k is None or "offsets" not in out or k >= len(out["offsets"]):
+            parts.append(f"{name}: {str(out.get('crash') or out.get('invalid') or 'no token here')[:200]}")
+            continue
+        s, e = out["offsets"][k]
+        tid = None if out.get("ids") is None else out["ids"][k]
+        parts.append(f"{name} token #{k}: id={tid} offsets=({s}, {e}) text={text[s:e]!r:.80}")
+    starts = [witness["outputs"][n]["offsets"][k][0] for n in names
+              if k is not None and k < len(witness["outputs"][n].get("offsets") or [])]
+    if starts:
+        c = min(starts)
+        ch = text[c] if c < len(text) else ""
+        parts.append(f"at character {c} " + (f"U+{ord(ch):04X} ({unicodedata.category(ch)})" if ch else ""))
+    if getattr(target, "kind", "") == "diff" and len(names) == 2:
+        parts.append(f"replay the crash file: tokspec diff {names[0]} {names[1]} --inputs CRASH_FILE --raw")
+    return "; ".join(parts)
+
+
 def _text_one_input(target: Any, check: Callable[[str], Any], rep: _Reporter) -> Callable[[bytes], None]:
     from tokspec.fuzz._findings import finding_id
     from tokspec.fuzz.targets import text_from_bytes
@@ -127,7 +155,7 @@ def _text_one_input(target: Any, check: Callable[[str], Any], rep: _Reporter) ->
         raw_id = finding_id(text)
         if raw_id in rep.seen or rep.is_known_class(verdict.explanation, verdict.witness):
             return
-        rep.crash_now(verdict.explanation)
+        rep.crash_now(_crash_detail(verdict.explanation, verdict.witness, target))
         detected = rep.elapsed()
         raw_path = rep.write("raw-" + raw_id, {"text": text, "minimized": False, "detected_after_s": detected,
                                                "explanation": verdict.explanation, "witness": verdict.witness})

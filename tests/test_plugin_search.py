@@ -21,7 +21,7 @@ from tokspec.fuzz.authored_bugs import AUTHORED_BUGS, by_name
 # One hand-written input per planted bug on which it must disagree with its reference engine: the
 # bug is real and its engine name resolves (the search must find these without being told).
 PROBES = {
-    "digits_by_two": "1234", "whitespace_no_lookahead": "a  b", "ascii_letters": "café",
+    "digits_by_two": "1234", "case_sensitive_contractions": "'The", "unicode_14_letters": "\U00032315'a", "whitespace_no_lookahead": "a  b", "ascii_letters": "café",
     "punct_without_newlines": "f(x);\n}\n", "offsets_in_bytes": "é", "split_char_spans": "𝔘𝔫",
     "nul_terminated": "a\x00b", "casefolded_cache": "the cat, the The", "crash_mark_after_astral": "🙂\u0301",
     "output_buffer_4096": "a " * 5000, "independent_chunks_8k": "word " * 2000,

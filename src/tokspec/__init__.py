@@ -1,7 +1,8 @@
 """tokspec: a verification-first specification and fuzzing suite for tokenizers.
 
 Public surface: the engine contract (:class:`Encoder`, :class:`Encoding`, :class:`EngineInfo`),
-:func:`load_engine` / :func:`list_engines`, :func:`check_text` and the errors. Layers live in
+:func:`load_engine` / :func:`list_engines`, :func:`check_text`, the adapters of
+:mod:`tokspec.adapt` (:func:`engine_from_ids`: an ids-returning library as an engine) and the errors. Layers live in
 ``tokspec.spec``, ``tokspec.reference``, ``tokspec.fast`` and ``tokspec.fuzz``.
 """
 
@@ -14,6 +15,10 @@ from tokspec._types import Encoding as Encoding
 from tokspec._types import EncodingArrays as EncodingArrays
 from tokspec._types import EngineInfo as EngineInfo
 from tokspec._types import check_text as check_text
+from tokspec.adapt import engine_from_byte_spans as engine_from_byte_spans
+from tokspec.adapt import engine_from_ids as engine_from_ids
+from tokspec.adapt import engine_from_offsets as engine_from_offsets
+from tokspec.adapt import ids_only as ids_only
 from tokspec.errors import EngineFault as EngineFault
 from tokspec.errors import InvalidTextError as InvalidTextError
 from tokspec.errors import TokspecError as TokspecError
@@ -35,6 +40,10 @@ __all__ = [
     "UnsupportedComponentError",
     "VocabularyError",
     "check_text",
+    "engine_from_byte_spans",
+    "engine_from_ids",
+    "engine_from_offsets",
+    "ids_only",
     "list_engines",
     "load_engine",
 ]

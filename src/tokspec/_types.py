@@ -172,7 +172,9 @@ class EngineInfo:
     """What an engine is: its registry name, the library and version doing the work, the vocabulary.
 
     ``vocab_sha256`` is the sha256 of the vocabulary file the engine was built from (None for
-    pretokenizers and engines without a file).
+    pretokenizers and engines without a file). ``offsets`` False declares that the engine's
+    offsets mean nothing (a library that returns ids only): a pair with such an engine is compared
+    on ids alone, and tokspec says so (:mod:`tokspec.adapt`).
     """
 
     name: str
@@ -181,6 +183,7 @@ class EngineInfo:
     library_version: str
     vocab_sha256: str | None
     description: str = ""
+    offsets: bool = True
 
 
 class Encoder(ABC):

@@ -162,15 +162,18 @@ def machine_texts(rng: random.Random, count: int, *, max_chars: int = 2000) -> l
     return out
 
 
-def build_corpus(*, seed: int = 0, size: Literal["small", "large"] = "small") -> list[str]:
-    """The conformance corpus: written, generated and machine texts (see module docstring)."""
+def build_corpus(*, seed: int = 0, size: Literal["small", "large"] = "small", machine: bool = True) -> list[str]:
+    """The conformance corpus: written, generated and machine texts (see module docstring).
+
+    ``machine=False`` leaves out source 3 (files of this machine): the corpus is then fixed per
+    tokspec version and seed, whatever is installed (what the plugin replays and searches from)."""
     if size not in ("small", "large"):
         raise ValueError(f"size must be 'small' or 'large', got size={size!r}")
     rng = random.Random(seed)
     n_generated, n_machine = (300, 40) if size == "small" else (4000, 600)
     texts = list(_WRITTEN)
     texts += [generated_text(rng) for _ in range(n_generated)]
-    texts += machine_texts(rng, n_machine)
+    texts += machine_texts(rng, n_machine) if machine else []
     # Joined texts: tokenizers must handle transitions between scripts and kinds.
     texts += ["".join(rng.sample(texts, 3)) for _ in range(n_generated // 10)]
     return texts

@@ -13,6 +13,11 @@ Classification of a disagreement (first matching rule wins):
 3. ``"same ids, different offsets"``: equal id sequences, different offsets (tokenizers only).
 4. ``"same segmentation, different ids"``: equal offsets, different ids.
 5. ``"different segmentation"``: everything else.
+6. ``"different ids"``: only when the pair is compared on ids alone (an engine declares
+   ``EngineInfo.offsets=False``, or ``tokspec diff --compare ids``): the ids differ and, if both
+   engines decode, the decoded texts do not (else rule 2). Offsets are then never compared.
+
+Rule 3 is checked before rule 2: equal ids stand for the same text, whatever the offsets cover.
 
 A counterexample *record* (layout and reader in :mod:`tokspec.records`, re-exported here) holds the
 text once, both engines' :class:`~tokspec.EngineInfo`, the first divergence with a readable context,
@@ -56,6 +61,7 @@ __all__ = [
     "CLASSES",
     "RECORD_VERSION",
     "check_pair",
+    "offsets_compared",
     "run_engine",
     "fault_message",
     "compare",
@@ -70,7 +76,7 @@ __all__ = [
 ]
 
 CLASSES = ("engine fault", "decoded text differs", "same ids, different offsets",
-           "same segmentation, different ids", "different segmentation")
+           "same segmentation, different ids", "different segmentation", "different ids")
 
 
 class Outcome:
@@ -218,6 +224,8 @@ def _decoded(engine: Encoder, arrays: EncodingArrays) -> str | None:
 def _classify(a: Encoder, b: Encoder, ea: EncodingArrays, eb: EncodingArrays, n: int) -> str:
     """Rules 2-5 of the module docstring (both engines produced an encoding of a text of ``n``
     characters). O(n + tokens) in numpy."""
+    if ea.ids is not None and eb.ids is not None and np.array_equal(ea.ids, eb.ids):
+        return "same ids, different offsets"  # the same ids stand for the same text
     da, db = _decoded(a, ea), _decoded(b, eb)
     if da is not None and db is not None:
         text_differs = da != db
@@ -232,12 +240,36 @@ def _classify(a: Encoder, b: Encoder, ea: EncodingArrays, eb: EncodingArrays, n:
     return "different segmentation"
 
 
+def offsets_compared(a: Encoder, b: Encoder) -> bool:
+    """False when either engine declares it has no offsets (``EngineInfo.offsets``): the pair is
+    then compared on ids alone (rule 6 of the module docstring)."""
+    return bool(getattr(a.info, "offsets", True) and getattr(b.info, "offsets", True))
+
+
+def _ids_difference(ea: EncodingArrays, eb: EncodingArrays) -> int | None:
+    """First index where the id sequences differ (``min(len)`` for a proper prefix), None if equal."""
+    ia = ea.ids if ea.ids is not None else np.zeros(0, dtype=np.int64)
+    ib = eb.ids if eb.ids is not None else np.zeros(0, dtype=np.int64)
+    n = min(len(ia), len(ib))
+    hit = np.flatnonzero(ia[:n] != ib[:n])
+    if len(hit):
+        return int(hit[0])
+    return None if len(ia) == len(ib) else n
+
+
 def compare(a: Encoder, b: Encoder, text: str) -> Comparison:
     """Run both engines on ``text`` and compare (see module docstring). O(encode + n)."""
     check_text(text)
     oa, ob = run_engine(a, text), run_engine(b, text)
     if oa.arrays is None or ob.arrays is None:
         return Comparison(text, oa, ob, None, "engine fault")
+    if not offsets_compared(a, b) and oa.arrays.ids is not None:
+        index = _ids_difference(oa.arrays, ob.arrays)
+        if index is None:
+            return Comparison(text, oa, ob, None, None)
+        da, db = _decoded(a, oa.arrays), _decoded(b, ob.arrays)
+        label = "decoded text differs" if da is not None and db is not None and da != db else "different ids"
+        return Comparison(text, oa, ob, index, label)
     index = oa.arrays.first_difference(ob.arrays)
     if index is None:
         return Comparison(text, oa, ob, None, None)

@@ -102,6 +102,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--window", type=int, default=3, metavar="W",
                         help="tokens of context on each side of the first divergence (default 3)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--raw", action="store_true",
+                        help="--inputs: each file is one input, its raw bytes decoded as the fuzz harness "
+                             "does (UTF-8, errors='replace'): replays libFuzzer crash-* files")
+    parser.add_argument("--compare", choices=("all", "ids"), default="all", dest="compare_on",
+                        help="what must agree: 'all' = ids and offsets (default), 'ids' = ids only (for "
+                             "libraries that return ids; also chosen when an engine declares no offsets)")
     parser.add_argument("--workers", type=int, metavar="N",
                         help="worker processes (default: the usable cores; 1 = this process only)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
@@ -141,6 +147,16 @@ class _Results:
     classifications: Counter[str] = field(default_factory=Counter)
     generators: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    causes: dict[Any, dict[str, Any]] = field(default_factory=dict)
+
+    def count_cause(self, key: Any, name: str, members: int, record: str | None = None) -> bool:
+        """Count ``members`` findings of a cause (tokspec.cluster); True if the cause is new."""
+        new = key not in self.causes
+        entry = self.causes.setdefault(key, {"name": name, "findings": 0, "record": record})
+        entry["findings"] += members
+        if record and not entry["record"]:
+            entry["record"] = record
+        return new
 
     def add(self, classification: str | None, count: int = 1) -> None:
         self.inputs += count
@@ -155,6 +171,7 @@ class _Results:
         out = asdict(self)
         out["classifications"] = dict(self.classifications)
         out["seconds"] = round(self.seconds, 3)
+        out["causes"] = [{**v, "findings": max(1, v["findings"])} for v in self.causes.values()]
         if self.mode == "file":
             del out["generators"]
         return out
@@ -164,6 +181,11 @@ def _report(where: str, name: str, record: dict[str, Any], display: str, args: a
             results: _Results, out: TextIO) -> None:
     """Write the record (once per name), print it (unless --json or past --show), and count it."""
     path = Path(args.report) / name
+    cause = record.get("cause")
+    if results.mode == "file" and isinstance(cause, dict):  # one record per cause (tokspec.cluster)
+        key = dumps(cause.get("key"))
+        if not results.count_cause(key, str(cause.get("name")), 1, str(path)):
+            return
     if str(path) not in results.counterexamples:
         write_record(record, path)
         results.counterexamples.append(str(path))
@@ -179,11 +201,15 @@ def _run_file(args: argparse.Namespace, results: _Results, out: TextIO, err: Tex
     """Stream the inputs in batches through the executor; report in input order (identical output
     for any number of workers). A validation pass first: a bad inputs file is exit 2 before any
     record is written."""
+    from tokspec.app.inputs import iter_raw_inputs
+
+    read = iter_raw_inputs if getattr(args, "raw", False) else iter_inputs
     total = n_batches = 0
-    for batch in batches(iter_inputs(args.inputs)):
+    for batch in batches(read(args.inputs)):
         total, n_batches = total + len(batch), n_batches + 1
-    jobs = (DiffJob(args.a, args.b, args.report, args.window, args.minimize, args.shrink_time, batch)
-            for batch in batches(iter_inputs(args.inputs)))
+    jobs = (DiffJob(args.a, args.b, args.report, args.window, args.minimize, args.shrink_time, batch,
+                    _compare_on(args))
+            for batch in batches(read(args.inputs)))
     # One batch gains nothing from workers; keep the engines loaded here (and the start-up cost low).
     workers = args.workers if args.scheduler else min(args.workers, n_batches)
     if args.scheduler in (None, "local") and workers > 1:  # processes started here: memory allows?
@@ -212,15 +238,20 @@ class _Findings:
 
     def __init__(self, args: argparse.Namespace, results: _Results, out: TextIO):
         self.args, self.results, self.out = args, results, out
-        self.seen: set[tuple[Any, ...]] = set()
+        self.seen: set[tuple[Any, ...]] = set()  # causes (tokspec.cluster): --max-findings counts them
 
     def done(self) -> bool:
         return len(self.seen) >= self.args.max_findings
 
     def accept(self, f: Finding) -> None:
-        if f.key in self.seen or self.done():
+        if f.members:
+            self.results.count_cause(f.cause_key, f.cause_name, f.members)
             return
-        self.seen.add(f.key)
+        key = f.cause_key or f.key
+        if key in self.seen or self.done():
+            return
+        self.seen.add(key)
+        self.results.count_cause(key, f.cause_name, 0, f"{Path(self.args.report) / f.name}")
         where = f"finding {len(self.seen)} (input #{f.input_number}, {f.found_chars} -> {f.chars} chars)"
         _report(where, f.name, f.record, f.display, self.args, self.results, self.out)
         if self.args.save_corpus and f.corpus_record is not None:
@@ -260,7 +291,7 @@ def _fuzz_parallel(params: FuzzParams, args: argparse.Namespace, found: _Finding
             elif msg[0] == "tick":
                 ticks[msg[1]] = msg[2]
                 progress.tick(lambda s: f"{sum(ticks.values())} inputs tried "
-                                        f"({sum(ticks.values()) / s:.0f}/s), {len(found.seen)} findings")
+                                        f"({sum(ticks.values()) / s:.0f}/s), {len(found.seen)} causes")
             else:
                 running -= 1
                 if msg[0] == "error":
@@ -283,7 +314,7 @@ def _run_fuzz(args: argparse.Namespace, results: _Results, out: TextIO, err: Tex
     if args.scheduler:
         raise TokspecError("--scheduler works with --inputs; fuzz mode uses --workers on this machine")
     params = FuzzParams(args.a, args.b, args.time, args.max_findings, args.shrink_time, args.report,
-                        args.save_corpus, args.window)
+                        args.save_corpus, args.window, _compare_on(args))
     found = _Findings(args, results, out)
     progress = _Progress(err, "fuzz")
     if args.workers > 1:
@@ -293,7 +324,7 @@ def _run_fuzz(args: argparse.Namespace, results: _Results, out: TextIO, err: Tex
         names, counts = _fuzz_parallel(params, args, found, progress)
     else:
         names, counts = fuzz_loop(params, args.seed, found.accept, found.done, lambda n: progress.tick(
-            lambda s: f"{n} inputs tried ({n / s:.0f}/s), {len(found.seen)} findings"))
+            lambda s: f"{n} inputs tried ({n / s:.0f}/s), {len(found.seen)} causes"))
     results.generators = names
     for classification, n in counts.items():
         results.add(classification, n)
@@ -315,14 +346,39 @@ def _check_arguments(args: argparse.Namespace) -> None:
         check_output_dir(args.save_corpus, "--save-corpus")
 
 
+def _compare_on(args: argparse.Namespace) -> str:
+    return str(getattr(args, "compare_on", "all") or "all")
+
+
+def _ids_note(results: _Results, args: argparse.Namespace) -> str | None:
+    """Why this pair was compared on ids alone (None when offsets were compared too)."""
+    if _compare_on(args) == "ids":
+        return "compared on ids only (--compare ids): offsets were not compared"
+    silent = [e["name"] for e in results.engines if not e.get("offsets", True)]
+    if silent:
+        return f"compared on ids only: {escape(', '.join(silent))} declares no offsets"
+    return None
+
+
 def _print_summary(results: _Results, args: argparse.Namespace, out: TextIO) -> None:
+    note = _ids_note(results, args)
     if args.json:
-        print(dumps(results.summary()), file=out)
+        summary = results.summary()
+        summary["compared"] = "ids" if note else "ids and offsets"
+        print(dumps(summary), file=out)
         return
+    if note:
+        print(f"note: {note}", file=out)
     hidden = len(results.counterexamples) - args.show
     if hidden > 0:
         print(f"... {hidden} more counterexample records not shown", file=out)
     names = escape(" vs ".join(e["name"] for e in results.engines))
+    if results.causes:
+        counts = [max(1, c["findings"]) for c in results.causes.values()]
+        n, k = sum(counts), len(counts)
+        print(f"{n} finding{'' if n == 1 else 's'} in {k} cause{'' if k == 1 else 's'}:", file=out)
+        for c, count in zip(results.causes.values(), counts):
+            print(f"  {count:>5} x {escape(c['name'])}  ({escape(c['record'] or '')})", file=out)
     verdict = "all agree" if results.disagreed == 0 else f"records in {escape(args.report)}/"
     print(f"{names}: {results.inputs} inputs, {results.agreed} agreed, {results.disagreed} disagreed "
           f"({results.faults} engine faults) in {results.seconds:.1f}s; {verdict}", file=out)
@@ -337,7 +393,7 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | No
     args.scheduler = getattr(args, "scheduler", None)
     try:
         _check_arguments(args)
-        a, b = engines_for(args.a, args.b)  # setup errors first, whatever the executor
+        a, b = engines_for(args.a, args.b, _compare_on(args))  # setup errors first, whatever the executor
         results = _Results([asdict(a.info), asdict(b.info)], "fuzz" if args.fuzz else "file")
         start = time.monotonic()
         (_run_fuzz if args.fuzz else _run_file)(args, results, out, None if args.quiet else err)

@@ -48,8 +48,9 @@ def load(name: str) -> Encoder:
 _local = threading.local()
 
 
-def engines_for(a: str, b: str) -> tuple[Encoder, Encoder]:
-    """The engine pair (a, b), loaded and checked once per process/thread, then cached."""
+def engines_for(a: str, b: str, compare_on: str = "all") -> tuple[Encoder, Encoder]:
+    """The engine pair (a, b), loaded and checked once per process/thread, then cached.
+    ``compare_on="ids"`` gives both as :func:`tokspec.adapt.ids_only` views (compared on ids alone)."""
     cache: dict[tuple[str, str], tuple[Encoder, Encoder]] = getattr(_local, "engines", None) or {}
     _local.engines = cache
     if (a, b) not in cache:
@@ -61,11 +62,21 @@ def engines_for(a: str, b: str) -> tuple[Encoder, Encoder]:
             ea.close()
             raise
         cache[(a, b)] = (ea, eb)
+    if compare_on == "ids":
+        from tokspec.adapt import ids_only
+
+        key = (a, b, "ids")
+        views: dict[tuple[str, str, str], tuple[Encoder, Encoder]] = getattr(_local, "ids_views", None) or {}
+        _local.ids_views = views
+        if key not in views:
+            views[key] = (ids_only(cache[(a, b)][0]), ids_only(cache[(a, b)][1]))
+        return views[key]
     return cache[(a, b)]
 
 
 def close_engines() -> None:
     """Close and forget the engines this thread loaded (registered at exit too)."""
+    _local.ids_views = {}
     cache = getattr(_local, "engines", None) or {}
     while cache:
         for engine in cache.popitem()[1]:
@@ -75,10 +86,24 @@ def close_engines() -> None:
 atexit.register(close_engines)
 
 
-def _record(a: Encoder, b: Encoder, c: Comparison, directory: str, width: int) -> tuple[str, dict[str, Any]]:
-    """(file name, record) of ``c`` as :func:`tokspec.diff.save_counterexample` would write it."""
+def _record(a: Encoder, b: Encoder, c: Comparison, directory: str, width: int,
+            typed: tuple[str, str] | None = None, seed: int | None = None, generator: str | None = None,
+            compare_on: str = "all") -> tuple[str, dict[str, Any]]:
+    """(file name, record) of ``c`` as :func:`tokspec.diff.save_counterexample` would write it; with
+    ``typed`` (the names as typed), the replay command uses them and the record gets its
+    ``"provenance"`` (:mod:`tokspec.provenance`) and ``"cause"`` (:mod:`tokspec.cluster`)."""
     name = record_name(a, b, c.text)
-    return name, make_record(a, b, c, width=width, reproduce=reproduce_command(a, b, Path(directory) / name))
+    if typed is None:
+        return name, make_record(a, b, c, width=width, reproduce=reproduce_command(a, b, Path(directory) / name))
+    from tokspec.cluster import cause_of
+    from tokspec.provenance import provenance, replay_command
+
+    prov = provenance(*typed, seed=seed, generator=generator, compare_on=compare_on)
+    command = replay_command(*typed, Path(directory) / name, env=prov["env"], compare_on=compare_on)
+    record = make_record(a, b, c, width=width, reproduce=command)
+    record["provenance"] = prov
+    record["cause"] = cause_of(a, b, c).as_dict()
+    return name, record
 
 
 @dataclass(frozen=True)
@@ -92,13 +117,14 @@ class DiffJob:
     minimize: bool
     shrink_time: float
     inputs: list[tuple[str, str]]
+    compare_on: str = "all"
 
 
 def diff_batch(job: DiffJob) -> tuple[list[dict[str, Any]], list[tuple[Any, ...]]]:
     """Compare ``job``'s inputs in order: (engine infos, per input ``(classification,)`` when they
     agree or ``(classification, where, record name, record, readable report)``). O(encode)."""
     try:
-        a, b = engines_for(job.a, job.b)
+        a, b = engines_for(job.a, job.b, job.compare_on)
     except TokspecError as exc:
         raise WorkerSetupError(str(exc)) from None
     out: list[tuple[Any, ...]] = []
@@ -111,7 +137,7 @@ def diff_batch(job: DiffJob) -> tuple[list[dict[str, Any]], list[tuple[Any, ...]
         if job.minimize:
             c = minimized(a, b, c, job.shrink_time)
             where += f" (minimized from {len(text)} to {len(c.text)} chars)"
-        name, record = _record(a, b, c, job.report, job.width)
+        name, record = _record(a, b, c, job.report, job.width, (job.a, job.b), compare_on=job.compare_on)
         out.append((classification, where, name, record, format_comparison(a, b, c, width=job.width)))
     return [asdict(a.info), asdict(b.info)], out
 
@@ -128,6 +154,7 @@ class FuzzParams:
     report: str
     save_corpus: str | None
     width: int
+    compare_on: str = "all"
 
 
 @dataclass
@@ -143,6 +170,9 @@ class Finding:
     record: dict[str, Any]
     corpus_record: dict[str, Any] | None
     display: str
+    cause_key: tuple[Any, ...] = ()
+    cause_name: str = ""
+    members: int = 0  # > 0: not a finding but the count of one cause's findings in a worker (at its end)
 
 
 class _StoppableFinder(Finder):
@@ -166,21 +196,26 @@ def fuzz_loop(params: FuzzParams, seed: int, emit: Callable[[Finding], None], st
     """
     from tokspec.app.search import LONG_SHARE, text_sources
 
-    a, b = engines_for(params.a, params.b)
+    a, b = engines_for(params.a, params.b, params.compare_on)
     sources = text_sources(a, seed, long_share=LONG_SHARE)
     classes: Counter[str | None] = Counter()
 
     def on_finding(f: Any) -> None:
         small, text = f.comparison, f.original.text
-        name, record = _record(a, b, small, params.report, params.width)
-        corpus = _record(a, b, small, params.save_corpus, params.width)[1] if params.save_corpus else None
+        typed, how = (params.a, params.b), {"seed": seed, "generator": f.source, "compare_on": params.compare_on}
+        name, record = _record(a, b, small, params.report, params.width, typed, **how)
+        corpus = _record(a, b, small, params.save_corpus, params.width, typed, **how)[1] if params.save_corpus \
+            else None
         emit(Finding(finding_key(small), str(small.classification), f.input_number, len(text), len(small.text),
-                     name, record, corpus, format_comparison(a, b, small, width=params.width)))
+                     name, record, corpus, format_comparison(a, b, small, width=params.width),
+                     f.cause.key, f.cause.name))
 
     finder = _StoppableFinder(a, b, stop, max_findings=params.max_findings, shrink_seconds=params.shrink_time,
                               on_compare=lambda c: classes.update([c.classification]), on_finding=on_finding)
     run_search(finder, sources, seconds=params.seconds,
                tick=None if tick is None else lambda: tick(classes.total()))
+    for key, count in finder.clusters.members.items():  # member counts per cause, for the summary
+        emit(Finding((), "", 0, 0, 0, "", {}, None, "", key, finder.clusters.names[key], count))
     return [s.name for s in sources], classes
 
 

@@ -14,7 +14,8 @@ text sources of :mod:`tokspec.app.search`, alternating them in slices, until a b
   upper bound; :attr:`SearchOutcome.cut_by_time` says when it, not the count, ended the search.
 
 :func:`replay_texts` is what the plugin replays before searching: stored findings and tokspec's
-conformance corpus, then two long documents made of the corpus (its texts joined by line ends, and
+conformance corpus (without this machine's files unless ``TOKSPEC_MACHINE_TEXTS=1``: fixed per
+tokspec version), then two long documents made of the corpus (its texts joined by line ends, and
 run together in reverse order): long inputs are their own bug class.
 
 Out of scope: parallel engines (one text at a time, in order) and writing records (callers do).
@@ -99,7 +100,10 @@ def minimized(a: Encoder, b: Encoder, c: Comparison, seconds: float, max_tests: 
                 kept[text] = comparison
         return signatures[k] == want
 
-    small = minimize_text(c.text, still_fails, seconds=seconds, max_tests=max_tests)
+    from tokspec.app.shrink import window_first
+
+    start = window_first(c, still_fails)  # a few characters around the first divergence, when they do
+    small = minimize_text(start, still_fails, seconds=seconds, max_tests=max_tests)
     return kept[small] if small in kept else compare(a, b, small)
 
 
@@ -111,6 +115,7 @@ class Finding:
     original: Comparison
     input_number: int
     source: str
+    cause: Any = None  # tokspec.cluster.Cause of the minimized comparison
 
 
 class Finder:
@@ -130,22 +135,36 @@ class Finder:
         self.findings: list[Finding] = []
         self.inputs = 0
         self.source = ""
+        from tokspec.cluster import Clusters
+
+        self.clusters = Clusters()  # findings by cause (tokspec.cluster); max_findings counts causes
 
     def done(self) -> bool:
-        return len(self.seen) >= self.max_findings
+        return len(self.clusters) >= self.max_findings
 
     def on_text(self, text: str) -> bool:
-        """Compare on ``text``; shrink and keep a new finding. True when the search should stop."""
+        """Compare on ``text``; shrink and keep a finding of a new cause (a finding of a known cause
+        is counted, not shrunk). True when the search should stop."""
+        from tokspec.cluster import cause_of
+
         c = compare(self.a, self.b, text)
         self.inputs += 1
         if self.on_compare is not None:
             self.on_compare(c)
-        if c.agree or finding_key(c) in self.seen:  # known faults: skip the costly shrinking
+        if c.agree:
+            return self.done()
+        raw = cause_of(self.a, self.b, c)
+        if finding_key(c) in self.seen or raw in self.clusters:  # known: skip the costly shrinking
+            self.clusters.add(raw)
             return self.done()
         small = minimized(self.a, self.b, c, self.shrink_seconds, self.shrink_tests)
-        if finding_key(small) not in self.seen:
+        cause = cause_of(self.a, self.b, small)
+        self.clusters.alias(raw, cause)
+        known = finding_key(small) in self.seen or cause in self.clusters
+        self.clusters.add(cause)
+        if not known:
             self.seen.add(finding_key(small))
-            finding = Finding(small, c, self.inputs, self.source)
+            finding = Finding(small, c, self.inputs, self.source, cause)
             self.findings.append(finding)
             if self.on_finding is not None:
                 self.on_finding(finding)
@@ -248,6 +267,15 @@ def _document(text: str) -> str:
     return (text * (LONG_DOCUMENT_CHARS // max(1, len(text)) + 1))[:LONG_DOCUMENT_CHARS]
 
 
+def machine_texts_wanted() -> bool:
+    """Files of this machine (stdlib sources, /usr/share) join the corpus only on request
+    (``TOKSPEC_MACHINE_TEXTS=1``): by default the replayed and searched corpus is fixed per tokspec
+    version, so a verdict does not depend on what is installed."""
+    import os
+
+    return os.environ.get("TOKSPEC_MACHINE_TEXTS") == "1"
+
+
 @functools.lru_cache(maxsize=1)
 def replay_texts() -> tuple[tuple[str, str], ...]:
     """``(source, text)`` pairs the plugin compares first, in order (module docstring). Cached."""
@@ -255,7 +283,7 @@ def replay_texts() -> tuple[tuple[str, str], ...]:
 
     root = _corpora()
     stored = [] if root is None else _stored_texts(root)
-    corpus = build_corpus(seed=0, size="small")
+    corpus = build_corpus(seed=0, size="small", machine=machine_texts_wanted())
     documents = [_document("\n".join(corpus)), _document("".join(reversed(corpus)))]
     seen: set[str] = set()
     out: list[tuple[str, str]] = []

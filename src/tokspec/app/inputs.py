@@ -35,7 +35,7 @@ from tokspec._types import check_text
 from tokspec.app._input_source import bounded_lines, is_stream, open_input, read_bounded
 from tokspec.errors import TokspecError
 
-__all__ = ["InputFileError", "iter_inputs", "read_inputs", "input_files", "batches"]
+__all__ = ["InputFileError", "iter_inputs", "iter_raw_inputs", "read_inputs", "input_files", "batches"]
 
 
 class InputFileError(TokspecError):
@@ -141,6 +141,26 @@ def iter_inputs(path: str | Path) -> Iterator[tuple[str, str]]:
     files = input_files(path)
     for f in files:
         yield from _iter_file(f, "" if len(files) == 1 and f == Path(path) else f"{f}:")
+
+
+def iter_raw_inputs(path: str | Path) -> Iterator[tuple[str, str]]:
+    """``--raw``: each file of ``path`` (a file, directory or glob, as above) is ONE input, its bytes
+    decoded exactly as tokspec's fuzz harness decodes fuzzer bytes
+    (:func:`tokspec.fuzz.targets.text_from_bytes`: UTF-8, invalid bytes as U+FFFD by
+    ``errors="replace"``, the long-text marker expanded), so a libFuzzer ``crash-*`` file replays.
+    Bytes that decode to a lone surrogate (the harness's text-domain probe) are an InputFileError:
+    both engines reject such text, there is nothing to compare. O(file size) per file."""
+    from tokspec.fuzz.targets import text_from_bytes
+
+    files = input_files(path)
+    for f in files:
+        with _open(f) as fh:
+            text = text_from_bytes(fh.read())
+        try:
+            check_text(text)
+        except TokspecError as exc:
+            raise InputFileError(f"{f}: decoded as the fuzz harness does, {exc}") from None
+        yield ("raw" if len(files) == 1 and f == Path(path) else f"{f}:raw"), text
 
 
 def read_inputs(path: str | Path) -> list[tuple[str, str]]:

@@ -16,10 +16,10 @@ its conformance corpus and two long documents made of it, then
 draws texts from the fuzz sources (corpus generators, adversarial repetitions, vocabulary-aware text
 over the second engine's token surfaces, the Unicode-category strategies of
 :mod:`tokspec.fuzz.strategies`) in counted slices, until ``max_examples`` texts were compared.
-It is deterministic: the same code, seed and machine setup compare the same texts, so a verdict
-does not change from run to run, nor with machine speed (the conformance corpus includes chunks of
-the local Python standard library and /usr/share text files, so another Python or OS image may
-differ). ``max_seconds`` is only an upper bound (a search it cuts short warns with
+It is deterministic: the same code and seed compare the same texts, so a verdict does not change
+from run to run, nor with machine speed, nor with the files installed (the corpus includes this
+machine's files only with ``TOKSPEC_MACHINE_TEXTS=1``). The search also draws from the pattern
+dictionary and the Unicode-drift code points (:mod:`tokspec.app.dictionary_source`). ``max_seconds`` is only an upper bound (a search it cuts short warns with
 :class:`SearchCutShort`, since the verdict then depends on machine speed).
 
 Settings, first found wins: the keyword; the pytest option (``--tokspec-seed``,
@@ -53,7 +53,8 @@ import pytest
 
 from tokspec._registry import load_engine
 from tokspec._types import Encoder
-from tokspec.diff import check_pair, compare, format_comparison, reproduce_command, save_counterexample
+from tokspec.diff import check_pair, format_comparison, reproduce_command, save_counterexample
+from tokspec.diff import compare as _compare_text
 from tokspec.errors import TokspecError
 
 if TYPE_CHECKING:
@@ -94,15 +95,28 @@ def _engine(engine: EngineLike) -> Encoder:
     return _LOADED[engine]
 
 
-def assert_engines_agree(engine: EngineLike, other: EngineLike, text: str, *, window: int = 3) -> None:
+def _compared(a: Encoder, b: Encoder, compare: str) -> tuple[Encoder, Encoder]:
+    """The pair as compared: ``compare="ids"`` views both on ids alone (:func:`tokspec.adapt.ids_only`)."""
+    if compare not in ("all", "ids"):
+        raise TokspecError(f"compare must be 'all' or 'ids', got compare={compare!r}")
+    if compare == "all":
+        return a, b
+    from tokspec.adapt import ids_only
+
+    return ids_only(a), ids_only(b)
+
+
+def assert_engines_agree(engine: EngineLike, other: EngineLike, text: str, *, window: int = 3,
+                         compare: str = "all") -> None:
     """Raise AssertionError (with the divergence window) unless both engines agree on ``text``.
 
-    Agreement is tokspec's: equal ids and equal character offsets, no exception from either engine.
+    Agreement is tokspec's: equal ids and equal character offsets, no exception from either engine
+    (``compare="ids"``, or an engine declaring ``EngineInfo.offsets=False``: ids alone).
     Cost: one encode per engine.
     """
-    a, b = _engine(engine), _engine(other)
+    a, b = _compared(_engine(engine), _engine(other), compare)
     check_pair(a, b)
-    comparison = compare(a, b, text)
+    comparison = _compare_text(a, b, text)
     if not comparison.agree:
         __tracebackhide__ = True
         raise AssertionError(f"engines disagree: {format_comparison(a, b, comparison, width=window)}")
@@ -136,7 +150,8 @@ def _setting(value: Any, option: str, env: str, default: Any, kind: type) -> Any
 
 def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = None,
                   max_examples: int | None = None, max_seconds: float | None = None,
-                  reports: str | Path | None = None, texts: SearchStrategy[str] | None = None) -> None:
+                  reports: str | Path | None = None, texts: SearchStrategy[str] | None = None,
+                  compare: str = "all") -> None:
     """Search for a text on which the engines disagree; fail with the minimized one (module docstring).
 
     ``engine`` is the engine under test (A), ``other`` the one it must agree with (B). ``max_examples``
@@ -145,10 +160,10 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
     comparisons, and shrinking on failure. Time bound: the replay and the search stop at
     ``max_seconds`` (warning :class:`SearchCutShort`), shrinking a finding takes at most
     ``min(max_seconds, 60 s)`` more, and an engine call still running past both raises
-    :class:`~tokspec._limits.DeadlineExceeded` (a hang is an error, never a wait).
+    :class:`~tokspec._limits.DeadlineExceeded` (a hang is an error, never a wait). ``compare="ids"``: ids alone (for ids-only libraries).
     """
     __tracebackhide__ = True
-    a, b = _engine(engine), _engine(other)
+    a, b = _compared(_engine(engine), _engine(other), compare)
     check_pair(a, b)
     if texts is not None:
         _hypothesis_check(a, b, texts, max_examples)
@@ -185,13 +200,27 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
             "replay of stored findings; nothing was searched (raise max_seconds)"), stacklevel=2)
     if finder.findings:
         folder = _setting(reports, "tokspec-reports", "TOKSPEC_REPORTS", "tokspec-reports", str)
-        raise AssertionError(_failure(a, b, finder.findings[0], seed, budget, Path(folder)))
+        typed = (engine if isinstance(engine, str) else a.info.name, other if isinstance(other, str) else b.info.name)
+        raise AssertionError(_failure(a, b, finder.findings[0], seed, budget, Path(folder), typed, compare))
 
 
-def _failure(a: Encoder, b: Encoder, finding: Any, seed: int, budget: int, folder: Path) -> str:
-    """The failure message; saves the record of the minimized comparison into ``folder``."""
+def _failure(a: Encoder, b: Encoder, finding: Any, seed: int, budget: int, folder: Path,
+             typed: tuple[str, str] | None = None, compare: str = "all") -> str:
+    """The failure message; saves the record of the minimized comparison into ``folder`` (with
+    its provenance and a replay command naming the engines as given, :mod:`tokspec.provenance`)."""
     small, original = finding.comparison, finding.original
-    path = save_counterexample(a, b, small, folder).resolve()
+    if typed is None:
+        path = save_counterexample(a, b, small, folder).resolve()
+        replay = reproduce_command(a, b, path)
+    else:
+        from tokspec.app.diff_tasks import _record
+        from tokspec.records import write_record
+
+        folder = folder.resolve()
+        name, record = _record(a, b, small, str(folder), 3, typed, seed=seed, generator=finding.source,
+                               compare_on=compare)
+        path = write_record(record, folder / name)
+        replay = str(record["reproduce"])
     return "\n".join([
         f"engines disagree: {format_comparison(a, b, small)}",
         f"found on input #{finding.input_number} ({finding.source}), minimized from {len(original.text)} "
@@ -199,7 +228,7 @@ def _failure(a: Encoder, b: Encoder, finding: Any, seed: int, budget: int, folde
         f"seed: {seed} (reproduce: TOKSPEC_SEED={seed} TOKSPEC_BUDGET={budget}, or check_against(..., "
         f"seed={seed}, max_examples={budget}))",
         f"record: {path}",
-        f"replay: {reproduce_command(a, b, path)}",
+        f"replay: {replay}",
     ])
 
 

@@ -14,6 +14,10 @@ power-of-two and power-of-ten positions). A :class:`LongBudget` gives long texts
 :data:`TEXT_COST` per text (about what one call costs an engine): deterministic, so counted slices
 stay reproducible, and short-text throughput stays within a factor ~1/(1 - share) of before.
 
+A third source, :class:`tokspec.app.dictionary_source.DictionarySource`, composes texts from the
+pattern dictionary (contractions in every case, every whitespace kind, each alternative's trigger
+characters) and the code points whose Unicode class drifts between versions.
+
 Each source has a ``name``, a relative ``cost`` per text, and ``run(until, on_text)``: it feeds texts
 to ``on_text`` until the monotonic time ``until`` or until ``on_text`` returns True. The search loop
 itself is :func:`tokspec.app.finder.run_search`.
@@ -221,10 +225,12 @@ def token_pool(engine: Encoder, corpus: list[str], limit: int = 3000) -> list[st
 
 @functools.lru_cache(maxsize=4)
 def small_corpus(seed: int) -> tuple[str, ...]:
-    """``build_corpus(seed=seed, size="small")``, built once per process (it reads files: seconds)."""
+    """``build_corpus(seed=seed, size="small")``, built once per process; this machine's files only
+    with ``TOKSPEC_MACHINE_TEXTS=1`` (:func:`tokspec.app.finder.machine_texts_wanted`)."""
+    from tokspec.app.finder import machine_texts_wanted
     from tokspec.corpus import build_corpus
 
-    return tuple(build_corpus(seed=seed, size="small"))
+    return tuple(build_corpus(seed=seed, size="small", machine=machine_texts_wanted()))
 
 
 def text_sources(a: Encoder, seed: int, *, long_share: float = 0.0) -> list[Any]:
@@ -239,4 +245,10 @@ def text_sources(a: Encoder, seed: int, *, long_share: float = 0.0) -> list[Any]
     except ImportError as exc:  # the fuzz layer is optional at run time; the summary says so
         print(f"tokspec diff: tokspec.fuzz.strategies unavailable ({exc}); own generators only",
               file=sys.stderr)
+    try:  # the pattern dictionary and Unicode drift (tokspec.app.dictionary_source)
+        from tokspec.app.dictionary_source import DictionarySource
+
+        sources.append(DictionarySource(seed))
+    except ImportError as exc:
+        print(f"tokspec diff: pattern dictionary unavailable ({exc})", file=sys.stderr)
     return sources
