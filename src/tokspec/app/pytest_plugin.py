@@ -160,7 +160,8 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
     comparisons, and shrinking on failure. Time bound: the replay and the search stop at
     ``max_seconds`` (warning :class:`SearchCutShort`), shrinking a finding takes at most
     ``min(max_seconds, 60 s)`` more, and an engine call still running past both raises
-    :class:`~tokspec._limits.DeadlineExceeded` (a hang is an error, never a wait). ``compare="ids"``: ids alone (for ids-only libraries).
+    :class:`~tokspec._limits.DeadlineExceeded` (a hang is an error, never a wait).
+    ``compare="ids"``: ids alone (for ids-only libraries).
     """
     __tracebackhide__ = True
     a, b = _compared(_engine(engine), _engine(other), compare)
