@@ -39,6 +39,7 @@ PROVIDERS: dict[str, str] = {
     "peek2": "tokspec.fast.engines",
     "lopt": "tokspec.fast.merge_engines",
     "cmd": "tokspec.engines.cmd",
+    "golden": "tokspec.engines.golden",
 }
 
 
