@@ -34,6 +34,7 @@ __all__ = ["main"]
 _SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("tokspec.app.cli_diff", "compare two engines' ids and offsets on inputs or fuzzed text"),
     "merge-check": ("tokspec.app.cli_merge", "compare a chunked parallel merge with serial encoding"),
+    "export": ("tokspec.app.cli_export", "write a shipped vocabulary as .tiktoken, tokenizer.json or vocab.json + merges.txt"),
     "encode": ("tokspec.app.cli_encode", "record an engine's outputs on inputs as a golden file (engine golden:FILE)"),
 }
 
