@@ -197,6 +197,10 @@ def _fuzz(args: argparse.Namespace) -> int:
     new = {r.name: _store_new(r, run_dir, replay_until) for r in runs if r.findings}
     print(_table(runs, new))
     total_new = sum(len(v) for v in new.values())
+    from tokspec.fuzz._coverage import not_covered, verdict_line
+
+    missing = not_covered(runs, [(t.name, str(reason)) for t, reason in skipped], [t.name for t in deferred])
+    print(verdict_line(total_new, len(runs) + len(skipped) + len(deferred), missing), flush=True)
     print(f"\n{total_new} new finding(s); reports in {run_dir / 'reports'}"
           + (f"; pending in {_findings.cache_root() / 'findings'} (promote with --promote)" if total_new else ""))
     remaining = t0 + args.seconds - time.monotonic()
