@@ -30,3 +30,20 @@ def test_all_clear_only_when_every_target_ran_enough() -> None:
     assert not_covered([_run("c", MIN_EXECS)]) == []
     assert verdict_line(0, 1, []) == f"0 new finding(s); all 1 targets covered (>= {MIN_EXECS} inputs each)"
     assert not_covered([_run("c", MIN_EXECS - 1)]) != []
+
+
+def test_max_chars_caps_generated_long_texts(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from tokspec.fuzz.targets import LONG_MARK, text_from_bytes
+
+    data = bytes([LONG_MARK, 255, 255]) + b"ab"  # asks for the largest boundary size
+    monkeypatch.delenv("TOKSPEC_FUZZ_MAX_CHARS", raising=False)
+    uncapped = text_from_bytes(data)
+    assert len(uncapped) > 1_000_000
+    monkeypatch.setenv("TOKSPEC_FUZZ_MAX_CHARS", "4096")
+    assert text_from_bytes(data) == uncapped[:4096]
+    assert text_from_bytes(b"short") == "short"
+    monkeypatch.setenv("TOKSPEC_FUZZ_MAX_CHARS", "0")
+    with pytest.raises(ValueError, match="TOKSPEC_FUZZ_MAX_CHARS='0'"):
+        text_from_bytes(data)
