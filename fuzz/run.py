@@ -197,6 +197,10 @@ def _fuzz(args: argparse.Namespace) -> int:
     new = {r.name: _store_new(r, run_dir, replay_until) for r in runs if r.findings}
     print(_table(runs, new))
     total_new = sum(len(v) for v in new.values())
+    from tokspec.fuzz._coverage import not_covered, verdict_line
+
+    missing = not_covered(runs, [(t.name, str(reason)) for t, reason in skipped], [t.name for t in deferred])
+    print(verdict_line(total_new, len(runs) + len(skipped) + len(deferred), missing), flush=True)
     print(f"\n{total_new} new finding(s); reports in {run_dir / 'reports'}"
           + (f"; pending in {_findings.cache_root() / 'findings'} (promote with --promote)" if total_new else ""))
     remaining = t0 + args.seconds - time.monotonic()
@@ -313,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=float(os.environ.get("TOKSPEC_FUZZ_SECONDS", "540")))
     p.add_argument("--property-seconds", type=float, default=180.0,
                    help="time for the deep-profile property stage after fuzzing (0: skip it)")
+    p.add_argument("--max-chars", type=int, metavar="N",
+                   help="cap generated long texts at N characters (default: none, up to 2 MiB); sets "
+                        "TOKSPEC_FUZZ_MAX_CHARS for the harnesses")
     p.add_argument("--jobs", type=int, default=_cores(), help="harness processes at a time (default: usable cores)")
     p.add_argument("--targets", nargs="*")
     p.add_argument("--list", action="store_true", help="list targets and whether they can run here")
@@ -324,6 +331,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.seconds <= 0 or args.jobs < 1:
         p.error(f"need --seconds > 0 and --jobs >= 1, got seconds={args.seconds!r} jobs={args.jobs!r}")
+    if args.max_chars is not None:
+        if args.max_chars < 1:
+            p.error(f"need --max-chars >= 1, got max_chars={args.max_chars!r}")
+        os.environ["TOKSPEC_FUZZ_MAX_CHARS"] = str(args.max_chars)  # inherited by every harness process
     if args.list:
         from tokspec.fuzz.targets import available_targets
         for t, reason in available_targets(tuple(_select(args.targets))):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import unicodedata
 from collections.abc import Callable
@@ -143,15 +144,27 @@ def target_by_name(name: str) -> Target:
 LONG_MARK = 0xF8
 
 
+def max_chars() -> int:
+    """The cap on generated long texts: ``$TOKSPEC_FUZZ_MAX_CHARS`` (a positive integer), else none."""
+    raw = os.environ.get("TOKSPEC_FUZZ_MAX_CHARS", "")
+    if not raw:
+        return 1 << 62
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"TOKSPEC_FUZZ_MAX_CHARS={raw!r} must be a positive integer")
+    return int(raw)
+
+
 def text_from_bytes(data: bytes) -> str:
     """Fuzzer bytes to text (module docstring): may contain lone surrogates, on purpose.
 
     Length extension: ``LONG_MARK, k, d, body...`` gives ``body`` (decoded the same way) repeated
     to ``BOUNDARY_SIZES[k % len] + (d - 128) // 8`` characters (a power of two or ten, +-16), so
-    libFuzzer's short inputs (``-max_len``) still reach chunk seams and buffer sizes up to 2 MiB."""
+    libFuzzer's short inputs (``-max_len``) still reach chunk seams and buffer sizes up to 2 MiB.
+    ``$TOKSPEC_FUZZ_MAX_CHARS`` (``python -m tokspec.fuzz.run --max-chars N``) caps that length."""
     if len(data) >= 3 and data[0] == LONG_MARK:
         from tokspec.longtext import BOUNDARY_SIZES
         size = max(1, BOUNDARY_SIZES[data[1] % len(BOUNDARY_SIZES)] + (data[2] - 128) // 8)
+        size = min(size, max_chars())
         body = text_from_bytes(data[3:]) or "a"
         return (body * (size // len(body) + 1))[:size]
     try:

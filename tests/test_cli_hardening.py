@@ -214,7 +214,9 @@ def _lossy_input(tmp_path: Path) -> Path:
     return path
 
 
-def test_merge_check_shows_progress(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_merge_check_shows_progress(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKSPEC_PROGRESS_SECONDS", "1")  # captured stderr is no terminal: 30 s by default
     code, _, err = _run(capsys, "merge-check", "tiktoken:cl100k_base", "--strategy", "lopt", "--fuzz",
                         "--time", "3.5", "--report", str(tmp_path / "rep"))
     assert code == 0

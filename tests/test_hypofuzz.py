@@ -9,7 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tokspec.fuzz import hyp_targets as H
+
 REPO = Path(__file__).resolve().parents[1]
 
 _COLLECT = '''
@@ -21,7 +24,9 @@ print("NOT_COLLECTED " + json.dumps({k: str(v) for k, v in result.not_collected.
 '''
 
 
-def test_hypofuzz_collects_every_hypothesis_target() -> None:
+@pytest.mark.parametrize("profile", ["quick", "fuzz"])
+def test_hypofuzz_collects_every_hypothesis_target(profile: str) -> None:
+    # "fuzz" is the profile docs/scale.md tells HypoFuzz users to set (TOKSPEC_HYPOTHESIS_PROFILE=fuzz)
     # A HypoFuzz machine is not a CI job: with CI set, hypothesis' built-in "ci" profile (the parent
     # of tokspec's profiles) derandomizes every test, and HypoFuzz rightly skips derandomized tests.
     # hypothesis reads CI from several variables, tox's copy of CI (__TOX_ENVIRONMENT_VARIABLE_ORIGINAL_CI)
@@ -32,6 +37,7 @@ def test_hypofuzz_collects_every_hypothesis_target() -> None:
         ci_vars = {"CI": None, "__TOX_ENVIRONMENT_VARIABLE_ORIGINAL_CI": None, "TF_BUILD": None,
                    "GITHUB_ACTIONS": None, "GITLAB_CI": None, "BUILDKITE": None, "CIRCLECI": None}
     env = {k: v for k, v in os.environ.items() if k not in ci_vars}
+    env["TOKSPEC_HYPOTHESIS_PROFILE"] = profile
     out = subprocess.run([sys.executable, "-c", _COLLECT, "tests/property/test_hyp_spec_tiny.py"], cwd=REPO,
                          capture_output=True, text=True, timeout=300, env=env)
     line = next((ln for ln in out.stdout.splitlines() if ln.startswith("NODEIDS ")), None)

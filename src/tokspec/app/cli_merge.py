@@ -53,25 +53,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from tokspec.fast.parallel import BACKENDS
 
     parser.add_argument("engine", help="engine name, e.g. tiktoken:cl100k_base")
-    parser.add_argument("--strategy", default="lopt", choices=sorted(STRATEGIES))
-    parser.add_argument("--inputs", help="JSON Lines ({\"text\": ...}), plain UTF-8 lines, or a report")
+    parser.add_argument("--strategy", default="lopt", choices=sorted(STRATEGIES),
+                        help="how chunks are cut and joined: " + "; ".join(
+                            f"{n}: {STRATEGIES[n].description}" for n in sorted(STRATEGIES)) + " (default lopt)")
+    parser.add_argument("--inputs", metavar="FILE", help="JSON Lines ({\"text\": ...}), plain UTF-8 lines, or a report")
     parser.add_argument("--fuzz", action="store_true", help="generate inputs for --time seconds")
-    parser.add_argument("--time", type=float, default=10.0, help="fuzzing seconds (default 10)")
-    parser.add_argument("--chunk-len", type=int, help="chunk length in characters")
-    parser.add_argument("--overlap", type=int, help="overlap in characters (overlap strategies)")
-    parser.add_argument("--workers", type=int,
+    parser.add_argument("--time", type=float, default=10.0, metavar="SECONDS", help="fuzzing seconds (default 10)")
+    parser.add_argument("--chunk-len", type=int, metavar="CHARS",
+                        help="chunk length in characters (default: a quarter of each input; fuzz: random 1-64)")
+    parser.add_argument("--overlap", type=int, metavar="CHARS", help="overlap in characters (overlap strategies; "
+                        "default: the strategy's own)")
+    parser.add_argument("--workers", type=int, metavar="N",
                         help="processes checking the inputs, each loading the engine once (default: the "
                              "usable cores; 1 = this process); same output as 1. --fuzz runs in this process")
-    parser.add_argument("--chunk-workers", type=int,
+    parser.add_argument("--chunk-workers", type=int, metavar="N",
                         help="workers encoding one text's chunks in parallel (default: serial)")
     parser.add_argument("--backend", choices=BACKENDS,
                         help="chunk parallelism backend (default auto with --chunk-workers)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, metavar="N",
+                        help="fuzz: random seed; the same seed checks the same texts (default 0)")
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
-    parser.add_argument("--report", default="tokspec-merge-reports", help="report folder")
-    parser.add_argument("--max-reports", type=int, default=5, help="stop after this many differences")
-    parser.add_argument("--minimize-seconds", type=float, default=10.0)
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--reports", "--report", dest="report", default="tokspec-merge-reports", metavar="DIR",
+                        help="report folder (default tokspec-merge-reports/; --report is the old name)")
+    parser.add_argument("--max-findings", "--max-reports", dest="max_reports", type=int, default=5, metavar="N",
+                        help="stop after N differences (default 5; --max-reports is the old name)")
+    parser.add_argument("--minimize-seconds", type=float, default=10.0, metavar="SECONDS",
+                        help="time budget for minimizing one difference (default 10)")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr (default: every "
+                        "second on a terminal, every 30 s into a log, TOKSPEC_PROGRESS_SECONDS)")
 
 
 def read_inputs(path: str) -> list[str]:
@@ -248,15 +257,18 @@ class _Progress:
     """Progress lines on stderr: silent for the first 2 s, then at most once per second."""
 
     def __init__(self, quiet: bool):
+        from tokspec.app._progress import progress_interval
+
+        self.every = progress_interval(sys.stderr)
         self.start = time.monotonic()
-        self.next = self.start + 2.0
+        self.next = self.start + max(2.0, self.every)
         self.quiet = quiet
 
     def tick(self, n: int, found: int) -> None:
         now = time.monotonic()
         if self.quiet or now < self.next:
             return
-        self.next = now + 1.0
+        self.next = now + self.every
         elapsed = now - self.start
         print(f"merge-check: {elapsed:.1f}s, {n} inputs ({n / elapsed:.0f}/s), {found} reports",
               file=sys.stderr, flush=True)

@@ -1,8 +1,9 @@
 """tokspec checks in your own test suite: agreement assertions, a search for disagreements, a fixture.
 
-Plain functions (import them; no plugin registration needed)::
+Plain functions (import them from their public home :mod:`tokspec.testing`; no plugin registration
+needed)::
 
-    from tokspec.app.pytest_plugin import assert_engines_agree, check_against
+    from tokspec.testing import assert_engines_agree, check_against
 
     def test_my_engine_on_crlf():
         assert_engines_agree(MyEngine(), "tiktoken:cl100k_base", "a\\r\\n\\r\\nb")
@@ -11,7 +12,8 @@ Plain functions (import them; no plugin registration needed)::
         check_against(MyEngine(), "tiktoken:cl100k_base")   # the search of `tokspec diff --fuzz`
 
 :func:`check_against` searches with the machinery of ``tokspec diff --fuzz`` (:mod:`tokspec.app.finder`):
-it replays tokspec's stored findings (``corpora/`` of a source checkout, or ``$TOKSPEC_CORPORA``),
+it replays your own saved findings (the records in the reports folder, below), then tokspec's
+stored findings (``corpora/`` of a source checkout, or ``$TOKSPEC_CORPORA``),
 its conformance corpus and two long documents made of it, then
 draws texts from the fuzz sources (corpus generators, adversarial repetitions, vocabulary-aware text
 over the second engine's token surfaces, the Unicode-category strategies of
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
 
 __all__ = ["assert_engines_agree", "check_against", "default_texts", "SearchCutShort", "TokspecHelper",
            "tokspec", "DEFAULT_BUDGET", "DEFAULT_MAX_SECONDS", "DEFAULT_SEED"]
+__all__ += ["saved_findings"]
 
 #: Texts searched after the replay, per check (counted, so the verdict is reproducible).
 DEFAULT_BUDGET = 2000
@@ -187,7 +190,11 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
     a, b = bounded(a, deadline + shrink, seconds), bounded(b, deadline + shrink, seconds)
     finder = Finder(a, b, max_findings=1, shrink_seconds=shrink, shrink_tests=_SHRINK_TESTS)
     replay_cut = Cut()
-    if not finder.replay(until(replay_texts(), deadline, replay_cut)) and budget > 0 and not replay_cut.cut:
+    folder = _setting(reports, "tokspec-reports", "TOKSPEC_REPORTS", "tokspec-reports", str)
+    # the user's own saved findings first (like hypothesis' example database), then tokspec's corpus
+    replayed = (finder.replay(until(saved_findings(folder), deadline, replay_cut))
+                or finder.replay(until(replay_texts(), deadline, replay_cut)))
+    if not replayed and budget > 0 and not replay_cut.cut:
         outcome = run_search(finder, text_sources(b, seed), seconds=max(0.0, deadline - time.monotonic()),
                              max_inputs=budget, slice_inputs=SLICE)
         if outcome.cut_by_time:
@@ -200,9 +207,21 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
             f"tokspec check_against({a.info.name!r}, {b.info.name!r}): max_seconds={seconds} ended the "
             "replay of stored findings; nothing was searched (raise max_seconds)"), stacklevel=2)
     if finder.findings:
-        folder = _setting(reports, "tokspec-reports", "TOKSPEC_REPORTS", "tokspec-reports", str)
         typed = (engine if isinstance(engine, str) else a.info.name, other if isinstance(other, str) else b.info.name)
         raise AssertionError(_failure(a, b, finder.findings[0], seed, budget, Path(folder), typed, compare))
+
+
+def saved_findings(folder: str | Path) -> list[tuple[str, str]]:
+    """``(source, text)`` of the records saved in ``folder`` (your earlier failures, kept like
+    hypothesis' example database keeps its examples): every ``*.json`` below it with a ``text``,
+    sorted by path; none when the folder does not exist. :func:`check_against` replays them first."""
+    from tokspec.app.finder import _in_domain, _stored_texts
+
+    root = Path(folder)
+    if not root.is_dir():
+        return []
+    source = f"your saved findings ({root})"
+    return [(source, text) for text in dict.fromkeys(_stored_texts(root)) if _in_domain(text)]
 
 
 def _failure(a: Encoder, b: Encoder, finding: Any, seed: int, budget: int, folder: Path,

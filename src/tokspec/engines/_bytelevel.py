@@ -18,6 +18,7 @@ and o200k_base for ``bpe-openai``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from importlib import metadata
 from typing import Any
 
@@ -131,11 +132,29 @@ class TiktokenEngine(_ByteLevelEngine):
         super().__init__(info, vocab, special)
         self.library_encoding = tiktoken.Encoding(
             name=name, pat_str=pattern, mergeable_ranks=vocab.ranks, special_tokens=special)
+        #: tiktoken 0.9's encode_to_numpy matches every special token whatever allowed_special says
+        #: (it passes special_tokens_set to the core; corpora/production/findings_old_releases.json):
+        #: there the adapter takes the older path, encode_ordinary (a list, then an array).
+        self.numpy_path = numpy_respects_allowed_special(self.library_encoding)
+        if not self.numpy_path:
+            self.info = replace(info, description=f"{description}; tiktoken {tiktoken.__version__}: "
+                                "encode_ordinary (its encode_to_numpy matches special tokens)")
 
     def _id_array(self, text: str) -> np.ndarray:
+        if not self.numpy_path:
+            return np.array(self.library_encoding.encode_ordinary(text), dtype=np.uint32)
         # allowed_special=set(), disallowed_special=(): no special token is matched nor refused,
         # which is encode_ordinary (tests compare the two on every corpus text)
         return self.library_encoding.encode_to_numpy(text, allowed_special=set(), disallowed_special=())
+
+
+def numpy_respects_allowed_special(encoding: Any) -> bool:
+    """True unless ``encoding.encode_to_numpy`` matches a special token that ``allowed_special=set()``
+    excludes (tiktoken 0.9 does). An encoding without special tokens passes. O(longest special)."""
+    for special in sorted(encoding.special_tokens_set)[:1]:
+        ids = encoding.encode_to_numpy(special, allowed_special=set(), disallowed_special=())
+        return [int(i) for i in ids] == encoding.encode_ordinary(special)
+    return True
 
 
 def _bpe_openai_backend(encoding: str) -> Any:

@@ -157,7 +157,11 @@ def _library_output(case: dict[str, str]) -> dict[str, Any]:
         return {"ids": enc.ids, "tokens": enc.tokens, "offsets": [list(o) for o in enc.offsets],
                 "offset_unit": "char"}
     sp = sentencepiece.SentencePieceProcessor(model_file=str(FINDINGS_DIR / SPM_MODEL))
-    out = sp.encode(text, return_type="offset_mapping", return_bytes=True)
+    from tokspec.engines._spm import OFFSET_MAPPING, proto_encode
+
+    # before 0.2.3: the same fields from serialized_proto (tokspec.engines._spm, "Older releases")
+    out = sp.encode(text, return_type="offset_mapping", return_bytes=True) if OFFSET_MAPPING else \
+        proto_encode(sp, text)
     return {"ids": out["ids"], "tokens": [p.decode("utf-8", "replace") for p in out["pieces"]],
             "offsets": [list(o) for o in out["offsets"]], "offset_unit": "utf-8 byte"}
 

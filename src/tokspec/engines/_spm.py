@@ -30,6 +30,13 @@ pieces are the normalized text they matched, so they equal the vocabulary's), an
 the compiled :func:`tile_kernel` (:func:`aligned_spans` over arrays; tests check they agree);
 when it does not tile, the list path above runs.
 
+Older releases (0.2.0 to 0.2.2): ``return_type="offset_mapping"`` is missing (0.2.0, 0.2.1) or
+gives other spans (0.2.2), so the same ids, pieces and byte spans are read from the
+``serialized_proto`` output with tokspec's wire reader (:func:`proto_encode`), and 0.2.0's
+``SentencePieceNormalizer``, whose keyword defaults override the model's ``add_dummy_prefix``,
+``escape_whitespaces`` and ``remove_extra_whitespaces``, is given the model's own values; the
+engine's description says so. Everything after that is the same.
+
 Out of scope: sampling, n-best, BOS/EOS, ``reverse``, decoding.
 """
 
@@ -43,12 +50,47 @@ import sentencepiece
 from tokspec._jit import kernel
 from tokspec._offsets import char_offsets_from_byte_spans
 from tokspec._types import Encoder, Encoding, EncodingArrays, EngineInfo
+from tokspec.engines._protowire import iter_fields
 from tokspec.errors import EngineFault
 from tokspec.spm_model import SpmModel
 
-__all__ = ["SpmEngine", "contract_byte_spans", "aligned_spans", "tile_kernel"]
+__all__ = ["SpmEngine", "contract_byte_spans", "aligned_spans", "tile_kernel", "proto_encode", "OFFSET_MAPPING"]
 
 _DUMMY_PREFIX = "\u2581"
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """``"0.2.3"`` -> ``(0, 2, 3)``; a non-numeric part ends the tuple (``"0.2.1rc1"`` -> ``(0, 2)``)."""
+    out: list[int] = []
+    for part in text.split("."):
+        if not part.isdigit():
+            break
+        out.append(int(part))
+    return tuple(out)
+
+
+#: The installed sentencepiece's ``offset_mapping`` output is the one the adapter reads (0.2.3 on).
+OFFSET_MAPPING = _version(sentencepiece.__version__) >= (0, 2, 3)
+
+
+def proto_encode(processor: sentencepiece.SentencePieceProcessor, text: str) -> dict[str, list]:  # type: ignore[type-arg]
+    """``ids``, ``pieces`` (bytes) and ``offsets`` (UTF-8 byte spans into ``text``) as 0.2.3's
+    ``offset_mapping`` gives them, read from the ``serialized_proto`` output (any 0.2.x release):
+    field 2 of SentencePieceText is a piece, whose fields 1, 2, 4, 5 are piece, id, begin, end
+    (absent means 0). O(output size)."""
+    proto = processor.encode(text, out_type="serialized_proto")
+    ids: list[int] = []
+    pieces: list[bytes] = []
+    offsets: list[tuple[int, int]] = []
+    for number, _, value in iter_fields(proto):
+        if number != 2 or not isinstance(value, bytes):
+            continue
+        fields = {n: v for n, _, v in iter_fields(value)}
+        piece = fields.get(1, b"")
+        ids.append(int(fields.get(2, 0)))  # type: ignore[arg-type]
+        pieces.append(piece if isinstance(piece, bytes) else b"")
+        offsets.append((int(fields.get(4, 0)), int(fields.get(5, 0))))  # type: ignore[arg-type]
+    return {"ids": ids, "pieces": pieces, "offsets": offsets}
 
 
 def contract_byte_spans(pieces: list[str], spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -217,11 +259,19 @@ class SpmEngine(Encoder):
         proto = Path(model.path).read_bytes()
         self.library_processor = sentencepiece.SentencePieceProcessor()
         self.library_processor.LoadFromSerializedProto(proto)
-        self.library_normalizer = sentencepiece.SentencePieceNormalizer(model_proto=proto)
+        if OFFSET_MAPPING:
+            self.library_normalizer = sentencepiece.SentencePieceNormalizer(model_proto=proto)
+        else:  # 0.2.0's keyword defaults (False) override the model's own normalizer flags: pass them
+            self.library_normalizer = sentencepiece.SentencePieceNormalizer(
+                model_proto=proto, add_dummy_prefix=model.add_dummy_prefix,
+                escape_whitespaces=model.escape_whitespaces,
+                remove_extra_whitespaces=model.remove_extra_whitespaces)
         self.info = EngineInfo(
             name, "tokenizer", "sentencepiece", sentencepiece.__version__, model.sha256,
             f"sentencepiece {model.model_type} ({model.normalizer_name}, "
-            f"byte_fallback={model.byte_fallback}) from {model.path}")
+            f"byte_fallback={model.byte_fallback}) from {model.path}"
+            + ("" if OFFSET_MAPPING else f"; sentencepiece {sentencepiece.__version__} < 0.2.3: spans "
+               "read from its serialized_proto output"))
         self._init_tables()
 
     def _init_tables(self) -> None:
@@ -238,6 +288,8 @@ class SpmEngine(Encoder):
     def library_encode(self, text: str) -> dict[str, list]:  # type: ignore[type-arg]
         """sentencepiece's own ``offset_mapping`` output with byte offsets."""
         try:
+            if not OFFSET_MAPPING:
+                return proto_encode(self.library_processor, text)
             out: dict[str, list] = self.library_processor.encode(  # type: ignore[type-arg]
                 text, return_type="offset_mapping", return_bytes=True)
         except Exception as exc:
