@@ -173,6 +173,11 @@ class EngineInfo:
 
     ``vocab_sha256`` is the sha256 of the vocabulary file the engine was built from (None for
     pretokenizers and engines without a file).
+
+    ``thread_safe``: may several threads call ``encode`` on this one instance at once, each call
+    returning what it returns alone? True or False as declared by the engine; None (the default)
+    means unknown, and then tokspec checks before using threads (``lopt:``; see
+    :mod:`tokspec.concurrency`). ``tokspec diff`` tests engines that are not declared unsafe.
     """
 
     name: str
@@ -181,6 +186,7 @@ class EngineInfo:
     library_version: str
     vocab_sha256: str | None
     description: str = ""
+    thread_safe: bool | None = None
 
 
 class Encoder(ABC):

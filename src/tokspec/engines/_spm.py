@@ -221,7 +221,8 @@ class SpmEngine(Encoder):
         self.info = EngineInfo(
             name, "tokenizer", "sentencepiece", sentencepiece.__version__, model.sha256,
             f"sentencepiece {model.model_type} ({model.normalizer_name}, "
-            f"byte_fallback={model.byte_fallback}) from {model.path}")
+            f"byte_fallback={model.byte_fallback}) from {model.path}",
+            thread_safe=True)  # sentencepiece's Encode is const; tables read-only (issue 24)
         self._init_tables()
 
     def _init_tables(self) -> None:
