@@ -5,9 +5,9 @@ time cannot show (issue 24). Each hazard has a clean twin with the same output a
 hazard, so a check that flags the twin is a false alarm:
 
 =====================  =====================================================================
-``shared_scratch``     cl100k_base through tiktoken, one pretoken at a time, collecting ids in a
-                       list kept on ``self`` and reused by every call (the buffer is cleared at the
-                       start of a call): two threads interleave their ids. Twin: ``local_scratch``
+``shared_scratch``     cl100k_base through tiktoken, its ids copied one by one into a list kept on
+                       ``self`` and reused by every call (cleared at the start of a call): two
+                       threads interleave their ids. Twin: ``local_scratch`` (a local list)
 ``quadratic_offsets``  cl100k_base through tiktoken with offsets computed by re-measuring the
                        UTF-8 prefix before each token: O(n * tokens), exact. Twin:
                        ``linear_offsets`` (one running sum)
@@ -18,8 +18,6 @@ declares ``thread_safe`` (a user engine usually does not). Out of scope: crashes
 """
 
 from __future__ import annotations
-
-import regex
 
 from tokspec import Encoder, EngineInfo
 from tokspec.fuzz.authored_bugs import _Cl100k
@@ -32,8 +30,8 @@ _ME = "tokspec.fuzz.authored_hazards:"
 
 
 class _Pieces(_Cl100k):
-    """cl100k_base one pretoken at a time (tiktoken's ``_encode_single_piece``). Declares its
-    structure as a user would, so ``lopt:`` may cut its texts."""
+    """cl100k_base through tiktoken, ids copied one by one into a list (the user's "buffer").
+    Declares its structure as a user would, so ``lopt:`` may cut its texts."""
 
     merge_structure = {"format": "regex-bpe", "pattern": cl100k_pattern()}
 
@@ -41,7 +39,6 @@ class _Pieces(_Cl100k):
         super().__init__(name, description)
         self.info = EngineInfo(_ME + name, "tokenizer", "tokspec.fuzz.authored_hazards", "0",
                                load_named_tiktoken("cl100k_base").sha256, description)
-        self.split = regex.compile(cl100k_pattern())
 
 
 class _SharedScratch(_Pieces):
@@ -51,18 +48,16 @@ class _SharedScratch(_Pieces):
 
     def ids(self, text: str) -> list[int]:
         self.scratch.clear()
-        for m in self.split.finditer(text):
-            for i in self.enc._encode_single_piece(m.group().encode("utf-8")):
-                self.scratch.append(i)
+        for i in self.enc.encode_ordinary(text):
+            self.scratch.append(i)
         return list(self.scratch)
 
 
 class _LocalScratch(_Pieces):
     def ids(self, text: str) -> list[int]:
         scratch: list[int] = []  # the clean twin: one buffer per call
-        for m in self.split.finditer(text):
-            for i in self.enc._encode_single_piece(m.group().encode("utf-8")):
-                scratch.append(i)
+        for i in self.enc.encode_ordinary(text):
+            scratch.append(i)
         return scratch
 
 

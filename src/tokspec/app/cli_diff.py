@@ -31,6 +31,11 @@ records, printed reports, ``--json`` and the exit status are those of ``--worker
 generator per worker with seeds ``seed + k * 1000003`` (worker 0 keeps ``--seed``; "input #" of a
 finding counts within its worker) and de-duplicates findings across workers as within one.
 
+Concurrency stage (after the comparisons, in this process): each engine is called from ``--threads N``
+threads at once (default cores + 2; ``0`` skips) on a sample of the inputs and compared with its own
+serial result; a fault is one more disagreement of class "not thread-safe" with a replayable thread
+record (:mod:`tokspec.app.threads_stage`). ``cmd:`` and declared-unsafe engines are skipped, said on stderr.
+
 Out of scope: Ray (the executor interface of :mod:`tokspec.app.executors` leaves room), fuzzing on Dask.
 """
 
@@ -53,6 +58,7 @@ from tokspec.app.diff_tasks import (DiffJob, Finding, FuzzParams, close_engines,
                                     fuzz_loop, fuzz_process)
 from tokspec.app.executors import make_executor, usable_cores
 from tokspec.app.inputs import InputFileError, batches, iter_inputs, read_inputs
+from tokspec.app.threads_stage import diff_stage
 from tokspec.diff import write_record
 from tokspec.errors import TokspecError
 
@@ -102,6 +108,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--workers", type=int, metavar="N",
                         help="worker processes (default: the usable cores; 1 = this process only)")
+    parser.add_argument("--threads", type=int, default=None, metavar="N",
+                        help="concurrency stage: call each engine from N threads at once on a sample "
+                             "of the inputs (default: cores + 2; 0 skips; see tokspec.app.threads_stage)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="file mode on Dask: 'local' (a LocalCluster of --workers processes) or "
                              "tcp://HOST:8786; needs tokspec[dask]")
@@ -299,6 +308,7 @@ def _check_arguments(args: argparse.Namespace) -> None:
     at_least(args.show, 0, "--show")
     at_least(args.window, 0, "--window")
     at_least(args.workers, 1, "--workers")
+    at_least(getattr(args, "threads", None), 0, "--threads")
     check_output_dir(args.report, "--report")
     if args.save_corpus:
         check_output_dir(args.save_corpus, "--save-corpus")
@@ -330,6 +340,7 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | No
         results = _Results([asdict(a.info), asdict(b.info)], "fuzz" if args.fuzz else "file")
         start = time.monotonic()
         (_run_fuzz if args.fuzz else _run_file)(args, results, out, None if args.quiet else err)
+        diff_stage(args, engines_for(args.a, args.b), results, out, None if args.quiet else err)
         results.seconds = time.monotonic() - start
         if results.inputs == 0:
             source = "no text was generated within --time" if args.fuzz else \

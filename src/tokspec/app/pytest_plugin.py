@@ -134,8 +134,13 @@ def _setting(value: Any, option: str, env: str, default: Any, kind: type) -> Any
 
 def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = None,
                   max_examples: int | None = None, max_seconds: float | None = None,
-                  reports: str | Path | None = None, texts: SearchStrategy[str] | None = None) -> None:
+                  reports: str | Path | None = None, texts: SearchStrategy[str] | None = None,
+                  threads: int | None = None) -> None:
     """Search for a text on which the engines disagree; fail with the minimized one (module docstring).
+
+    Then the concurrency stage of ``tokspec diff`` (:mod:`tokspec.app.threads_stage`): each engine
+    called from ``threads`` threads at once (default cores + 2; 0 skips) on a sample of the replay
+    texts; a difference from its serial result fails the test with the minimized witness.
 
     ``engine`` is the engine under test (A), ``other`` the one it must agree with (B). ``max_examples``
     texts are searched after the replay (default :data:`DEFAULT_BUDGET`), seeded by ``seed``.
@@ -169,6 +174,20 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
     if finder.findings:
         folder = _setting(reports, "tokspec-reports", "TOKSPEC_REPORTS", "tokspec-reports", str)
         raise AssertionError(_failure(a, b, finder.findings[0], seed, budget, Path(folder)))
+    _thread_check(a, b, threads, _setting(reports, "tokspec-reports", "TOKSPEC_REPORTS", "tokspec-reports", str))
+
+
+def _thread_check(a: Encoder, b: Encoder, threads: int | None, folder: str) -> None:
+    """The concurrency stage over the replay texts; AssertionError naming the witness on a fault."""
+    __tracebackhide__ = True
+    from tokspec.app.finder import replay_texts
+    from tokspec.app.threads_stage import default_threads, run_stage, sample_texts
+
+    stage = run_stage((a, b), sample_texts(t for _, t in replay_texts()),
+                      threads=default_threads() if threads is None else threads, report=folder)
+    for (name, fault), path in zip(stage.faults.items(), stage.records):
+        raise AssertionError(f"engine {name!r} is not thread-safe: {fault.describe()}\n"
+                             f"witness: {[t[:80] for t in fault.texts]!r}\nrecord: {Path(path).resolve()}")
 
 
 def _failure(a: Encoder, b: Encoder, finding: Any, seed: int, budget: int, folder: Path) -> str:
