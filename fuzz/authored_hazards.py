@@ -61,7 +61,7 @@ class _LocalScratch(_Pieces):
         return scratch
 
 
-class _QuadraticOffsets(_Cl100k):
+class _QuadraticOffsets(_Pieces):
     def offsets(self, text: str, ids: list[int]) -> list[tuple[int, int]]:
         data = text.encode("utf-8")
         out, used = [], 0
@@ -89,7 +89,7 @@ def quadratic_offsets() -> Encoder:
 
 
 def linear_offsets() -> Encoder:
-    return _Cl100k("linear_offsets", "offsets by one running sum (clean twin of quadratic_offsets)")
+    return _Pieces("linear_offsets", "offsets by one running sum (clean twin of quadratic_offsets)")
 
 
 HAZARDS: dict[str, tuple[str, str]] = {  # hazard -> (its clean twin, the class a check reports)

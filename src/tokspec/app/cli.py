@@ -33,6 +33,7 @@ __all__ = ["main"]
 _SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("tokspec.app.cli_diff", "compare two engines' ids and offsets on inputs or fuzzed text"),
     "merge-check": ("tokspec.app.cli_merge", "compare a chunked parallel merge with serial encoding"),
+    "complexity": ("tokspec.app.complexity", "search for texts on which an engine's cost grows faster than linearly"),
 }
 
 

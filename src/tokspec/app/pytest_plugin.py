@@ -57,7 +57,7 @@ from tokspec.errors import TokspecError
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-__all__ = ["assert_engines_agree", "check_against", "default_texts", "SearchCutShort", "TokspecHelper",
+__all__ = ["assert_engines_agree", "check_against", "check_complexity", "default_texts", "SearchCutShort", "TokspecHelper",
            "tokspec", "DEFAULT_BUDGET", "DEFAULT_MAX_SECONDS", "DEFAULT_SEED"]
 
 #: Texts searched after the replay, per check (counted, so the verdict is reproducible).
@@ -188,6 +188,25 @@ def _thread_check(a: Encoder, b: Encoder, threads: int | None, folder: str) -> N
     for (name, fault), path in zip(stage.faults.items(), stage.records):
         raise AssertionError(f"engine {name!r} is not thread-safe: {fault.describe()}\n"
                              f"witness: {[t[:80] for t in fault.texts]!r}\nrecord: {Path(path).resolve()}")
+
+
+def check_complexity(engine: EngineLike, *, families: list[str] | None = None, max_chars: int = 1 << 16,
+                     max_seconds: float = 60.0, seed: int = 0, reports: str | Path | None = None) -> None:
+    """Fail when ``engine``'s cost grows faster than linearly on some text family: the measurement
+    of ``tokspec complexity`` (:mod:`tokspec.app.complexity`, exponent threshold 1.3), with the
+    witness and the record path in the message. Timing-based: meant for slow tests or CI jobs."""
+    __tracebackhide__ = True
+    from tokspec.app.complexity import make_record, measure, write_records
+
+    result = measure(_engine(engine), families=families, seconds=max_seconds, max_chars=max_chars, seed=seed)
+    worst = result.worst()
+    if not result.flagged() or worst is None:
+        return
+    folder = _setting(reports, "tokspec-reports", "TOKSPEC_REPORTS", "tokspec-reports", str)
+    record, page = write_records(make_record(result, worst, seed=seed, max_chars=max_chars), folder)
+    raise AssertionError(f"superlinear cost: family {worst.name!r} has exponent {worst.exponent():.2f} > 1.3; "
+                         f"witness (chars, cost / linear): {worst.witness()}; sizes and seconds: "
+                         f"{worst.table()}\nrecord: {Path(record).resolve()}\nplot: {Path(page).resolve()}")
 
 
 def _failure(a: Encoder, b: Encoder, finding: Any, seed: int, budget: int, folder: Path) -> str:
