@@ -340,7 +340,7 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | No
         results = _Results([asdict(a.info), asdict(b.info)], "fuzz" if args.fuzz else "file")
         start = time.monotonic()
         (_run_fuzz if args.fuzz else _run_file)(args, results, out, None if args.quiet else err)
-        diff_stage(args, (a, b), results, out, None if args.quiet else err)  # loaded above (cmd: ones are not called)
+        diff_stage(args, (a, b), results, out, None if args.quiet else err)  # cmd: ones are not called
         results.seconds = time.monotonic() - start
         if results.inputs == 0:
             source = "no text was generated within --time" if args.fuzz else \

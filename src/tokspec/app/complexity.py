@@ -1,8 +1,9 @@
 """``tokspec complexity ENGINE``: search for texts on which an engine's cost grows faster than linearly.
 
 For each family of :mod:`tokspec.app.complexity_families`, texts of 1,024 characters doubling up to
-``--max-chars`` are encoded; a family stops when one call takes more than ``--cap`` seconds or its
-share of ``--time`` is spent. Each size is then measured again, interleaved over the sizes (so a
+``--max-chars`` (default 1,048,576) are encoded, after one untimed call (JIT compilation, caches);
+a family stops when one call takes more than ``--cap`` seconds or its share of ``--time`` is spent.
+Each size is then measured again, interleaved over the sizes (so a
 burst of load on the machine hits every size alike), ``--repeats`` times in all; the median is kept.
 
 Timing: CPU time of this process (:func:`time.process_time`, all its threads), not wall time, so
@@ -116,7 +117,7 @@ def _cost(engine: Encoder, text: str, clock: Any) -> float:
 
 
 def measure(engine: Encoder, *, families: Sequence[str] | None = None, seconds: float = 240.0,
-            max_chars: int = 1 << 18, cap: float = 2.0, repeats: int = 3, seed: int = 0,
+            max_chars: int = 1 << 20, cap: float = 2.0, repeats: int = 3, seed: int = 0,
             progress: TextIO | None = None) -> Result:
     """Measure every family (module docstring). ``seconds`` is shared equally by the families."""
     names = list(families or FAMILIES)
@@ -126,6 +127,7 @@ def measure(engine: Encoder, *, families: Sequence[str] | None = None, seconds: 
     out = []
     for name in names:
         fam, deadline = FamilyResult(name), time.monotonic() + share
+        engine.encode_arrays(family_text(name, START, seed))  # warm-up, untimed (JIT compiles, caches)
         n = START
         while n <= max_chars:  # the ladder: one call per size until a call passes the cap
             t = _cost(engine, family_text(name, n, seed), clock)
@@ -211,8 +213,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("engine", metavar="ENGINE")
     parser.add_argument("--time", type=float, default=240.0, metavar="SECONDS",
                         help="total measuring time, shared by the families (default 240)")
-    parser.add_argument("--max-chars", type=int, default=1 << 18, metavar="N",
-                        help="largest text, in characters (default 262144)")
+    parser.add_argument("--max-chars", type=int, default=1 << 20, metavar="N",
+                        help="largest text, in characters (default 1048576)")
     parser.add_argument("--cap", type=float, default=2.0, metavar="SECONDS",
                         help="stop a family once one call takes longer (default 2)")
     parser.add_argument("--repeats", type=int, default=3, help="measurements per size (median; default 3)")
