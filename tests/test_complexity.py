@@ -94,8 +94,10 @@ def test_verdict_and_witness_on_synthetic_tables() -> None:
     assert lin.witness() == (131072, pytest.approx(1.0))  # none: the largest, ratio 1
     assert C.Result({}, "cpu", [lin, quad]).flagged()
     assert not C.Result({}, "cpu", [lin]).flagged()
-    tiny = C.FamilyResult("t", {1024: [1e-5], 2048: [2e-5], 4096: [0.002]})
-    assert tiny.exponent() is None and not C.Result({}, "cpu", [tiny]).flagged()  # too fast to tell
+    tiny = C.FamilyResult("t", {1024: [1e-5], 2048: [0.002], 4096: [0.008], 8192: [0.032]})
+    assert tiny.exponent() is None and not C.Result({}, "cpu", [tiny]).flagged()  # 3 sizes >= 1 ms: no verdict
+    tiny.runs[16384] = [0.128]
+    assert tiny.exponent() == pytest.approx(2.0) and C.Result({}, "cpu", [tiny]).flagged()
 
 
 def test_record_and_page(tmp_path: Path) -> None:

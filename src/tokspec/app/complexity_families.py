@@ -14,6 +14,7 @@ Out of scope: texts that depend on an engine's vocabulary beyond its token surfa
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable
 
@@ -37,10 +38,15 @@ def _words(n: int, rng: random.Random) -> str:
     return "".join(out)[:n]
 
 
-def _prose(n: int, rng: random.Random) -> str:
+@functools.lru_cache(maxsize=1)
+def _corpus() -> tuple[str, ...]:
     from tokspec.corpus import build_corpus
 
-    corpus = build_corpus(seed=rng.randint(0, 10**6))
+    return tuple(build_corpus(seed=0))
+
+
+def _prose(n: int, rng: random.Random) -> str:
+    corpus = _corpus()
     text = ""
     while len(text) < n:
         text += " ".join(rng.sample(corpus, min(40, len(corpus))))
