@@ -95,9 +95,36 @@ def test_diff_threads_option_is_checked() -> None:
 
 def test_diff_passes_the_clean_twin(tmp_path: Path) -> None:
     code, out, err = _diff([HAZ + "local_scratch", "tiktoken:cl100k_base", "--fuzz", "--time", "2",
-                            "--workers", "1", "--report", str(tmp_path)])
-    assert code == 0, out
-    assert "local_scratch: 4 threads" in err or "threads x" in err
+                            "--workers", "1", "--report", str(tmp_path), "--json"])
+    notes = json.loads(out)["concurrency"]
+    assert code == 0 and "threads:" not in err  # notes only in the summary
+    assert len(notes) == 2 and notes[0].startswith(HAZ + "local_scratch: ") and notes[1].startswith("tiktoken:")
+    assert all("threads x 12 texts x 2 rounds agree with serial encoding" in n for n in notes), notes
+
+
+class ExitsInThreads(Encoder):
+    """Alone fine; under threads the second concurrent call raises SystemExit (a hostile engine)."""
+
+    info = EngineInfo("toy:exits", "tokenizer", "toy", "0", None)
+
+    def __init__(self) -> None:
+        import threading
+
+        self.busy = threading.Lock()
+
+    def _encode(self, text: str) -> Encoding:
+        if not self.busy.acquire(blocking=False):
+            raise SystemExit(7)
+        try:
+            return Encoding.of([ord(c) for c in text], [(i, i + 1) for i in range(len(text))])
+        finally:
+            self.busy.release()
+
+
+def test_a_system_exit_under_threads_is_a_finding_not_an_exit(tmp_path: Path) -> None:
+    stage = run_stage((ExitsInThreads(),), ["abc" * 2000, "de" * 3000], threads=4, report=tmp_path)
+    fault = stage.faults["toy:exits"]
+    assert fault.kind == "raised" and fault.detail.startswith("SystemExit: 7")
 
 
 def test_check_against_fails_on_the_shared_scratch(tmp_path: Path) -> None:

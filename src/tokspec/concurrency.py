@@ -127,8 +127,8 @@ def concurrency_fault(engine: Encoder, texts: Sequence[str], *, threads: int = 4
                     i = (j + k) % n
                     try:
                         results[k].append((i, _arrays(engine, texts[i])))
-                    except Exception as exc:  # noqa: BLE001 - the engine's fault is the finding
-                        results[k].append((i, exc))
+                    except BaseException as exc:  # noqa: BLE001 - the engine's fault is the finding
+                        results[k].append((i, exc))  # (SystemExit too: a thread must not die silently)
 
             pool = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(threads)]
             for t in pool:
@@ -158,7 +158,7 @@ def minimize_fault(engine: Encoder, fault: ConcurrencyFault, *, rounds: int = 10
         for _ in range(tries):
             try:
                 found = concurrency_fault(engine, texts, threads=threads, rounds=rounds)
-            except Exception:  # noqa: BLE001 - fails alone: not a concurrency witness
+            except (Exception, SystemExit):  # noqa: BLE001 - fails alone: not a concurrency witness
                 return None
             hits += [found] if found is not None else []
         return hits[0] if len(hits) * 2 > tries else None  # most tries: a witness that replays
@@ -204,7 +204,7 @@ def thread_safety(engine: Encoder, *, threads: int = 4, rounds: int = 3) -> Thre
     with _LOCK:
         try:
             fault = concurrency_fault(engine, PROBE_TEXTS, threads=threads, rounds=rounds)
-        except Exception as exc:  # noqa: BLE001 - an engine failing alone gets no threads
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - an engine failing alone gets no threads
             fault = ConcurrencyFault(PROBE_TEXTS, 1, 0, "raised", f"{type(exc).__name__}: {exc}"[:300])
         verdict = ThreadSafety(fault is None, "checked", fault)
         try:

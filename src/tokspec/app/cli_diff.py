@@ -148,6 +148,7 @@ class _Results:
     classifications: Counter[str] = field(default_factory=Counter)
     generators: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    concurrency: list[str] = field(default_factory=list)  # the concurrency stage's notes
 
     def add(self, classification: str | None, count: int = 1) -> None:
         self.inputs += count

@@ -119,7 +119,9 @@ def run_stage(engines: Iterable[Encoder], texts: list[str], *, threads: int, rep
             continue
         try:
             fault = concurrency_fault(engine, texts, threads=threads, rounds=_rounds(texts, rounds))
-        except Exception as exc:  # noqa: BLE001 - fails alone: the comparison stage reports that
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - fails alone (even SystemExit): the comparison reports that
             result.notes.append(f"{name}: concurrency stage skipped, the engine fails alone ({type(exc).__name__})")
             continue
         if fault is None:
@@ -186,7 +188,8 @@ def _fuzz_sample(seed: int, records: list[str]) -> list[str]:
 def diff_stage(args: Any, engines: tuple[Encoder, Encoder], results: Any, out: Any, err: Any) -> None:
     """``tokspec diff``'s stage after the comparisons (``--threads``; module docstring). A fault
     counts as one disagreement of class :data:`CLASSIFICATION`; its record path joins
-    ``results.counterexamples``; notes go to ``err`` (unless quiet), faults to ``out`` (unless --json)."""
+    ``results.counterexamples``; the notes become the summary's ``"concurrency"`` (a declared-unsafe
+    engine's skip is also said on ``err``), faults go to ``out`` (unless --json)."""
     threads = getattr(args, "threads", None)
     threads = default_threads() if threads is None else threads
     if threads < 2:
@@ -198,8 +201,9 @@ def diff_stage(args: Any, engines: tuple[Encoder, Encoder], results: Any, out: A
 
         texts = sample_texts(t for _, t in iter_inputs(args.inputs))
     stage = run_stage(engines, texts, threads=threads, report=args.report)
+    results.concurrency = stage.notes  # in the --json summary
     for note in stage.notes:
-        if err is not None:
+        if err is not None and "declared thread_safe=False" in note:  # the rest: --json only
             print(f"threads: {escape(note)}", file=err)
     for (name, fault), path in zip(stage.faults.items(), stage.records):
         results.disagreed += 1
