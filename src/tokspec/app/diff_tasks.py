@@ -27,6 +27,8 @@ from typing import Any
 
 from tokspec._types import Encoder
 from tokspec.app._checks import load_engine_checked
+from tokspec.app.cost_findings import CLASSIFICATION as COST
+from tokspec.app.cost_findings import cost_key
 from tokspec.app.finder import Finder, finding_key, minimized, run_search
 from tokspec.diff import Comparison, check_pair, compare, format_comparison, make_record, record_name, reproduce_command
 from tokspec.errors import TokspecError
@@ -173,7 +175,8 @@ def fuzz_loop(params: FuzzParams, seed: int, emit: Callable[[Finding], None], st
         small, text = f.comparison, f.original.text
         name, record = _record(a, b, small, params.report, params.width)
         corpus = _record(a, b, small, params.save_corpus, params.width)[1] if params.save_corpus else None
-        emit(Finding(finding_key(small), str(small.classification), f.input_number, len(text), len(small.text),
+        key = cost_key(small, f.source) if small.classification == COST else finding_key(small)
+        emit(Finding(key, str(small.classification), f.input_number, len(text), len(small.text),
                      name, record, corpus, format_comparison(a, b, small, width=params.width)))
 
     finder = _StoppableFinder(a, b, stop, max_findings=params.max_findings, shrink_seconds=params.shrink_time,
