@@ -43,7 +43,7 @@ __all__ = ["diff_stage", "CLASSIFICATION", "LONG", "SPREAD", "MAX_SAMPLE_CHARS",
 CLASSIFICATION = "not thread-safe"
 LONG, SPREAD = 2, 10
 MAX_SAMPLE_CHARS = 100_000
-ROUNDS = 2
+ROUNDS = 3
 FUZZ_LONG_CHARS = 30_000  # the long text the stage adds in fuzz mode
 
 
