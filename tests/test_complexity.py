@@ -148,3 +148,14 @@ def test_theorems_checked_with_the_tool(theorem: str, engine: str, tmp_path: Pat
     code, out, _ = _run([engine, "--time", "180", "--report", str(tmp_path), "--json", "--quiet"])
     summary = json.loads(out)
     assert code == (1 if theorem == "C2" else 0), {k: v["exponent"] for k, v in summary["families"].items()}
+
+
+@pytest.mark.slow
+def test_plugin_check_complexity_fails_with_the_witness(tmp_path: Path) -> None:
+    from tokspec.app.pytest_plugin import check_complexity
+
+    with pytest.raises(AssertionError, match="superlinear cost: family 'latin-letters' has exponent"):
+        check_complexity(HAZ + "quadratic_offsets", families=["latin-letters"], max_chars=1 << 18,
+                         max_seconds=60, reports=tmp_path)
+    check_complexity(HAZ + "linear_offsets", families=["latin-letters"], max_chars=1 << 18, max_seconds=60,
+                     reports=tmp_path)
