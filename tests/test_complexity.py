@@ -159,3 +159,13 @@ def test_plugin_check_complexity_fails_with_the_witness(tmp_path: Path) -> None:
                          max_seconds=60, reports=tmp_path)
     check_complexity(HAZ + "linear_offsets", families=["latin-letters"], max_chars=1 << 18, max_seconds=60,
                      reports=tmp_path)
+
+
+def test_sizes_measured_fewer_times_than_repeats_are_not_judged() -> None:
+    fam = _fam("linear")
+    fam.repeats = 3
+    fam.runs[1 << 18] = [100.0]  # one call hit by a burst: shown, not fitted
+    assert fam.table()[-1] == (1 << 18, 100.0)
+    assert fam.exponent() == pytest.approx(1.0) and fam.witness() == (131072, pytest.approx(1.0))
+    fam.repeats = 1
+    assert fam.exponent() > 2  # the same table, judged on every size

@@ -3,8 +3,11 @@
 For each family of :mod:`tokspec.app.complexity_families`, texts of 1,024 characters doubling up to
 ``--max-chars`` (default 1,048,576) are encoded, after one untimed call (JIT compilation, caches);
 a family stops when one call takes more than ``--cap`` seconds or its share of ``--time`` is spent.
-Each size is then measured again, interleaved over the sizes (so a
-burst of load on the machine hits every size alike), ``--repeats`` times in all; the median is kept.
+The ladder gets half of the family's share; then each size is measured again,
+interleaved over the sizes (so a burst of load on the machine hits every size alike), ``--repeats``
+times in all, within the other half; the median is kept. Only sizes measured ``--repeats`` times
+are fitted or chosen as witness (a size the time ran out for is shown, not judged: one call hit by
+a burst once read 10x its neighbours on ``fast:cl100k_base``).
 
 Timing: user CPU time of this process (``getrusage(RUSAGE_SELF).ru_utime``, all its threads), not
 wall time, so the other programs of a shared machine cost little; system time is left out too: it
@@ -79,12 +82,18 @@ class FamilyResult:
     name: str
     runs: dict[int, list[float]] = field(default_factory=dict)
     stopped: str = "max-chars"
+    repeats: int = 1  # sizes measured fewer times are shown, never fitted (one noisy call is no evidence)
 
     def table(self) -> list[tuple[int, float]]:
         return [(n, statistics.median(ts)) for n, ts in sorted(self.runs.items())]
 
+    def measured(self) -> list[tuple[int, float]]:
+        """(size, median) of the sizes measured ``repeats`` times and costing at least MIN_FIT."""
+        full = {n for n, ts in self.runs.items() if len(ts) >= self.repeats}
+        return [(n, t) for n, t in self.table() if t >= MIN_FIT and n in full]
+
     def fitted(self) -> list[tuple[int, float]]:
-        return [(n, t) for n, t in self.table() if t >= MIN_FIT][-FIT_POINTS:]
+        return self.measured()[-FIT_POINTS:]
 
     def exponent(self) -> float | None:
         pts = self.fitted()
@@ -92,7 +101,7 @@ class FamilyResult:
 
     def witness(self) -> tuple[int, float] | None:
         """(size, cost / linear extrapolation) of the witness (module docstring)."""
-        pts = [(n, t) for n, t in self.table() if t >= MIN_FIT]
+        pts = self.measured()
         if len(pts) < 2:
             return None
         n0, t0 = pts[0]
@@ -141,9 +150,9 @@ def measure(engine: Encoder, *, families: Sequence[str] | None = None, seconds: 
     share = seconds / max(1, len(names))
     out = []
     for name in names:
-        fam = FamilyResult(name)
+        fam = FamilyResult(name, repeats=repeats)
         engine.encode_arrays(family_text(name, START, seed))  # warm-up, untimed (JIT compiles, caches)
-        deadline = time.monotonic() + share
+        deadline = time.monotonic() + share / 2  # the ladder's half; the repeats get the rest
         n = START
         texts: dict[int, str] = {}
         while n <= max_chars:  # the ladder: one call per size until a call passes the cap
@@ -159,7 +168,7 @@ def measure(engine: Encoder, *, families: Sequence[str] | None = None, seconds: 
             n *= 2
         for _ in range(repeats - 1):  # interleaved repeats, cheap sizes only
             for size in sorted(fam.runs):
-                if fam.runs[size][0] <= cap / 2 and time.monotonic() < deadline + share:
+                if fam.runs[size][0] <= cap / 2 and time.monotonic() < deadline + share / 2:
                     fam.runs[size].append(_cost(engine, texts[size], clock))
         if progress is not None:
             e = fam.exponent()
