@@ -50,8 +50,18 @@ def test_declarations_are_read_from_info_then_the_class_attribute() -> None:
     assert auto_backend(Declared()) == "serial"
 
 
+def _caught(engine: Encoder) -> ConcurrencyFault | None:
+    """The check, tried up to five times: a race (seen 10 times in 10 on an idle machine, missed
+    now and then under heavy load)."""
+    for _ in range(5):
+        fault = concurrency_fault(engine, PROBE_TEXTS, threads=4, rounds=3)
+        if fault is not None:
+            return fault
+    return None
+
+
 def test_shared_scratch_is_caught_and_its_twin_passes(unsafe: Encoder, twin: Encoder) -> None:
-    fault = concurrency_fault(unsafe, PROBE_TEXTS, threads=4, rounds=3)
+    fault = _caught(unsafe)
     assert isinstance(fault, ConcurrencyFault) and fault.threads == 4
     assert fault.kind in ("differs", "raised") and fault.texts == PROBE_TEXTS
     for _ in range(3):
@@ -60,7 +70,7 @@ def test_shared_scratch_is_caught_and_its_twin_passes(unsafe: Encoder, twin: Enc
 
 
 def test_a_fault_is_minimized_to_two_threads_and_short_texts(unsafe: Encoder) -> None:
-    fault = concurrency_fault(unsafe, PROBE_TEXTS, threads=4, rounds=3)
+    fault = _caught(unsafe)
     assert fault is not None
     small = minimize_fault(unsafe, fault)
     assert small.threads == 2 and len(small.texts) == 2
@@ -115,3 +125,10 @@ def test_cmd_engines_declare_not_thread_safe() -> None:
     from tokspec.engines.cmd import CmdEngine
 
     assert CmdEngine.thread_safe is False
+
+
+@pytest.mark.parametrize("name", ["fast:cl100k_base", "peek2:cl100k_base", "fast:mon-unigram"])
+def test_fast_engines_declare_thread_safety(name: str) -> None:
+    # declared, not checked here (their concurrency is checked by tokspec diff's stage); the
+    # kernels allocate per call or per thread (fast/unigram_datrie.py _Workspace is threading.local)
+    assert load_engine(name).info.thread_safe is True
