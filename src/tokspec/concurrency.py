@@ -9,9 +9,10 @@ for user engines); an older class attribute ``thread_safe = False`` (``cmd:`` en
 released together by a barrier, thread ``k`` encoding the texts in an order rotated by ``k`` (so
 different texts are in flight at once), ``rounds`` times; every result is compared with the serial
 one (ids and offsets). A difference or an exception is a :class:`ConcurrencyFault`. While it runs,
-the interpreter's switch interval is lowered (:func:`sys.setswitchinterval`) so pure-Python engines
-are interleaved between bytecodes rather than every 5 ms: a per-call state shared between calls
-(a scratch buffer on ``self``) then shows within a few calls. A passing check is evidence, not
+the interpreter's switch interval is lowered (:func:`sys.setswitchinterval`) and the checking
+threads run with a profile hook that yields the GIL and the CPU every few calls, so pure-Python
+engines are interleaved inside their code rather than every 5 ms, even on a busy machine: a per-call
+state shared between calls (a scratch buffer on ``self``) then shows within a few calls. A passing check is evidence, not
 proof: a race that needs a rarer interleaving can pass it.
 
 :func:`thread_safety` is what ``lopt:`` asks: the declaration if there is one, else the check on
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -94,6 +96,23 @@ def declared_thread_safe(engine: Encoder) -> bool | None:
     return legacy if isinstance(legacy, bool) else None
 
 
+_YIELD_EVERY = 4
+
+
+def _yield_now_and_then(frame: object, event: str, arg: object) -> None:
+    """Profile hook of the checking threads: every few Python or C calls, give up the GIL and the
+    CPU (``time.sleep(0)``), so threads interleave inside an engine's Python code even when the
+    machine is busy (a thread waiting for the GIL that the OS does not schedule cannot ask for it:
+    on a loaded 2-core machine the race of a shared buffer was then missed most of the time)."""
+    local = _yield_state
+    local.n = getattr(local, "n", 0) + 1
+    if local.n % _YIELD_EVERY == 0:
+        time.sleep(0)
+
+
+_yield_state = threading.local()
+
+
 def _arrays(engine: Encoder, text: str) -> EncodingArrays:
     """``engine.encode_arrays(text)``, or its ``encode`` converted (duck-typed engines)."""
     arrays = getattr(engine, "encode_arrays", None)
@@ -131,8 +150,12 @@ def concurrency_fault(engine: Encoder, texts: Sequence[str], *, threads: int = 4
                         results[k].append((i, exc))  # (SystemExit too: a thread must not die silently)
 
             pool = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(threads)]
-            for t in pool:
-                t.start()
+            threading.setprofile(_yield_now_and_then)  # for the threads started here
+            try:
+                for t in pool:
+                    t.start()
+            finally:
+                threading.setprofile(None)  # type: ignore[arg-type]
             for t in pool:
                 t.join()
     finally:
