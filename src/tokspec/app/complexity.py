@@ -3,11 +3,11 @@
 For each family of :mod:`tokspec.app.complexity_families`, texts of 1,024 characters doubling up to
 ``--max-chars`` (default 1,048,576) are encoded, after one untimed call (JIT compilation, caches);
 a family stops when one call takes more than ``--cap`` seconds or its share of ``--time`` is spent.
-The ladder gets half of the family's share; then each size is measured again,
-interleaved over the sizes (so a burst of load on the machine hits every size alike), ``--repeats``
-times in all, within the other half; the median is kept. Only sizes measured ``--repeats`` times
-are fitted or chosen as witness (a size the time ran out for is shown, not judged: one call hit by
-a burst once read 10x its neighbours on ``fast:cl100k_base``).
+The ladder gets a third of the family's share; then every size whose first call took at most
+half the cap is measured again, interleaved over the sizes (so a burst of load on the machine hits
+every size alike), ``--repeats`` times in all (about twice the ladder's time: ``--time`` can be
+exceeded by the last calls); the median is kept. Only sizes measured ``--repeats`` times are fitted
+or chosen as witness (one call hit by a burst once read 10x its neighbours on ``fast:cl100k_base``).
 
 Timing: user CPU time of this process (``getrusage(RUSAGE_SELF).ru_utime``, all its threads), not
 wall time, so the other programs of a shared machine cost little; system time is left out too: it
@@ -152,7 +152,7 @@ def measure(engine: Encoder, *, families: Sequence[str] | None = None, seconds: 
     for name in names:
         fam = FamilyResult(name, repeats=repeats)
         engine.encode_arrays(family_text(name, START, seed))  # warm-up, untimed (JIT compiles, caches)
-        deadline = time.monotonic() + share / 2  # the ladder's half; the repeats get the rest
+        deadline = time.monotonic() + share / 3  # the ladder's third; the repeats cost about twice it
         n = START
         texts: dict[int, str] = {}
         while n <= max_chars:  # the ladder: one call per size until a call passes the cap
@@ -168,7 +168,7 @@ def measure(engine: Encoder, *, families: Sequence[str] | None = None, seconds: 
             n *= 2
         for _ in range(repeats - 1):  # interleaved repeats, cheap sizes only
             for size in sorted(fam.runs):
-                if fam.runs[size][0] <= cap / 2 and time.monotonic() < deadline + share / 2:
+                if fam.runs[size][0] <= cap / 2:
                     fam.runs[size].append(_cost(engine, texts[size], clock))
         if progress is not None:
             e = fam.exponent()
