@@ -34,7 +34,8 @@ finding counts within its worker) and de-duplicates findings across workers as w
 Concurrency stage (after the comparisons, in this process): each engine is called from ``--threads N``
 threads at once (default cores + 2; ``0`` skips) on a sample of the inputs and compared with its own
 serial result; a fault is one more disagreement of class "not thread-safe" with a replayable thread
-record (:mod:`tokspec.app.threads_stage`). ``cmd:`` and declared-unsafe engines are skipped, said on stderr.
+record (:mod:`tokspec.app.threads_stage`). ``cmd:`` engines are exempt, declared-unsafe ones skipped
+(said on stderr); each engine's note is in the ``--json`` summary's ``"concurrency"``.
 
 Out of scope: Ray (the executor interface of :mod:`tokspec.app.executors` leaves room), fuzzing on Dask.
 """
