@@ -22,7 +22,7 @@ __all__ = ["FAMILIES", "family_text"]
 
 
 def _run(alphabet: str) -> Callable[[int, random.Random], str]:
-    return lambda n, rng: "".join(rng.choice(alphabet) for _ in range(n))
+    return lambda n, rng: "".join(rng.choices(alphabet, k=n))  # one C call: a 1M text in ~0.1 s
 
 
 def _periodic(unit: str) -> Callable[[int, random.Random], str]:
