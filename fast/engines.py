@@ -55,7 +55,8 @@ class FastBpeEncoder(Encoder):
         self.info = EngineInfo(
             name=name, kind="tokenizer", library="tokspec.fast", library_version=_VERSION,
             vocab_sha256=vocab.sha256,
-            description=f"Peek2 {pattern} pretokenizer + compiled backtracking BPE ({len(vocab.ranks)} ranks)")
+            description=f"Peek2 {pattern} pretokenizer + compiled backtracking BPE ({len(vocab.ranks)} ranks)",
+            thread_safe=True)  # kernels allocate per call (tests/test_concurrency.py checks)
 
     def token_piece(self, token_id: int) -> str:
         return self.bpe.token_bytes(token_id).decode("utf-8", errors="backslashreplace")
@@ -81,7 +82,7 @@ class Peek2Pretokenizer(Encoder):
         self.pattern = pattern
         self.info = EngineInfo(name=f"peek2:{pattern}", kind="pretokenizer", library="tokspec.fast",
                                library_version=_VERSION, vocab_sha256=None,
-                               description=f"Peek2 regex-free {pattern} pretokenizer")
+                               description=f"Peek2 regex-free {pattern} pretokenizer", thread_safe=True)
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
         starts, ends = spans(text, self.pattern)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tokspec import Encoder, EncodingArrays, EngineInfo, load_engine
+from tokspec.concurrency import declared_thread_safe, thread_safety
 from tokspec.errors import UnknownEngineError
 from tokspec.fast import (merge_delimiter, merge_id_lcs, merge_lopt, merge_lopt_paper,
                           merge_overlap_filter)
@@ -74,7 +75,18 @@ def merge_text(engine: Encoder, text: str, *, strategy: str = "lopt", chunk_len:
     run = runner or Runner("serial", 1)
     if chunk_len is None:
         chunk_len = default_chunk_len(len(text), run.workers, run.resolve(engine))
-    return strat.run(engine, text, chunk_len, overlap, run)
+    result = strat.run(engine, text, chunk_len, overlap, run)
+    note = _serial_note(run, engine)
+    if note:
+        result.trace.notes.append(note.lstrip("; "))
+    return result
+
+
+def _serial_note(runner: Runner, engine: Encoder) -> str:
+    """Why ``auto`` encodes the pieces serially when the engine is not thread-safe ("" otherwise)."""
+    if runner.backend != "auto" or runner.workers == 1 or thread_safety(engine).safe:
+        return ""
+    return f"; pieces encoded serially: the engine {thread_safety(engine).describe()}"
 
 
 class LoptEncoder(Encoder):
@@ -86,9 +98,12 @@ class LoptEncoder(Encoder):
         self.runner = runner or Runner()
         self.chunk_len = chunk_len
         self.decision = merge_lopt.decision(inner)
+        self.safety = thread_safety(inner)  # declared, or checked now: threads are never assumed
         i = inner.info
         self.info = EngineInfo(f"lopt:{i.name}", i.kind, i.library, i.library_version, i.vocab_sha256,
-                               f"lossless parallel merge over {i.name}; {self.decision.describe()}")
+                               f"lossless parallel merge over {i.name}; {self.decision.describe()}"
+                               f"{_serial_note(self.runner, inner)}",
+                               thread_safe=declared_thread_safe(inner))
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
         run = self.runner

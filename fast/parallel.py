@@ -8,13 +8,15 @@ backend        how, and when ``auto`` picks it
                ``Encoder._encode_batch_arrays`` (the default is a serial loop)
 ``threads``    a thread pool calling ``engine.encode_arrays``: pays where the engine's work
                releases the GIL (compiled kernels, tiktoken, bpe-openai, sentencepiece); picked
-               for everything else. Works in any context: a script without a ``__main__``
+               for the rest when declared or checked thread-safe. Works in any context: a script without a ``__main__``
                guard, ``python -c``, a program read from stdin
 ``processes``  a process pool (spawned workers, each loads the engine by its registry name once);
                only when asked for explicitly (spawned workers re-import ``__main__``, so the
                caller needs an ``if __name__ == "__main__":`` guard)
-``serial``     this thread, one text after another; picked for engines with ``thread_safe = False``
-               (a ``cmd:`` program serves one request at a time)
+``serial``     this thread, one text after another; picked for engines not thread-safe: declared
+               so (``EngineInfo.thread_safe`` False; a ``cmd:`` program serves one request at a
+               time) or, when undeclared, failing the concurrency check run once at first use
+               (:func:`tokspec.concurrency.thread_safety`): threads are never assumed
 =============  ==============================================================================
 
 Where an engine holds the GIL for most of its work (pure-Python engines, Python-level offset
@@ -36,6 +38,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Literal
 
 from tokspec import Encoder, Encoding, EncodingArrays, load_engine
+from tokspec.concurrency import declared_thread_safe, thread_safety
 from tokspec.errors import EngineFault
 from tokspec.fast._chunking import MergeError
 
@@ -59,11 +62,11 @@ def default_workers() -> int:
 
 def auto_backend(engine: Encoder) -> str:
     """The backend ``auto`` resolves to for ``engine`` (see the module table)."""
-    if getattr(engine, "thread_safe", True) is False:
+    if declared_thread_safe(engine) is False:
         return "serial"
-    if _has_batch(engine):
+    if _has_batch(engine):  # the engine's own batch API: its concurrency is its own business
         return "batch"
-    return "threads"
+    return "threads" if thread_safety(engine).safe else "serial"
 
 
 def _has_own_batch_arrays(engine: Encoder) -> bool:

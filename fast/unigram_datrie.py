@@ -104,7 +104,8 @@ class DatrieUnigram(Encoder):
         self._work = _Workspace()
         self.info = EngineInfo(name=name, kind="tokenizer", library="tokspec.fast",
                                library_version=_VERSION, vocab_sha256=model.sha256,
-                               description=f"{trie} trie Unigram Viterbi ({model.flavour} flavour), numba kernel")
+                               description=f"{trie} trie Unigram Viterbi ({model.flavour} flavour), numba kernel",
+                               thread_safe=True)  # buffers are per thread (_Workspace)
 
     def token_piece(self, token_id: int) -> str:
         return self.model.pieces[token_id]

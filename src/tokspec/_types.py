@@ -175,6 +175,11 @@ class EngineInfo:
     pretokenizers and engines without a file). ``offsets`` False declares that the engine's
     offsets mean nothing (a library that returns ids only): a pair with such an engine is compared
     on ids alone, and tokspec says so (:mod:`tokspec.adapt`).
+
+    ``thread_safe``: may several threads call ``encode`` on this one instance at once, each call
+    returning what it returns alone? True or False as declared by the engine; None (the default)
+    means unknown, and then tokspec checks before using threads (``lopt:``; see
+    :mod:`tokspec.concurrency`). ``tokspec diff`` tests engines that are not declared unsafe.
     """
 
     name: str
@@ -184,6 +189,7 @@ class EngineInfo:
     vocab_sha256: str | None
     description: str = ""
     offsets: bool = True
+    thread_safe: bool | None = None
 
 
 class Encoder(ABC):

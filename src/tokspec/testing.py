@@ -34,6 +34,7 @@ from tokspec.app.pytest_plugin import SearchCutShort as SearchCutShort
 from tokspec.app.pytest_plugin import TokspecHelper as TokspecHelper
 from tokspec.app.pytest_plugin import assert_engines_agree as assert_engines_agree
 from tokspec.app.pytest_plugin import check_against as check_against
+from tokspec.app.pytest_plugin import check_complexity as check_complexity
 from tokspec.app.pytest_plugin import default_texts as default_texts
 from tokspec.app.pytest_plugin import saved_findings as saved_findings
 
@@ -45,6 +46,7 @@ __all__ = [
     "TokspecHelper",
     "assert_engines_agree",
     "check_against",
+    "check_complexity",
     "default_texts",
     "saved_findings",
 ]

@@ -37,6 +37,7 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "chunk-check": ("tokspec.app.cli_chunk", "fuzz a chunker: token limit, reassembly, character boundaries"),
     "export": ("tokspec.app.cli_export", "write a shipped vocabulary as .tiktoken, tokenizer.json or vocab.json + merges.txt"),
     "encode": ("tokspec.app.cli_encode", "record an engine's outputs on inputs as a golden file (engine golden:FILE)"),
+    "complexity": ("tokspec.app.complexity", "search for texts on which an engine's cost grows faster than linearly"),
 }
 
 

@@ -31,6 +31,12 @@ records, printed reports, ``--json`` and the exit status are those of ``--worker
 generator per worker with seeds ``seed + k * 1000003`` (worker 0 keeps ``--seed``; "input #" of a
 finding counts within its worker) and de-duplicates findings across workers as within one.
 
+Concurrency stage (after the comparisons, in this process): each engine is called from ``--threads N``
+threads at once (default cores + 2; ``0`` skips) on a sample of the inputs and compared with its own
+serial result; a fault is one more disagreement of class "not thread-safe" with a replayable thread
+record (:mod:`tokspec.app.threads_stage`). ``cmd:`` engines are exempt, declared-unsafe ones skipped
+(said on stderr); each engine's note is in the ``--json`` summary's ``"concurrency"``.
+
 Out of scope: Ray (the executor interface of :mod:`tokspec.app.executors` leaves room), fuzzing on Dask.
 """
 
@@ -55,6 +61,7 @@ from tokspec.app.diff_tasks import (DiffJob, Finding, FuzzParams, close_engines,
                                     fuzz_loop, fuzz_process)
 from tokspec.app.executors import make_executor, usable_cores
 from tokspec.app.inputs import InputFileError, batches, iter_inputs, read_inputs
+from tokspec.app.threads_stage import diff_stage
 from tokspec.diff import write_record
 from tokspec.errors import TokspecError
 
@@ -113,6 +120,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "libraries that return ids; also chosen when an engine declares no offsets)")
     parser.add_argument("--workers", type=int, metavar="N",
                         help="worker processes (default: the usable cores; 1 = this process only)")
+    parser.add_argument("--threads", type=int, default=None, metavar="N",
+                        help="concurrency stage: call each engine from N threads at once on a sample "
+                             "of the inputs (default: cores + 2; 0 skips; see tokspec.app.threads_stage)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="file mode on Dask: 'local' (a LocalCluster of --workers processes) or "
                              "tcp://HOST:8786; needs tokspec[dask]")
@@ -154,6 +164,7 @@ class _Results:
     classifications: Counter[str] = field(default_factory=Counter)
     generators: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    concurrency: list[str] = field(default_factory=list)  # the concurrency stage's notes
     causes: dict[Any, dict[str, Any]] = field(default_factory=dict)
 
     def count_cause(self, key: Any, name: str, members: int, record: str | None = None) -> bool:
@@ -348,6 +359,7 @@ def _check_arguments(args: argparse.Namespace) -> None:
     at_least(args.show, 0, "--show")
     at_least(args.window, 0, "--window")
     at_least(args.workers, 1, "--workers")
+    at_least(getattr(args, "threads", None), 0, "--threads")
     check_output_dir(args.report, "--report")
     if args.save_corpus:
         check_output_dir(args.save_corpus, "--save-corpus")
@@ -404,6 +416,7 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | No
         results = _Results([asdict(a.info), asdict(b.info)], "fuzz" if args.fuzz else "file")
         start = time.monotonic()
         (_run_fuzz if args.fuzz else _run_file)(args, results, out, None if args.quiet else err)
+        diff_stage(args, (a, b), results, out, None if args.quiet else err)  # cmd: ones are not called
         results.seconds = time.monotonic() - start
         if results.inputs == 0:
             source = "no text was generated within --time" if args.fuzz else \

@@ -28,6 +28,8 @@ from typing import Any
 from tokspec._orphan import die_with_parent
 from tokspec._types import Encoder
 from tokspec.app._checks import load_engine_checked
+from tokspec.app.cost_findings import CLASSIFICATION as COST
+from tokspec.app.cost_findings import cost_key
 from tokspec.app.finder import Finder, finding_key, minimized, run_search
 from tokspec.diff import Comparison, check_pair, compare, format_comparison, make_record, record_name, reproduce_command
 from tokspec.errors import TokspecError
@@ -206,7 +208,8 @@ def fuzz_loop(params: FuzzParams, seed: int, emit: Callable[[Finding], None], st
         name, record = _record(a, b, small, params.report, params.width, typed, **how)
         corpus = _record(a, b, small, params.save_corpus, params.width, typed, **how)[1] if params.save_corpus \
             else None
-        emit(Finding(finding_key(small), str(small.classification), f.input_number, len(text), len(small.text),
+        key = cost_key(small, f.source) if small.classification == COST else finding_key(small)
+        emit(Finding(key, str(small.classification), f.input_number, len(text), len(small.text),
                      name, record, corpus, format_comparison(a, b, small, width=params.width),
                      f.cause.key, f.cause.name))
 

@@ -23,6 +23,7 @@ Out of scope: parallel engines (one text at a time, in order) and writing record
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -33,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from tokspec._types import Encoder
+from tokspec.app.cost_findings import CLASSIFICATION as COST
+from tokspec.app.cost_findings import COST_MIN_CHARS, cost_key, is_timeout, shrink_by_time
 from tokspec.diff import Comparison, compare
 from tokspec.minimize import minimize_text
 
@@ -157,18 +160,32 @@ class Finder:
         if finding_key(c) in self.seen or raw in self.clusters:  # known: skip the costly shrinking
             self.clusters.add(raw)
             return self.done()
-        small = minimized(self.a, self.b, c, self.shrink_seconds, self.shrink_tests)
+        small = self._timeout(c)
+        if small is None:
+            small = minimized(self.a, self.b, c, self.shrink_seconds, self.shrink_tests)
         cause = cause_of(self.a, self.b, small)
         self.clusters.alias(raw, cause)
-        known = finding_key(small) in self.seen or cause in self.clusters
+        key = cost_key(small, self.source) if small.classification == COST else finding_key(small)
+        known = key in self.seen or cause in self.clusters
         self.clusters.add(cause)
         if not known:
-            self.seen.add(finding_key(small))
+            self.seen.add(key)
             finding = Finding(small, c, self.inputs, self.source, cause)
             self.findings.append(finding)
             if self.on_finding is not None:
                 self.on_finding(finding)
         return self.done()
+
+    def _timeout(self, c: Comparison) -> Comparison | None:
+        """A timeout on a long text: shrunk by time (:mod:`tokspec.app.cost_findings`); None otherwise,
+        or when this source's cost finding is known (then ``c`` itself, already seen)."""
+        if not is_timeout(c):
+            return None
+        if len(c.text) >= COST_MIN_CHARS and cost_key(
+                dataclasses.replace(c, classification=COST), self.source) in self.seen:
+            return dataclasses.replace(c, classification=COST)
+        small = shrink_by_time(self.a, self.b, c)
+        return small if small.classification == COST else None
 
     def replay(self, texts: Iterable[tuple[str, str]]) -> bool:
         """Feed ``(source, text)`` pairs in order until done; True if the search should stop."""

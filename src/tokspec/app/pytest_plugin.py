@@ -62,9 +62,8 @@ from tokspec.errors import TokspecError
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-__all__ = ["assert_engines_agree", "check_against", "default_texts", "SearchCutShort", "TokspecHelper",
-           "tokspec", "DEFAULT_BUDGET", "DEFAULT_MAX_SECONDS", "DEFAULT_SEED"]
-__all__ += ["saved_findings"]
+__all__ = ["assert_engines_agree", "check_against", "check_complexity", "default_texts", "saved_findings",
+           "SearchCutShort", "TokspecHelper", "tokspec", "DEFAULT_BUDGET", "DEFAULT_MAX_SECONDS", "DEFAULT_SEED"]
 
 #: Texts searched after the replay, per check (counted, so the verdict is reproducible).
 DEFAULT_BUDGET = 2000
@@ -154,8 +153,12 @@ def _setting(value: Any, option: str, env: str, default: Any, kind: type) -> Any
 def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = None,
                   max_examples: int | None = None, max_seconds: float | None = None,
                   reports: str | Path | None = None, texts: SearchStrategy[str] | None = None,
-                  compare: str = "all") -> None:
+                  compare: str = "all", threads: int | None = None) -> None:
     """Search for a text on which the engines disagree; fail with the minimized one (module docstring).
+
+    Then the concurrency stage of ``tokspec diff`` (:mod:`tokspec.app.threads_stage`): each engine
+    called from ``threads`` threads at once (default cores + 2; 0 skips) on a sample of the replay
+    texts; a difference from its serial result fails the test with the minimized witness.
 
     ``engine`` is the engine under test (A), ``other`` the one it must agree with (B). ``max_examples``
     texts are searched after the replay (default :data:`DEFAULT_BUDGET`), seeded by ``seed``.
@@ -209,6 +212,39 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
     if finder.findings:
         typed = (engine if isinstance(engine, str) else a.info.name, other if isinstance(other, str) else b.info.name)
         raise AssertionError(_failure(a, b, finder.findings[0], seed, budget, Path(folder), typed, compare))
+    _thread_check(a, b, threads, folder)
+
+
+def _thread_check(a: Encoder, b: Encoder, threads: int | None, folder: str) -> None:
+    """The concurrency stage over the replay texts; AssertionError naming the witness on a fault."""
+    __tracebackhide__ = True
+    from tokspec.app.finder import replay_texts
+    from tokspec.app.threads_stage import default_threads, run_stage, sample_texts
+
+    stage = run_stage((a, b), sample_texts(t for _, t in replay_texts()),
+                      threads=default_threads() if threads is None else threads, report=folder)
+    for (name, fault), path in zip(stage.faults.items(), stage.records):
+        raise AssertionError(f"engine {name!r} is not thread-safe: {fault.describe()}\n"
+                             f"witness: {[t[:80] for t in fault.texts]!r}\nrecord: {Path(path).resolve()}")
+
+
+def check_complexity(engine: EngineLike, *, families: list[str] | None = None, max_chars: int = 1 << 16,
+                     max_seconds: float = 60.0, seed: int = 0, reports: str | Path | None = None) -> None:
+    """Fail when ``engine``'s cost grows faster than linearly on some text family: the measurement
+    of ``tokspec complexity`` (:mod:`tokspec.app.complexity`, exponent threshold 1.3), with the
+    witness and the record path in the message. Timing-based: meant for slow tests or CI jobs."""
+    __tracebackhide__ = True
+    from tokspec.app.complexity import make_record, measure, write_records
+
+    result = measure(_engine(engine), families=families, seconds=max_seconds, max_chars=max_chars, seed=seed)
+    worst = result.worst()
+    if not result.flagged() or worst is None:
+        return
+    folder = _setting(reports, "tokspec-reports", "TOKSPEC_REPORTS", "tokspec-reports", str)
+    record, page = write_records(make_record(result, worst, seed=seed, max_chars=max_chars), folder)
+    raise AssertionError(f"superlinear cost: family {worst.name!r} has exponent {worst.exponent():.2f} > 1.3; "
+                         f"witness (chars, cost / linear): {worst.witness()}; sizes and seconds: "
+                         f"{worst.table()}\nrecord: {Path(record).resolve()}\nplot: {Path(page).resolve()}")
 
 
 def saved_findings(folder: str | Path) -> list[tuple[str, str]]:

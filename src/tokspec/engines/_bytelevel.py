@@ -128,7 +128,7 @@ class TiktokenEngine(_ByteLevelEngine):
     def __init__(self, name: str, vocab: TiktokenVocab, pattern: str,
                  special: dict[str, int], description: str) -> None:
         info = EngineInfo(name, "tokenizer", "tiktoken", tiktoken.__version__, vocab.sha256,
-                          description)
+                          description, thread_safe=True)  # read-only after __init__ (issue 24)
         super().__init__(info, vocab, special)
         self.library_encoding = tiktoken.Encoding(
             name=name, pat_str=pattern, mergeable_ranks=vocab.ranks, special_tokens=special)
@@ -176,7 +176,8 @@ class BpeOpenaiEngine(_ByteLevelEngine):
 
         version = f"{metadata.version('bpe-openai')} (rust {_bindings.RUST_BACKEND_VERSION})"
         info = EngineInfo(name, "tokenizer", "bpe-openai", version, vocab.sha256,
-                          f"rust-gems backtracking BPE encoder, {encoding}, ordinary text only")
+                          f"rust-gems backtracking BPE encoder, {encoding}, ordinary text only",
+                          thread_safe=True)  # read-only after __init__ (issue 24)
         super().__init__(info, vocab, SPECIAL_TOKENS[encoding])
         self.backend = _bpe_openai_backend(encoding)
 

@@ -124,7 +124,8 @@ class HfEngine(HfAlign, HfReorder, Encoder):
         self._text_pieces = "ByteLevel" not in json.dumps(data.get("pre_tokenizer"))
         self._id_fix = _added_id_fix(self.library_tokenizer, data)
         self.info = EngineInfo(name, "tokenizer", "tokenizers", tokenizers.__version__, tj.sha256,
-                               description or f"HF {tj.model_type} from {tj.path}")
+                               description or f"HF {tj.model_type} from {tj.path}",
+                               thread_safe=True)  # never reconfigured after __init__; checked (issue 24)
         self._init_tables()
 
     def library_encode(self, text: str) -> tokenizers.Encoding:

@@ -271,7 +271,8 @@ class SpmEngine(Encoder):
             f"sentencepiece {model.model_type} ({model.normalizer_name}, "
             f"byte_fallback={model.byte_fallback}) from {model.path}"
             + ("" if OFFSET_MAPPING else f"; sentencepiece {sentencepiece.__version__} < 0.2.3: spans "
-               "read from its serialized_proto output"))
+               "read from its serialized_proto output"),
+            thread_safe=True)  # sentencepiece's Encode is const; tables read-only (issue 24)
         self._init_tables()
 
     def _init_tables(self) -> None:

@@ -155,7 +155,7 @@ class CmdEngine(Encoder):
         return EngineInfo(name=self.name, kind=kind, library=str(handshake.get("name", self.argv[0])),
                           library_version=str(handshake.get("version", "unknown")),
                           vocab_sha256=None if sha is None else str(sha),
-                          description=f"subprocess {shlex.join(self.argv)}")
+                          description=f"subprocess {shlex.join(self.argv)}", thread_safe=False)
 
     def _fail(self, problem: str, text: str | None) -> NoReturn:
         """Kill the program (restarted on the next call) and raise CmdEngineFault."""

@@ -1,0 +1,237 @@
+"""Thread safety: what an engine declares, and a check that calls it from several threads at once.
+
+An engine is *thread-safe* when any number of threads may call its ``encode``/``encode_arrays`` on
+one instance at the same time and each call returns exactly what it returns alone. Engines say so
+in :attr:`EngineInfo.thread_safe <tokspec.EngineInfo>` (True, False, or None = unknown, the default
+for user engines); an older class attribute ``thread_safe = False`` (``cmd:`` engines) counts too.
+
+:func:`concurrency_fault` is the check: each text's serial result first, then ``threads`` threads
+released together by a barrier, thread ``k`` encoding the texts in an order rotated by ``k`` (so
+different texts are in flight at once), ``rounds`` times; every result is compared with the serial
+one (ids and offsets). A difference or an exception is a :class:`ConcurrencyFault`. While it runs,
+the interpreter's switch interval is lowered (:func:`sys.setswitchinterval`) and the checking
+threads run with a profile hook that yields the GIL and the CPU every few calls, so pure-Python
+engines are interleaved inside their code rather than every 5 ms, even on a busy machine: a per-call
+state shared between calls (a scratch buffer on ``self``) then shows within a few calls. A passing check is evidence, not
+proof: a race that needs a rarer interleaving can pass it.
+
+:func:`thread_safety` is what ``lopt:`` asks: the declaration if there is one, else the check on
+:data:`PROBE_TEXTS`, done once per engine instance and remembered on it.
+
+:func:`minimize_fault` shrinks a fault to the smallest pair of texts and thread count that still
+shows it (each candidate re-checked ``rounds`` times; racy faults may need more than one try).
+
+Cost: ``threads * rounds * len(texts)`` encodes plus one serial pass. Out of scope: process-level
+crashes of an engine (a segfault ends this process; the CLI's stage runs in-process), async engines.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from tokspec._types import Encoder, EncodingArrays
+
+__all__ = ["ConcurrencyFault", "ThreadSafety", "declared_thread_safe", "concurrency_fault",
+           "minimize_fault", "thread_safety", "PROBE_TEXTS", "SWITCH_INTERVAL"]
+
+SWITCH_INTERVAL = 1e-6  # seconds between forced GIL hand-overs during a check (default 5e-3)
+
+# Distinct texts of different lengths and scripts: per-call state shows when unlike texts interleave.
+PROBE_TEXTS: tuple[str, ...] = (
+    "The quick brown fox jumps over the lazy dog. " * 12,
+    "def f(x):\n    return x ** 2  # 42 lines, 3.14159\n" * 8,
+    "Grüße aus Köln, naïve café; Привет мир! こんにちは世界 " * 6,
+    "1234567890 " * 30 + "!!!???..." * 10,
+    "a" * 700,
+    " \t\n  spaces   and\ttabs\n\n" * 15,
+)
+
+
+@dataclass(frozen=True)
+class ConcurrencyFault:
+    """``threads`` threads calling one engine at once on ``texts`` went wrong: ``kind`` is
+    ``"differs"`` (text ``index`` gave another result than alone) or ``"raised"`` (its call raised
+    ``detail``)."""
+
+    texts: tuple[str, ...] = field(repr=False)
+    threads: int
+    index: int
+    kind: str
+    detail: str
+
+    def describe(self) -> str:
+        what = "returned another result than alone" if self.kind == "differs" else f"raised {self.detail}"
+        return (f"{self.threads} threads over {len(self.texts)} texts: text {self.index} "
+                f"({len(self.texts[self.index])} chars) {what}")
+
+
+@dataclass(frozen=True)
+class ThreadSafety:
+    """The answer for one engine: ``safe`` and where it comes from (``"declared"`` or ``"checked"``)."""
+
+    safe: bool
+    source: str
+    fault: ConcurrencyFault | None = None
+
+    def describe(self) -> str:
+        if self.source == "declared":
+            return f"declared {'thread-safe' if self.safe else 'not thread-safe'}"
+        if self.safe:
+            return "passed the concurrency check at load"
+        assert self.fault is not None
+        return f"failed the concurrency check at load ({self.fault.describe()})"
+
+
+def declared_thread_safe(engine: Encoder) -> bool | None:
+    """``engine.info.thread_safe`` if set, else a boolean class attribute ``thread_safe``, else None."""
+    info = getattr(engine, "info", None)
+    declared = getattr(info, "thread_safe", None)
+    if isinstance(declared, bool):
+        return declared
+    legacy = getattr(type(engine), "thread_safe", None)
+    return legacy if isinstance(legacy, bool) else None
+
+
+_YIELD_EVERY = 4
+
+
+def _yield_now_and_then(frame: object, event: str, arg: object) -> None:
+    """Profile hook of the checking threads: every few Python or C calls, give up the GIL and the
+    CPU (``time.sleep(0)``), so threads interleave inside an engine's Python code even when the
+    machine is busy (a thread waiting for the GIL that the OS does not schedule cannot ask for it:
+    on a loaded 2-core machine the race of a shared buffer was then missed most of the time)."""
+    local = _yield_state
+    local.n = getattr(local, "n", 0) + 1
+    if local.n % _YIELD_EVERY == 0:
+        time.sleep(0)
+
+
+_yield_state = threading.local()
+
+
+def _arrays(engine: Encoder, text: str) -> EncodingArrays:
+    """``engine.encode_arrays(text)``, or its ``encode`` converted (duck-typed engines)."""
+    arrays = getattr(engine, "encode_arrays", None)
+    return arrays(text) if callable(arrays) else EncodingArrays.from_encoding(engine.encode(text))
+
+
+def _same(a: object, b: object) -> bool:
+    return isinstance(a, EncodingArrays) and isinstance(b, EncodingArrays) and a.same_as(b)
+
+
+def concurrency_fault(engine: Encoder, texts: Sequence[str], *, threads: int = 4, rounds: int = 3,
+                      serial: Sequence[EncodingArrays] | None = None) -> ConcurrencyFault | None:
+    """The first fault seen calling ``engine`` from ``threads`` threads at once (module docstring),
+    or None. ``serial`` may pass the texts' serial results if known. An exception in the serial
+    pass propagates (that is a fault of the engine alone, not of concurrency)."""
+    texts = tuple(texts)
+    if threads < 2 or not texts:
+        return None
+    expected = list(serial) if serial is not None else [_arrays(engine, t) for t in texts]
+    n = len(texts)
+    results: list[list[tuple[int, object]]] = [[] for _ in range(threads)]
+    old = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(SWITCH_INTERVAL)
+        for _ in range(rounds):
+            barrier = threading.Barrier(threads)
+
+            def work(k: int) -> None:
+                barrier.wait()
+                for j in range(n):
+                    i = (j + k) % n
+                    try:
+                        results[k].append((i, _arrays(engine, texts[i])))
+                    except BaseException as exc:  # noqa: BLE001 - the engine's fault is the finding
+                        results[k].append((i, exc))  # (SystemExit too: a thread must not die silently)
+
+            pool = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(threads)]
+            threading.setprofile(_yield_now_and_then)  # for the threads started here
+            try:
+                for t in pool:
+                    t.start()
+            finally:
+                threading.setprofile(None)  # type: ignore[arg-type]
+            for t in pool:
+                t.join()
+    finally:
+        sys.setswitchinterval(old)
+    for k in range(threads):
+        for i, got in results[k]:
+            if isinstance(got, BaseException):
+                return ConcurrencyFault(texts, threads, i, "raised", f"{type(got).__name__}: {got}"[:300])
+            if not _same(got, expected[i]):
+                return ConcurrencyFault(texts, threads, i, "differs", "")
+    return None
+
+
+def minimize_fault(engine: Encoder, fault: ConcurrencyFault, *, rounds: int = 10,
+                   tries: int = 3) -> ConcurrencyFault:
+    """The smallest fault found from ``fault``: fewest threads (2 upward), then the pair of texts
+    of least total length (the faulting text with each other one, shortest first; the text with
+    itself too), then each text of the pair halved while the fault persists. Each candidate gets
+    ``tries`` checks of ``rounds`` rounds and counts only if most of them fault (so the witness
+    replays, not just once by luck). Returns ``fault`` itself when nothing smaller shows."""
+    def shows(texts: tuple[str, ...], threads: int) -> ConcurrencyFault | None:
+        hits: list[ConcurrencyFault] = []
+        for _ in range(tries):
+            try:
+                found = concurrency_fault(engine, texts, threads=threads, rounds=rounds)
+            except (Exception, SystemExit):  # noqa: BLE001 - fails alone: not a concurrency witness
+                return None
+            hits += [found] if found is not None else []
+        return hits[0] if len(hits) * 2 > tries else None  # most tries: a witness that replays
+
+    best = fault
+    culprit = fault.texts[fault.index]
+    others = sorted(set(fault.texts), key=len)
+    for threads in range(2, fault.threads + 1):
+        pairs = [(culprit, o) for o in others]
+        pairs.sort(key=lambda p: len(p[0]) + len(p[1]))
+        hit = next((f for p in pairs if (f := shows(p, threads)) is not None), None)
+        if hit is not None:
+            best = hit
+            break
+    pair = list(best.texts)
+    for k in range(len(pair)):  # halve each text (keep the first half, then the second) while it shows
+        while len(pair[k]) > 1:
+            half = len(pair[k]) // 2
+            for cut in (pair[k][:half], pair[k][half:]):
+                trial = tuple(cut if j == k else t for j, t in enumerate(pair))
+                hit = shows(trial, best.threads)
+                if hit is not None:
+                    pair, best = list(trial), hit
+                    break
+            else:
+                break
+    return best
+
+
+_LOCK = threading.Lock()
+
+
+def thread_safety(engine: Encoder, *, threads: int = 4, rounds: int = 3) -> ThreadSafety:
+    """The declaration of ``engine`` if any, else the check on :data:`PROBE_TEXTS` (once per
+    instance: remembered as the attribute ``_tokspec_thread_safety``). A pretokenizer is probed
+    the same way. An engine that raises on a probe text alone is treated as unsafe (no threads)."""
+    declared = declared_thread_safe(engine)
+    if declared is not None:
+        return ThreadSafety(declared, "declared")
+    known = getattr(engine, "_tokspec_thread_safety", None)
+    if isinstance(known, ThreadSafety):
+        return known
+    with _LOCK:
+        try:
+            fault = concurrency_fault(engine, PROBE_TEXTS, threads=threads, rounds=rounds)
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - an engine failing alone gets no threads
+            fault = ConcurrencyFault(PROBE_TEXTS, 1, 0, "raised", f"{type(exc).__name__}: {exc}"[:300])
+        verdict = ThreadSafety(fault is None, "checked", fault)
+        try:
+            engine._tokspec_thread_safety = verdict  # type: ignore[attr-defined]
+        except AttributeError:  # __slots__: check again next time
+            pass
+    return verdict
