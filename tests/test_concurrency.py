@@ -75,8 +75,9 @@ def test_a_fault_is_minimized_to_two_threads_and_short_texts(unsafe: Encoder) ->
     small = minimize_fault(unsafe, fault)
     assert small.threads == 2 and len(small.texts) == 2
     assert sum(map(len, small.texts)) < sum(map(len, fault.texts)) // 4
-    # the witness replays: the same pair in 2 threads faults again (racy: a few tries)
-    assert any(concurrency_fault(unsafe, small.texts, threads=2) for _ in range(5))
+    # the witness replays: the same pair in 2 threads faults again (racy: checks of as many rounds
+    # as minimize_fault's, a few tries)
+    assert any(concurrency_fault(unsafe, small.texts, threads=2, rounds=10) for _ in range(5))
 
 
 def test_thread_safety_checks_once_and_remembers(unsafe: Encoder, twin: Encoder) -> None:

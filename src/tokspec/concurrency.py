@@ -174,8 +174,8 @@ def minimize_fault(engine: Encoder, fault: ConcurrencyFault, *, rounds: int = 10
     """The smallest fault found from ``fault``: fewest threads (2 upward), then the pair of texts
     of least total length (the faulting text with each other one, shortest first; the text with
     itself too), then each text of the pair halved while the fault persists. Each candidate gets
-    ``tries`` checks of ``rounds`` rounds and counts only if most of them fault (so the witness
-    replays, not just once by luck). Returns ``fault`` itself when nothing smaller shows."""
+    ``tries`` checks of ``rounds`` rounds and counts only if every one of them faults (so the
+    witness replays, not just once by luck). Returns ``fault`` itself when nothing smaller shows."""
     def shows(texts: tuple[str, ...], threads: int) -> ConcurrencyFault | None:
         hits: list[ConcurrencyFault] = []
         for _ in range(tries):
@@ -184,7 +184,7 @@ def minimize_fault(engine: Encoder, fault: ConcurrencyFault, *, rounds: int = 10
             except (Exception, SystemExit):  # noqa: BLE001 - fails alone: not a concurrency witness
                 return None
             hits += [found] if found is not None else []
-        return hits[0] if len(hits) * 2 > tries else None  # most tries: a witness that replays
+        return hits[0] if len(hits) == tries else None  # every try: a witness that replays
 
     best = fault
     culprit = fault.texts[fault.index]
