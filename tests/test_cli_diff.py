@@ -244,7 +244,8 @@ def test_fuzz_mode_shrinks_saves_corpus_and_summarizes(tmp_path: Path, toy: str,
                         "--save-corpus", str(corpus))
     summary = json.loads(out)
     assert code == 1 and summary["mode"] == "fuzz" and summary["faults"] >= 1
-    assert summary["generators"] == ["tokspec.corpus generators", "tokspec.fuzz.strategies"]
+    assert summary["generators"] == ["tokspec.corpus generators", "tokspec.fuzz.strategies",
+                                     "special-token strings"]
     saved = [json.loads(p.read_text(encoding="utf-8")) for p in corpus.iterdir()]
     assert [r["text"] for r in saved] == ["!"]  # the toy engine fails on "!": minimal input
     assert [Path(p).name for p in summary["counterexamples"]] == [p.name for p in corpus.iterdir()]

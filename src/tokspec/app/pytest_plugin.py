@@ -150,6 +150,7 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
         return
     from tokspec.app.finder import Finder, replay_texts, run_search
     from tokspec.app.search import text_sources
+    from tokspec.app.special_text import special_texts
 
     seed = _setting(seed, "tokspec-seed", "TOKSPEC_SEED", DEFAULT_SEED, int)
     budget = _setting(max_examples, "tokspec-budget", "TOKSPEC_BUDGET", DEFAULT_BUDGET, int)
@@ -158,8 +159,9 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
         raise TokspecError(f"max_examples must be >= 0 and max_seconds > 0, got max_examples={budget!r}, "
                            f"max_seconds={seconds!r}")
     finder = Finder(a, b, max_findings=1, shrink_seconds=_SHRINK_SECONDS, shrink_tests=_SHRINK_TESTS)
-    if not finder.replay(replay_texts()) and budget > 0:
-        outcome = run_search(finder, text_sources(b, seed), seconds=seconds, max_inputs=budget,
+    specials = (("special-token strings", t) for t in special_texts(a, b))
+    if not finder.replay(specials) and not finder.replay(replay_texts()) and budget > 0:
+        outcome = run_search(finder, text_sources(b, seed, b=a), seconds=seconds, max_inputs=budget,
                              slice_inputs=SLICE)
         if outcome.cut_by_time:
             warnings.warn(SearchCutShort(

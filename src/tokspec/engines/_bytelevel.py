@@ -12,6 +12,16 @@ Special tokens are ordinary text: ``tiktoken`` is called through ``encode_ordina
 backend of ``bpe-openai`` has no special-token handling at all, so ``"<|endoftext|>"`` in the input
 is encoded as the ordinary tokens of its characters.
 
+Decoding (:mod:`tokspec.decoding`): ``decode(ids)`` is the library's own call: tiktoken's
+``Encoding.decode`` (bytes joined, invalid UTF-8 replaced by U+FFFD, special ids give their text),
+bpe-openai's ``decode`` is a partial function, strict where tiktoken replaces (it raises ValueError
+on a sequence whose bytes are not valid UTF-8, e.g. any cut inside a character, and its Rust code
+panics on a special id: stored finding ``corpora/production/decode/``), so the adapter offers it as
+``library_decode`` and not as ``decode``: compared with a total decoder it would differ at every
+token cut inside a character, which is that one recorded difference. ``n_vocab`` is the number of mergeable
+tokens (ids ``0 .. n_vocab - 1`` are all mergeable in the named encodings); ``special_tokens()``
+tiktoken's table (bpe-openai has none).
+
 Out of scope: tiktoken's ``allowed_special`` and batch APIs; other encodings than cl100k_base
 and o200k_base for ``bpe-openai``.
 """
@@ -74,6 +84,9 @@ class _ByteLevelEngine(Encoder):
         self._token_len = np.full(max(self._token_bytes, default=-1) + 1, -1, dtype=np.int64)
         for token_id, token in self._token_bytes.items():
             self._token_len[token_id] = len(token)
+        #: the first id that is not a mergeable token (cl100k: 100256, the first special id)
+        self._n_mergeable = int(np.argmin(self._token_len >= 0)) if (self._token_len < 0).any() \
+            else len(self._token_len)
 
     def _id_array(self, text: str) -> np.ndarray:
         """The library's ids for ``text`` as an integer array."""
@@ -100,6 +113,11 @@ class _ByteLevelEngine(Encoder):
         enc = arrays.to_encoding()
         pieces = tuple(repr(self._token_bytes[i])[2:-1] for i in enc.ids or ())
         return Encoding(enc.ids, enc.offsets, pieces).validate(text, self.info.name)
+
+    @property
+    def n_vocab(self) -> int:
+        """Ids ``0 .. n_vocab - 1`` are mergeable tokens (random decode sequences draw there)."""
+        return self._n_mergeable
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of a mergeable token; raises UnknownEngineError for an id outside the vocab."""
@@ -132,6 +150,14 @@ class TiktokenEngine(_ByteLevelEngine):
         self.library_encoding = tiktoken.Encoding(
             name=name, pat_str=pattern, mergeable_ranks=vocab.ranks, special_tokens=special)
 
+    def decode(self, ids: list[int]) -> str:
+        """tiktoken's ``Encoding.decode`` (``errors="replace"``)."""
+        return self.library_encoding.decode(ids)
+
+    def special_tokens(self) -> dict[str, int]:
+        """The encoding's special tokens (string -> id)."""
+        return {s: i for i, s in self._special.items()}
+
     def _id_array(self, text: str) -> np.ndarray:
         # allowed_special=set(), disallowed_special=(): no special token is matched nor refused,
         # which is encode_ordinary (tests compare the two on every corpus text)
@@ -160,6 +186,13 @@ class BpeOpenaiEngine(_ByteLevelEngine):
                           f"rust-gems backtracking BPE encoder, {encoding}, ordinary text only")
         super().__init__(info, vocab, SPECIAL_TOKENS[encoding])
         self.backend = _bpe_openai_backend(encoding)
+
+    def library_decode(self, ids: list[int]) -> str:
+        """bpe-openai's own ``decode`` (strict UTF-8; see the module docstring)."""
+        out = self.backend.decode(ids)
+        if out is None:
+            raise ValueError("bpe-openai decode returned None")
+        return str(out)
 
     def _id_array(self, text: str) -> np.ndarray:
         ids = self.backend.encode(text)

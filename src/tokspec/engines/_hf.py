@@ -8,6 +8,11 @@ Special tokens are ordinary text: added tokens marked ``"special": true`` are dr
 definition before loading, so ``"[CLS]"`` in the input is tokenized like any other text (non-special
 added tokens stay: they are part of the tokenizer's segmentation).
 
+Decoding (:mod:`tokspec.decoding`): ``decode(ids)`` is HF's ``Tokenizer.decode(ids,
+skip_special_tokens=False)`` on the tokenizer as defined, special added tokens included (built on
+first use), so its configured decoder runs and special tokens are kept; ``special_tokens()`` are the
+added tokens flagged special; ``n_vocab`` is ``get_vocab_size(with_added_tokens=True)``.
+
 Offsets. HF reports character offsets into the original text, through its normalizer's alignments,
 and for byte-level BPE a token splitting a character already covers the whole character, as the
 contract wants (checked by the tests). Two cases differ from the contract and are converted here
@@ -125,6 +130,26 @@ class HfEngine(HfAlign, HfReorder, Encoder):
         self.info = EngineInfo(name, "tokenizer", "tokenizers", tokenizers.__version__, tj.sha256,
                                description or f"HF {tj.model_type} from {tj.path}")
         self._init_tables()
+        self._full_data = tj.data
+        self._full_tokenizer: tokenizers.Tokenizer | None = None
+
+    def _decoder_tokenizer(self) -> tokenizers.Tokenizer:
+        """The tokenizer as defined (special added tokens kept), for decoding; built once."""
+        if self._full_tokenizer is None:
+            self._full_tokenizer = tokenizers.Tokenizer.from_str(json.dumps(self._full_data))
+        return self._full_tokenizer
+
+    def decode(self, ids: list[int]) -> str:
+        """HF's ``decode`` with special tokens kept (module docstring)."""
+        return str(self._decoder_tokenizer().decode(ids, skip_special_tokens=False))
+
+    def special_tokens(self) -> dict[str, int]:
+        """The added tokens flagged special (content -> id)."""
+        return {t["content"]: int(t["id"]) for t in self._full_data.get("added_tokens") or [] if t.get("special")}
+
+    @property
+    def n_vocab(self) -> int:
+        return int(self._decoder_tokenizer().get_vocab_size(with_added_tokens=True))
 
     def library_encode(self, text: str) -> tokenizers.Encoding:
         """HF's own output for ``text`` (no special tokens, no truncation, no padding)."""
