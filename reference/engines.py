@@ -34,7 +34,7 @@ import importlib
 from pathlib import Path
 
 from tokspec._types import Encoder
-from tokspec.errors import UnknownEngineError
+from tokspec.errors import UnknownEngineError, UnsupportedComponentError
 from tokspec.reference.pretok_regex import PATTERNS, RegexPretokenizer, UnicodeVersion, compiled
 from tokspec.vocab import NAMED_FILES, TiktokenVocab, load_named_tiktoken, load_tiktoken, load_tokenizer_json
 
@@ -83,6 +83,29 @@ def _from_tokenizer_json(path: str, name: str) -> Encoder:
 
 
 def _load_reference(arg: str) -> Encoder:
+    """The engine ``reference:arg`` with its reference decoder (:mod:`tokspec.reference.decode`)."""
+    from tokspec.reference.decode import ByteLevelDecoder, HfDecoder, SpmDecoder, attach
+
+    engine = _load_reference_encoder(arg)
+    if isinstance(getattr(engine, "ranks", None), dict):
+        from tokspec.engines._bytelevel import SPECIAL_TOKENS
+        return attach(engine, ByteLevelDecoder(engine.ranks, SPECIAL_TOKENS.get(arg, {})))  # type: ignore[attr-defined]
+    if arg.endswith(".model"):
+        from tokspec.spm_model import load_spm_model
+        model = load_spm_model(arg)
+        return attach(engine, SpmDecoder(model.pieces, model.types, model.add_dummy_prefix))
+    if arg in NAMED_JSON or arg.endswith(".json"):
+        from tokspec.vocab import named_path
+        path = named_path(arg) if arg in NAMED_JSON else arg
+        sha = NAMED_FILES[arg].sha256 if arg in NAMED_JSON else None
+        try:
+            return attach(engine, HfDecoder(load_tokenizer_json(path, sha).data))
+        except UnsupportedComponentError:
+            return engine  # a decoder chain without a reference decoder: no decode
+    return engine
+
+
+def _load_reference_encoder(arg: str) -> Encoder:
     name = f"reference:{arg}"
     if arg in TIKTOKEN_PATTERNS:
         return _naive(load_named_tiktoken(arg), TIKTOKEN_PATTERNS[arg], name)
