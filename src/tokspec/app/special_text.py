@@ -52,7 +52,7 @@ def _near_misses(s: str) -> list[str]:
     """Strings one slip away from ``s``: case variants, doubled first/last character, a fragment."""
     out = [s.upper(), s.lower(), s.swapcase(), s[0] + s, s + s[-1], s[:-1], s[1:]]
     if len(s) > 3:
-        out += [s[: len(s) // 2], s[len(s) // 2:], s[:2] + " " + s[2:]]
+        out += [s[:-2], s[2:], s[: len(s) // 2], s[len(s) // 2:], s[:2] + " " + s[2:]]
     return [m for m in out if m and m != s]
 
 
