@@ -89,6 +89,11 @@ class LoptEncoder(Encoder):
         i = inner.info
         self.info = EngineInfo(f"lopt:{i.name}", i.kind, i.library, i.library_version, i.vocab_sha256,
                                f"lossless parallel merge over {i.name}; {self.decision.describe()}")
+        # decoding passes through (tokspec.decoding): the merge changes how ids are found, not what
+        # they stand for; only what the inner engine offers is offered
+        for optional in ("decode", "special_tokens", "n_vocab"):
+            if hasattr(inner, optional):
+                setattr(self, optional, getattr(inner, optional))
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
         run = self.runner

@@ -173,3 +173,12 @@ def test_stored_decode_findings_replay() -> None:
                 assert outcomes[name].text == stored["text"], (f["id"], name)
             else:
                 assert outcomes[name].error is not None and stored["error"] in outcomes[name].error, (f["id"], name)
+
+
+def test_lopt_passes_decode_through() -> None:
+    tik = load_engine("tiktoken:cl100k_base")
+    lopt = load_engine("lopt:tiktoken:cl100k_base")
+    assert lopt.decode([100257, 15339]) == tik.decode([100257, 15339])  # type: ignore[attr-defined]
+    assert special_ids(lopt) == special_ids(tik) and vocab_size(lopt) == vocab_size(tik)
+    assert compare(lopt, tik, "a🙂 <|endoftext|>").agree
+    assert not hasattr(load_engine("lopt:pretok:cl100k_base"), "decode")
