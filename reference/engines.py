@@ -89,7 +89,10 @@ def _load_reference(arg: str) -> Encoder:
     engine = _load_reference_encoder(arg)
     if isinstance(getattr(engine, "ranks", None), dict):
         from tokspec.engines._bytelevel import SPECIAL_TOKENS
-        return attach(engine, ByteLevelDecoder(engine.ranks, SPECIAL_TOKENS.get(arg, {})))  # type: ignore[attr-defined]
+        from tokspec.reference.special_mode import AddedToken
+        table = SPECIAL_TOKENS.get(arg, {})
+        _attach_special(engine, [AddedToken(s, i) for s, i in table.items()], [])
+        return attach(engine, ByteLevelDecoder(engine.ranks, table))  # type: ignore[attr-defined]
     if arg.endswith(".model"):
         from tokspec.spm_model import load_spm_model
         model = load_spm_model(arg)
@@ -98,11 +101,27 @@ def _load_reference(arg: str) -> Encoder:
         from tokspec.vocab import named_path
         path = named_path(arg) if arg in NAMED_JSON else arg
         sha = NAMED_FILES[arg].sha256 if arg in NAMED_JSON else None
+        data = load_tokenizer_json(path, sha).data
         try:
-            return attach(engine, HfDecoder(load_tokenizer_json(path, sha).data))
+            from tokspec.reference.special_mode import added_tokens_of, template_of
+            _attach_special(engine, added_tokens_of(data), template_of(data))
+        except UnsupportedComponentError:
+            pass  # no reference special mode for this file
+        try:
+            return attach(engine, HfDecoder(data))
         except UnsupportedComponentError:
             return engine  # a decoder chain without a reference decoder: no decode
     return engine
+
+
+def _attach_special(engine: Encoder, tokens: list, template: list) -> None:  # type: ignore[type-arg]
+    """Give ``engine`` the optional ``encode_special`` of ``tokspec.special_mode``."""
+    from tokspec.reference.special_mode import encode_special
+
+    def encode_special_mode(text: str, *, post_process: bool = False) -> object:
+        return encode_special(text, tokens, engine.encode, template=template, post_process=post_process)
+
+    engine.encode_special = encode_special_mode  # type: ignore[attr-defined]
 
 
 def _load_reference_encoder(arg: str) -> Encoder:

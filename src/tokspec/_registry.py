@@ -39,6 +39,8 @@ PROVIDERS: dict[str, str] = {
     "peek2": "tokspec.fast.engines",
     "lopt": "tokspec.fast.merge_engines",
     "cmd": "tokspec.engines.cmd",
+    "special": "tokspec.special_mode",
+    "special-post": "tokspec.special_mode",
 }
 
 

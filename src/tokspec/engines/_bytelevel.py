@@ -158,6 +158,16 @@ class TiktokenEngine(_ByteLevelEngine):
         """The encoding's special tokens (string -> id)."""
         return {s: i for i, s in self._special.items()}
 
+    def encode_special(self, text: str, *, post_process: bool = False) -> Encoding:
+        """Special mode (``tokspec.special_mode``): ``encode(text, allowed_special="all")``; offsets
+        from each token's byte length (a special token's: its string's). No post-processor."""
+        from tokspec._offsets import char_offsets_from_byte_lengths
+
+        ids = self.library_encoding.encode(text, allowed_special="all")
+        lengths = [len(self._special[i].encode("utf-8")) if i in self._special else len(self._token_bytes[i])
+                   for i in ids]
+        return Encoding.of(ids, char_offsets_from_byte_lengths(text, lengths))
+
     def _id_array(self, text: str) -> np.ndarray:
         # allowed_special=set(), disallowed_special=(): no special token is matched nor refused,
         # which is encode_ordinary (tests compare the two on every corpus text)

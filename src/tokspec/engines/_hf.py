@@ -137,11 +137,30 @@ class HfEngine(HfAlign, HfReorder, Encoder):
         """The tokenizer as defined (special added tokens kept), for decoding; built once."""
         if self._full_tokenizer is None:
             self._full_tokenizer = tokenizers.Tokenizer.from_str(json.dumps(self._full_data))
+            self._full_tokenizer.no_truncation()
+            self._full_tokenizer.no_padding()
         return self._full_tokenizer
 
     def decode(self, ids: list[int]) -> str:
         """HF's ``decode`` with special tokens kept (module docstring)."""
         return str(self._decoder_tokenizer().decode(ids, skip_special_tokens=False))
+
+    def encode_special(self, text: str, *, post_process: bool = False) -> Encoding:
+        """Special mode (``tokspec.special_mode``): HF's ``encode`` on the tokenizer as defined
+        (special added tokens matched with their flags), ``add_special_tokens=post_process``; offsets
+        converted as in text mode, and a token the post-processor appends gets ``(n, n)`` (HF: (0, 0))."""
+        try:
+            enc = self._decoder_tokenizer().encode(text, add_special_tokens=post_process)
+        except Exception as exc:
+            raise EngineFault(f"{self.info.name}: HF encode failed on text={text!r:.80}: {exc}") from exc
+        arrays = self._contract_arrays(text, enc)
+        specials = set(self.special_tokens().values())
+        ids, starts, ends = arrays.ids.tolist(), arrays.starts.tolist(), arrays.ends.tolist()  # type: ignore[union-attr]
+        k = len(ids)
+        while post_process and k > 0 and ids[k - 1] in specials and (starts[k - 1], ends[k - 1]) == (0, 0) and text:
+            starts[k - 1] = ends[k - 1] = len(text)
+            k -= 1
+        return Encoding.of(ids, list(zip(starts, ends)))
 
     def special_tokens(self) -> dict[str, int]:
         """The added tokens flagged special (content -> id)."""
