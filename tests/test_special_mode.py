@@ -109,6 +109,9 @@ def test_special_engine_names() -> None:
         load_engine("special:pretok:cl100k_base")
     with pytest.raises(UnknownEngineError, match="inner engine"):
         load_engine("special:")
+    from tokspec import list_engines
+    names = [n for n, _ in list_engines()]
+    assert "special:ENGINE" in names and "special-post:ENGINE" in names
 
 
 def test_cli_diff_in_special_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

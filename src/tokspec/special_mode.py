@@ -31,7 +31,7 @@ from __future__ import annotations
 from tokspec._types import Encoder, Encoding, EngineInfo
 from tokspec.errors import UnknownEngineError
 
-__all__ = ["SpecialModeEngine", "load", "PREFIXES"]
+__all__ = ["SpecialModeEngine", "load", "engines", "PREFIXES"]
 
 PREFIXES = ("special", "special-post")
 
@@ -71,3 +71,9 @@ def load(prefix: str, arg: str) -> Encoder:
         raise UnknownEngineError(f"engine name {prefix + ':' + arg!r}: special mode needs an inner engine, "
                                  "e.g. special:tiktoken:cl100k_base")
     return SpecialModeEngine(load_engine(arg), post_process=prefix == "special-post")
+
+
+def engines() -> list[tuple[str, str]]:
+    """The name forms this module provides (for ``tokspec engines``)."""
+    return [("special:ENGINE", "ENGINE in special mode: special tokens in the text are matched"),
+            ("special-post:ENGINE", "special mode plus the post-processor's tokens ([CLS] ... [SEP])")]

@@ -11,7 +11,8 @@ Plain functions (import them; no plugin registration needed)::
         check_against(MyEngine(), "tiktoken:cl100k_base")   # the search of `tokspec diff --fuzz`
 
 :func:`check_against` searches with the machinery of ``tokspec diff --fuzz`` (:mod:`tokspec.app.finder`):
-it replays tokspec's stored findings (``corpora/`` of a source checkout, or ``$TOKSPEC_CORPORA``),
+it first replays texts spelling every special token of both engines, their fragments and near misses
+(:mod:`tokspec.app.special_text`), then tokspec's stored findings (``corpora/`` of a source checkout, or ``$TOKSPEC_CORPORA``),
 its conformance corpus and two long documents made of it, then
 draws texts from the fuzz sources (corpus generators, adversarial repetitions, vocabulary-aware text
 over the second engine's token surfaces, the Unicode-category strategies of
