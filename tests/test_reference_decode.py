@@ -117,7 +117,7 @@ def _pair(a: str, b: str) -> tuple[object, object]:
 
 
 @pytest.mark.parametrize("a,b", PAIRS)
-@settings(max_examples=60)
+@settings(max_examples=30)
 @given(data=st.data())
 def test_reference_decode_equals_production_on_random_ids(a: str, b: str, data: st.DataObject) -> None:
     ref, prod = _pair(a, b)

@@ -123,3 +123,7 @@ def test_cli_diff_in_special_mode(tmp_path: Path, capsys: pytest.CaptureFixture[
     code = cli_main(["diff", "special:tiktoken:cl100k_base", "tiktoken:cl100k_base", "--inputs", str(inputs),
                      "--workers", "1", "--report", str(tmp_path / "r")])
     assert code == 1  # special mode and text mode differ exactly on such texts
+    code = cli_main(["diff", "reference:cl100k_base", "tiktoken:cl100k_base", "--special", "--inputs", str(inputs),
+                     "--workers", "1", "--report", str(tmp_path / "r"), "--json"])
+    out = capsys.readouterr().out
+    assert code == 0 and '"special:tiktoken:cl100k_base"' in out

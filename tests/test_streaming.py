@@ -23,7 +23,7 @@ def _hf(name: str) -> Any:
 
 
 @pytest.mark.parametrize("name", ["hf:mon-unigram", "hf:bert-base-uncased", "hf-bpe"])
-@settings(max_examples=60)
+@settings(max_examples=30)
 @given(data=st.data())
 def test_hf_decode_stream_is_a_prefix_and_complete(name: str, data: st.DataObject) -> None:
     engine = _hf(name)
@@ -37,7 +37,7 @@ def test_hf_decode_stream_is_a_prefix_and_complete(name: str, data: st.DataObjec
     assert violation is None, violation
 
 
-@settings(max_examples=100)
+@settings(max_examples=50)
 @given(ids=st.lists(st.integers(0, 100255), max_size=8) | st.text(max_size=20).map(
     lambda t: list(load_engine("tiktoken:cl100k_base").encode(t).ids)))
 def test_bytelevel_reference_stream_against_tiktoken(ids: list[int]) -> None:
