@@ -12,7 +12,7 @@ import pytest
 from tokspec import Encoder, Encoding, EngineInfo, load_engine
 from tokspec.app.finder import Finder
 from tokspec.app.special_text import SpecialTextSource, special_strings, special_texts, variants
-from tokspec.decoding import (DecodeOutcome, decode_difference, decode_of, id_sequences, minimize_ids,
+from tokspec.decoding import (ALL_PREFIXES, RANDOM_SEQUENCES, SAMPLED, DecodeOutcome, decode_difference, decode_of, id_sequences, minimize_ids,
                               promoted_special, special_ids, vocab_size)
 from tokspec.diff import compare, format_comparison, make_record
 from tokspec.fuzz.authored_bugs import CLEAN_TWINS
@@ -72,13 +72,14 @@ def test_id_sequences_cover_whole_prefixes_slices_random_deterministically() -> 
     assert seqs == list(id_sequences(ids, 5, n_vocab=50, specials=[7]))
     assert seqs[0] == ("ids", tuple(ids))
     prefixes = [s for o, s in seqs if o == "prefix"]
-    assert [len(p) for p in prefixes[:48]] == list(range(1, 49)) and len(prefixes) == 48 + 8
+    assert [len(p) for p in prefixes[:ALL_PREFIXES]] == list(range(1, ALL_PREFIXES + 1))
+    assert len(prefixes) == ALL_PREFIXES + SAMPLED and len(set(prefixes)) == len(prefixes)
     assert all(tuple(ids[:len(p)]) == p for p in prefixes)
     slices = [s for o, s in seqs if o == "slice"]
-    assert len(slices) == 8 and all(s and 1 <= len(s) <= 16 for s in slices)
+    assert len(slices) == SAMPLED and all(s and 1 <= len(s) <= 16 for s in slices)
     randoms = [s for o, s in seqs if o == "random"]
-    assert len(randoms) == 4 and all(i < 50 or i == 7 or 100 <= i < 200 for s in randoms for i in s)
-    assert [o for o, _ in id_sequences([3], 1)] == ["ids", "random", "random", "random", "random"]
+    assert len(randoms) == RANDOM_SEQUENCES and all(i < 50 or i == 7 or 100 <= i < 200 for s in randoms for i in s)
+    assert [o for o, _ in id_sequences([3], 1)] == ["ids"] + ["random"] * RANDOM_SEQUENCES
     assert [o for o, _ in id_sequences([], 1)] == ["ids"]
 
 

@@ -36,13 +36,13 @@ from tokspec._escape import escape
 
 __all__ = ["DecodeOutcome", "DecodeDifference", "has_decode", "decode_of", "special_ids", "vocab_size",
            "id_sequences", "decode_difference", "minimize_ids", "promoted_special", "format_decode",
-           "ALL_PREFIXES", "RANDOM_SEQUENCES"]
+           "ALL_PREFIXES", "SAMPLED", "RANDOM_SEQUENCES"]
 
 #: Every prefix of an id list up to this length is decoded; longer lists get sampled prefixes.
-ALL_PREFIXES = 48
+ALL_PREFIXES = 16
 #: Sampled prefixes and slices of longer lists, and random id sequences, per text.
-SAMPLED = 8
-RANDOM_SEQUENCES = 4
+SAMPLED = 4
+RANDOM_SEQUENCES = 3
 
 
 @dataclass(frozen=True)
