@@ -18,7 +18,8 @@ The ``fast:`` BPE and ``peek2:`` engines implement ``_encode_arrays`` on compile
 (``tokspec.fast.pretok_peek2``, ``tokspec.fast.bpe_kernel``; numba, GIL released, so threads run
 them in parallel); ``tokspec.fast.interpreted`` gives the same engines with the kernels as plain
 Python. Engines here use the tokspec core only (never tokspec.reference or tokspec.spec). Special
-tokens are ordinary text. Out of scope: BPE tokenizer.json files (see tokspec.reference.bpe_hf).
+tokens are ordinary text. ``fast:`` BPE engines decode (``tokspec.fast.bpe_decode``, theorem D2) and
+declare the named encodings' special tokens (:mod:`tokspec.decoding`). Out of scope: BPE tokenizer.json files (see tokspec.reference.bpe_hf).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from tokspec import __version__ as _VERSION
 from tokspec._types import EncodingArrays, check_text
 from tokspec.errors import UnknownEngineError, UnsupportedComponentError
 from tokspec.rank_families import resolve_pattern, split_pattern_option
+from tokspec.fast.bpe_decode import FlatBytes
 from tokspec.fast.bpe_kernel import CompiledBPE
 from tokspec.fast.peek2_unicode import code_points
 from tokspec.fast.pretok_peek2 import PATTERN_NAMES, spans, spans_of_code_points
@@ -52,6 +54,9 @@ class FastBpeEncoder(Encoder):
     def __init__(self, vocab: TiktokenVocab, pattern: str, name: str) -> None:
         self.bpe = CompiledBPE.from_ranks(vocab.ranks, vocab.sha256)
         self.pattern = pattern
+        self._ranks = vocab.ranks
+        self.specials: dict[str, int] = {}
+        self._flat_bytes: FlatBytes | None = None
         self.info = EngineInfo(
             name=name, kind="tokenizer", library="tokspec.fast", library_version=_VERSION,
             vocab_sha256=vocab.sha256,
@@ -60,6 +65,22 @@ class FastBpeEncoder(Encoder):
 
     def token_piece(self, token_id: int) -> str:
         return self.bpe.token_bytes(token_id).decode("utf-8", errors="backslashreplace")
+
+    def decode(self, ids: list[int]) -> str:
+        """Bytes joined, invalid UTF-8 replaced (``tokspec.fast.bpe_decode``, theorem D2)."""
+        return self._flat().decode(ids)
+
+    def special_tokens(self) -> dict[str, int]:
+        return dict(self.specials)
+
+    @property
+    def n_vocab(self) -> int:
+        return self._flat().n_vocab
+
+    def _flat(self) -> FlatBytes:
+        if self._flat_bytes is None:
+            self._flat_bytes = FlatBytes(self._ranks, self.specials)
+        return self._flat_bytes
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
         cps = code_points(text)
@@ -91,7 +112,11 @@ class Peek2Pretokenizer(Encoder):
 
 @functools.lru_cache(maxsize=8)
 def _bpe_engine(arg: str) -> FastBpeEncoder:
-    return FastBpeEncoder(load_named_tiktoken(arg), BPE_PATTERNS[arg], f"fast:{arg}")
+    from tokspec.engines._bytelevel import SPECIAL_TOKENS  # the named encodings' table (core)
+
+    engine = FastBpeEncoder(load_named_tiktoken(arg), BPE_PATTERNS[arg], f"fast:{arg}")
+    engine.specials = dict(SPECIAL_TOKENS.get(arg, {}))
+    return engine
 
 
 def _unigram_engine(arg: str) -> Encoder:

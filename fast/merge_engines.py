@@ -104,6 +104,11 @@ class LoptEncoder(Encoder):
                                f"lossless parallel merge over {i.name}; {self.decision.describe()}"
                                f"{_serial_note(self.runner, inner)}",
                                thread_safe=declared_thread_safe(inner))
+        # decoding passes through (tokspec.decoding): the merge changes how ids are found, not what
+        # they stand for; only what the inner engine offers is offered
+        for optional in ("decode", "special_tokens", "n_vocab"):
+            if hasattr(inner, optional):
+                setattr(self, optional, getattr(inner, optional))
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
         run = self.runner

@@ -12,7 +12,11 @@ around the real encoding); WordPiece and Unigram engines are HF ``tokenizers`` b
 (a fixed output buffer, independent chunks, a chunk seam moved to whitespace).
 
 Unlike :mod:`tokspec.fuzz.mutants` (breaks of tokspec's own engines, caught by fuzz targets), these
-model *user* code. Out of scope: bugs in special-token handling (tokspec compares ordinary text).
+model *user* code. Two contract bugs beyond encode (:mod:`tokspec.decoding`): ``promotes_specials``
+encodes special-token strings found in text as the special ids (special-token injection: class
+"special token from text"), ``decode_drops_incomplete`` decodes an incomplete UTF-8 character to
+nothing where tiktoken writes U+FFFD (class "decode differs"). Their clean twins (``CLEAN_TWINS``:
+the same code with the one line right) must raise nothing.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from tokspec._offsets import char_offsets_from_byte_lengths
 from tokspec.spec.pretok import cl100k_pattern
 from tokspec.vocab import TokenizerJson, load_named_tiktoken, load_tokenizer_json, named_path
 
-__all__ = ["AuthoredBug", "AUTHORED_BUGS", "by_name"]
+__all__ = ["AuthoredBug", "AUTHORED_BUGS", "CLEAN_TWINS", "by_name"]
 
 _ME = "tokspec.fuzz.authored_bugs:"
 
@@ -196,6 +200,48 @@ class _CrashOnMarkAfterAstral(_Cl100k):
         return self.enc.encode_ordinary(text)
 
 
+_CL100K_SPECIALS = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+                    "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+
+
+class _SpecialAware(_Cl100k):
+    """Knows cl100k's special tokens (as a chat-serving tokenizer does) and decodes; ``allowed``
+    is what ``encode`` lets through from text (the right value for user text: nothing)."""
+
+    allowed: Any = frozenset()
+
+    def __init__(self, name: str, description: str) -> None:
+        super().__init__(name, description)
+        self.enc = tiktoken.Encoding("authored-specials", pat_str=_CL100K, mergeable_ranks=load_named_tiktoken(
+            "cl100k_base").ranks, special_tokens=_CL100K_SPECIALS)
+        self.by_id = {**self.token_bytes, **{i: s.encode() for s, i in _CL100K_SPECIALS.items()}}
+        self.n_vocab = 100256
+
+    def ids(self, text: str) -> list[int]:
+        return self.enc.encode(text, allowed_special=self.allowed, disallowed_special=())
+
+    def offsets(self, text: str, ids: list[int]) -> list[tuple[int, int]]:
+        return char_offsets_from_byte_lengths(text, [len(self.by_id[i]) for i in ids])
+
+    def special_tokens(self) -> dict[str, int]:
+        return dict(_CL100K_SPECIALS)
+
+    def token_piece(self, token_id: int) -> str:
+        return repr(self.by_id.get(token_id, b"?"))[2:-1]
+
+    def decode(self, ids: list[int]) -> str:
+        return b"".join(self.by_id[i] for i in ids).decode("utf-8", "replace")
+
+
+class _PromotesSpecials(_SpecialAware):
+    allowed = "all"  # BUG: special tokens recognized in untrusted text
+
+
+class _DecodeIgnore(_SpecialAware):
+    def decode(self, ids: list[int]) -> str:
+        return b"".join(self.by_id[i] for i in ids).decode("utf-8", "ignore")  # BUG: drops, no U+FFFD
+
+
 # ----------------------------------------------------------------------------- WordPiece, Unigram
 
 
@@ -289,7 +335,21 @@ _hf_bug("uni_keeps_zero_width", "Unigram", "normalizer without its zero-width-ch
         _drop_normalizer("Replace", "200B"))
 _hf_bug("uni_no_byte_fallback", "Unigram", "byte_fallback False", _set("model", "byte_fallback", value=False))
 
+_class_bug("promotes_specials", "special-token strings in text encoded as special ids (injection)",
+           _PromotesSpecials)
+_class_bug("decode_drops_incomplete", "decode drops an incomplete UTF-8 character (no U+FFFD)", _DecodeIgnore)
+
 AUTHORED_BUGS: tuple[AuthoredBug, ...] = tuple(bug for bug, _ in _BUILD.values())
+
+
+def specials_as_text() -> Encoder:
+    """Clean twin of ``promotes_specials`` and ``decode_drops_incomplete``: nothing allowed, U+FFFD."""
+    return _SpecialAware("specials_as_text", "special-token aware, special strings stay text")
+
+
+#: planted bug name -> ``module:attr`` name of its clean twin (same code, the one line right).
+CLEAN_TWINS: dict[str, str] = {"promotes_specials": _ME + "specials_as_text",
+                               "decode_drops_incomplete": _ME + "specials_as_text"}
 
 
 def by_name(name: str) -> AuthoredBug:

@@ -39,7 +39,7 @@ import importlib
 from pathlib import Path
 
 from tokspec._types import Encoder
-from tokspec.errors import UnknownEngineError
+from tokspec.errors import UnknownEngineError, UnsupportedComponentError
 from tokspec.rank_families import resolve_pattern, split_pattern_option
 from tokspec.reference.pretok_regex import PATTERNS, RegexPretokenizer, UnicodeVersion, compiled
 from tokspec.vocab import NAMED_FILES, TiktokenVocab, load_named_tiktoken, load_tiktoken, load_tokenizer_json
@@ -108,6 +108,50 @@ def _needs_pipeline(tj: object) -> bool:
 
 
 def _load_reference(arg: str) -> Encoder:
+    """The engine ``reference:arg`` with its reference decoder (:mod:`tokspec.reference.decode`)."""
+    from tokspec.reference.decode import ByteLevelDecoder, HfDecoder, SpmDecoder, attach
+
+    engine = _load_reference_encoder(arg)
+    if isinstance(getattr(engine, "ranks", None), dict):
+        from tokspec.engines._bytelevel import SPECIAL_TOKENS
+        from tokspec.reference.special_mode import AddedToken
+        table = SPECIAL_TOKENS.get(arg, {})
+        _attach_special(engine, [AddedToken(s, i) for s, i in table.items()], [])
+        return attach(engine, ByteLevelDecoder(engine.ranks, table))  # type: ignore[attr-defined]
+    if arg.endswith(".model"):
+        from tokspec.spm_model import load_spm_model
+        model = load_spm_model(arg)
+        return attach(engine, SpmDecoder(model.pieces, model.types, model.add_dummy_prefix))
+    if arg in NAMED_JSON or arg.endswith(".json"):
+        from tokspec.vocab import named_path
+        path = named_path(arg) if arg in NAMED_JSON else arg
+        sha = NAMED_FILES[arg].sha256 if arg in NAMED_JSON else None
+        data = load_tokenizer_json(path, sha).data
+        if data["model"].get("type") not in ("WordPiece", "Unigram"):
+            return engine  # HF BPE decoding has no reference yet (its decoders are not checked)
+        try:
+            from tokspec.reference.special_mode import added_tokens_of, template_of
+            _attach_special(engine, added_tokens_of(data), template_of(data))
+        except UnsupportedComponentError:
+            pass  # no reference special mode for this file
+        try:
+            return attach(engine, HfDecoder(data))
+        except UnsupportedComponentError:
+            return engine  # a decoder chain without a reference decoder: no decode
+    return engine
+
+
+def _attach_special(engine: Encoder, tokens: list, template: list) -> None:  # type: ignore[type-arg]
+    """Give ``engine`` the optional ``encode_special`` of ``tokspec.special_mode``."""
+    from tokspec.reference.special_mode import encode_special
+
+    def encode_special_mode(text: str, *, post_process: bool = False) -> object:
+        return encode_special(text, tokens, engine.encode, template=template, post_process=post_process)
+
+    engine.encode_special = encode_special_mode  # type: ignore[attr-defined]
+
+
+def _load_reference_encoder(arg: str) -> Encoder:
     name = f"reference:{arg}"
     if arg in TIKTOKEN_PATTERNS:
         return _naive(load_named_tiktoken(arg), TIKTOKEN_PATTERNS[arg], name)

@@ -248,7 +248,7 @@ def test_fuzz_mode_shrinks_saves_corpus_and_summarizes(tmp_path: Path, toy: str,
     summary = json.loads(out)
     assert code == 1 and summary["mode"] == "fuzz" and summary["faults"] >= 1
     assert summary["generators"] == ["tokspec.corpus generators", "tokspec.fuzz.strategies",
-                                     "pattern dictionary + Unicode drift"]
+                                     "special-token strings", "pattern dictionary + Unicode drift"]
     saved = [json.loads(p.read_text(encoding="utf-8")) for p in corpus.iterdir()]
     assert [r["text"] for r in saved] == ["!"]  # the toy engine fails on "!": minimal input
     assert [Path(p).name for p in summary["counterexamples"]] == [p.name for p in corpus.iterdir()]

@@ -41,6 +41,8 @@ PROVIDERS: dict[str, str] = {
     "cmd": "tokspec.engines.cmd",
     "mistral": "tokspec.engines.mistral",
     "golden": "tokspec.engines.golden",
+    "special": "tokspec.special_mode",
+    "special-post": "tokspec.special_mode",
 }
 
 

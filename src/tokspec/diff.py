@@ -19,6 +19,16 @@ Classification of a disagreement (first matching rule wins):
 
 Rule 3 is checked before rule 2: equal ids stand for the same text, whatever the offsets cover.
 
+Two more classes (:mod:`tokspec.decoding`):
+
+- ``"special token from text"`` (checked right after rule 1): the encodings differ and one side's ids
+  hold a special token id (by either engine's ``special_tokens()`` table) the other side's do not: an
+  engine promoted a control token's string found in ordinary text (a security finding: special-token
+  injection).
+- ``"decode differs"``: the encodings agree, but on their ids (or a prefix, slice, or random id
+  sequence: :func:`tokspec.decoding.decode_difference`) the two ``decode`` methods disagree; the
+  minimized id sequence and both decodes are :attr:`Comparison.decode`.
+
 A counterexample *record* (layout and reader in :mod:`tokspec.records`, re-exported here) holds the
 text once, both engines' :class:`~tokspec.EngineInfo`, the first divergence with a readable context,
 both token windows, the classification, both full outputs (compact), and a command that reproduces
@@ -51,6 +61,7 @@ import numpy as np
 from tokspec._escape import escape
 from tokspec._limits import DeadlineExceeded, ResourceLimitError, max_input_bytes
 from tokspec._types import Encoder, Encoding, EncodingArrays, check_text
+from tokspec.decoding import DecodeDifference, decode_difference, format_decode, promoted_special
 from tokspec.errors import TokspecError
 from tokspec.records import (RECORD_VERSION, array_window, dumps_record, make_record, record_name,
                              reproduce_command, save_counterexample, write_record)
@@ -76,7 +87,8 @@ __all__ = [
 ]
 
 CLASSES = ("engine fault", "decoded text differs", "same ids, different offsets",
-           "same segmentation, different ids", "different segmentation", "different ids")
+           "same segmentation, different ids", "different segmentation", "different ids",
+           "special token from text", "decode differs")
 
 
 class Outcome:
@@ -135,6 +147,7 @@ class Comparison:
     b: Outcome
     index: int | None
     classification: str | None
+    decode: DecodeDifference | None = None
 
     @property
     def agree(self) -> bool:
@@ -226,6 +239,8 @@ def _classify(a: Encoder, b: Encoder, ea: EncodingArrays, eb: EncodingArrays, n:
     characters). O(n + tokens) in numpy."""
     if ea.ids is not None and eb.ids is not None and np.array_equal(ea.ids, eb.ids):
         return "same ids, different offsets"  # the same ids stand for the same text
+    if promoted_special(a, b, ea.ids, eb.ids):
+        return "special token from text"
     da, db = _decoded(a, ea), _decoded(b, eb)
     if da is not None and db is not None:
         text_differs = da != db
@@ -272,6 +287,10 @@ def compare(a: Encoder, b: Encoder, text: str) -> Comparison:
         return Comparison(text, oa, ob, index, label)
     index = oa.arrays.first_difference(ob.arrays)
     if index is None:
+        ids = oa.arrays.ids
+        found = None if ids is None else decode_difference(a, b, text, ids.tolist())
+        if found is not None:
+            return Comparison(text, oa, ob, None, "decode differs", found)
         return Comparison(text, oa, ob, None, None)
     return Comparison(text, oa, ob, index, _classify(a, b, oa.arrays, ob.arrays, len(text)))
 
@@ -312,4 +331,6 @@ def format_comparison(a: Encoder, b: Encoder, comparison: Comparison, *, width: 
         lines += _format_window(f"{name} ({count} token{'' if count == 1 else 's'})", window, index)
     if comparison.index is not None:
         lines.insert(1, f"  first divergence at token #{comparison.index}")
+    if comparison.decode is not None:
+        lines += format_decode(a, b, comparison.decode)
     return "\n".join(lines)

@@ -22,6 +22,8 @@ and not like a Python object per token (a 20 MB line once gave a 314 MB record).
   minus the previous token's end (0 before the first token), ``lengths`` each end minus start
   (mostly zeros and small numbers: they compress well). ``ids`` is null for pretokenizers.
 - ``"reproduce"``: a ``tokspec diff A B --inputs RECORD`` command (the reader takes ``"text"``).
+- ``"decode"`` (class ``"decode differs"`` only): ``{"ids": [...], "origin": ..., "a": {"text": s}
+  or {"error": message}, "b": ...}``, the minimized id sequence and both engines' decodes of it.
 
 Version 1 records (no ``"tokens"``, lists always, ``text_utf8_hex`` always) stay readable:
 :func:`record_output` decodes both versions. Records are written atomically under a content-hash
@@ -194,6 +196,8 @@ def make_record(a: Encoder, b: Encoder, comparison: Any, *, width: int = 3,
         "outputs": {"a": _output(comparison.a), "b": _output(comparison.b)},
         "reproduce": reproduce,
     })
+    if getattr(comparison, "decode", None) is not None:  # class "decode differs" (tokspec.decoding)
+        record["decode"] = comparison.decode.as_json()
     return record
 
 

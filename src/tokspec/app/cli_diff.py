@@ -110,6 +110,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print at most N disagreements in full (default 10)")
     parser.add_argument("--window", type=int, default=3, metavar="W",
                         help="tokens of context on each side of the first divergence (default 3)")
+    parser.add_argument("--special", action="store_true",
+                        help="compare special mode (special tokens in the text are matched): "
+                             "the same as naming the engines special:A special:B (tokspec.special_mode)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr (default: every "
                         "second on a terminal, every 30 s into a log, TOKSPEC_PROGRESS_SECONDS)")
     parser.add_argument("--raw", action="store_true",
@@ -410,6 +413,8 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | No
     if getattr(args, "workers", None) is None:
         args.workers = usable_cores()
     args.scheduler = getattr(args, "scheduler", None)
+    if getattr(args, "special", False):  # special mode is an engine of its own (tokspec.special_mode)
+        args.a, args.b = (n if n.startswith(("special:", "special-post:")) else f"special:{n}" for n in (args.a, args.b))
     try:
         _check_arguments(args)
         a, b = engines_for(args.a, args.b, _compare_on(args))  # setup errors first, whatever the executor

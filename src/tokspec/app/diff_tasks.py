@@ -199,7 +199,7 @@ def fuzz_loop(params: FuzzParams, seed: int, emit: Callable[[Finding], None], st
     from tokspec.app.search import LONG_SHARE, text_sources
 
     a, b = engines_for(params.a, params.b, params.compare_on)
-    sources = text_sources(a, seed, long_share=LONG_SHARE)
+    sources = text_sources(a, seed, long_share=LONG_SHARE, b=b)
     classes: Counter[str | None] = Counter()
 
     def on_finding(f: Any) -> None:

@@ -12,8 +12,9 @@ needed)::
         check_against(MyEngine(), "tiktoken:cl100k_base")   # the search of `tokspec diff --fuzz`
 
 :func:`check_against` searches with the machinery of ``tokspec diff --fuzz`` (:mod:`tokspec.app.finder`):
-it replays your own saved findings (the records in the reports folder, below), then tokspec's
-stored findings (``corpora/`` of a source checkout, or ``$TOKSPEC_CORPORA``),
+it replays your own saved findings (the records in the reports folder, below), then texts spelling
+every special token of both engines, their fragments and near misses (:mod:`tokspec.app.special_text`),
+then tokspec's stored findings (``corpora/`` of a source checkout, or ``$TOKSPEC_CORPORA``),
 its conformance corpus and two long documents made of it, then
 draws texts from the fuzz sources (corpus generators, adversarial repetitions, vocabulary-aware text
 over the second engine's token surfaces, the Unicode-category strategies of
@@ -177,6 +178,7 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
         return
     from tokspec.app.finder import Finder, replay_texts, run_search
     from tokspec.app.search import text_sources
+    from tokspec.app.special_text import special_texts
 
     seed = _setting(seed, "tokspec-seed", "TOKSPEC_SEED", DEFAULT_SEED, int)
     budget = _setting(max_examples, "tokspec-budget", "TOKSPEC_BUDGET", DEFAULT_BUDGET, int)
@@ -191,14 +193,17 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
     shrink = min(_SHRINK_SECONDS, seconds)
     deadline = time.monotonic() + seconds
     a, b = bounded(a, deadline + shrink, seconds), bounded(b, deadline + shrink, seconds)
+    specials = [("special-token strings", t) for t in special_texts(a, b)]
     finder = Finder(a, b, max_findings=1, shrink_seconds=shrink, shrink_tests=_SHRINK_TESTS)
     replay_cut = Cut()
     folder = _setting(reports, "tokspec-reports", "TOKSPEC_REPORTS", "tokspec-reports", str)
-    # the user's own saved findings first (like hypothesis' example database), then tokspec's corpus
+    # the user's own saved findings first (like hypothesis' example database), then the special
+    # tokens' spellings, then tokspec's corpus
     replayed = (finder.replay(until(saved_findings(folder), deadline, replay_cut))
+                or finder.replay(until(specials, deadline, replay_cut))
                 or finder.replay(until(replay_texts(), deadline, replay_cut)))
     if not replayed and budget > 0 and not replay_cut.cut:
-        outcome = run_search(finder, text_sources(b, seed), seconds=max(0.0, deadline - time.monotonic()),
+        outcome = run_search(finder, text_sources(b, seed, b=a), seconds=max(0.0, deadline - time.monotonic()),
                              max_inputs=budget, slice_inputs=SLICE)
         if outcome.cut_by_time:
             warnings.warn(SearchCutShort(

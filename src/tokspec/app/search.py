@@ -233,10 +233,15 @@ def small_corpus(seed: int) -> tuple[str, ...]:
     return tuple(build_corpus(seed=seed, size="small", machine=machine_texts_wanted()))
 
 
-def text_sources(a: Encoder, seed: int, *, long_share: float = 0.0) -> list[Any]:
+def text_sources(a: Encoder, seed: int, *, long_share: float = 0.0, b: Encoder | None = None) -> list[Any]:
     """The fuzz text sources, alternated in slices (see module docstring). ``long_share``: the
     share of each source's cost given to long texts; ``tokspec diff --fuzz`` passes
-    :data:`LONG_SHARE`; 0 (the default, e.g. the plugin's counted searches): short texts only."""
+    :data:`LONG_SHARE`; 0 (the default, e.g. the plugin's counted searches): short texts only.
+    After tokspec's own generators and hypothesis come the special tokens of ``a`` and ``b``
+    (:class:`tokspec.app.special_text.SpecialTextSource`) and the pattern dictionary with Unicode
+    drift (:class:`tokspec.app.dictionary_source.DictionarySource`)."""
+    from tokspec.app.special_text import SpecialTextSource
+
     corpus = list(small_corpus(seed))
     pool = token_pool(a, corpus[:120])
     sources: list[Any] = [_OwnGenerator(seed, corpus, pool, long_share)]
@@ -245,6 +250,7 @@ def text_sources(a: Encoder, seed: int, *, long_share: float = 0.0) -> list[Any]
     except ImportError as exc:  # the fuzz layer is optional at run time; the summary says so
         print(f"tokspec diff: tokspec.fuzz.strategies unavailable ({exc}); own generators only",
               file=sys.stderr)
+    sources.append(SpecialTextSource(seed, [a] if b is None else [a, b], pool[:200]))
     try:  # the pattern dictionary and Unicode drift (tokspec.app.dictionary_source)
         from tokspec.app.dictionary_source import DictionarySource
 

@@ -12,6 +12,16 @@ Special tokens are ordinary text: ``tiktoken`` is called through ``encode_ordina
 backend of ``bpe-openai`` has no special-token handling at all, so ``"<|endoftext|>"`` in the input
 is encoded as the ordinary tokens of its characters.
 
+Decoding (:mod:`tokspec.decoding`): ``decode(ids)`` is the library's own call: tiktoken's
+``Encoding.decode`` (bytes joined, invalid UTF-8 replaced by U+FFFD, special ids give their text),
+bpe-openai's ``decode`` is a partial function, strict where tiktoken replaces (it raises ValueError
+on a sequence whose bytes are not valid UTF-8, e.g. any cut inside a character, and its Rust code
+panics on a special id: stored finding ``corpora/production/decode/``), so the adapter offers it as
+``library_decode`` and not as ``decode``: compared with a total decoder it would differ at every
+token cut inside a character, which is that one recorded difference. ``n_vocab`` is the number of mergeable
+tokens (ids ``0 .. n_vocab - 1`` are all mergeable in the named encodings); ``special_tokens()``
+tiktoken's table (bpe-openai has none).
+
 Out of scope: tiktoken's ``allowed_special`` and batch APIs; other encodings than cl100k_base
 and o200k_base for ``bpe-openai``.
 """
@@ -75,6 +85,9 @@ class _ByteLevelEngine(Encoder):
         self._token_len = np.full(max(self._token_bytes, default=-1) + 1, -1, dtype=np.int64)
         for token_id, token in self._token_bytes.items():
             self._token_len[token_id] = len(token)
+        #: the first id that is not a mergeable token (cl100k: 100256, the first special id)
+        self._n_mergeable = int(np.argmin(self._token_len >= 0)) if (self._token_len < 0).any() \
+            else len(self._token_len)
 
     def _id_array(self, text: str) -> np.ndarray:
         """The library's ids for ``text`` as an integer array."""
@@ -101,6 +114,11 @@ class _ByteLevelEngine(Encoder):
         enc = arrays.to_encoding()
         pieces = tuple(repr(self._token_bytes[i])[2:-1] for i in enc.ids or ())
         return Encoding(enc.ids, enc.offsets, pieces).validate(text, self.info.name)
+
+    @property
+    def n_vocab(self) -> int:
+        """Ids ``0 .. n_vocab - 1`` are mergeable tokens (random decode sequences draw there)."""
+        return self._n_mergeable
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of a mergeable token; raises UnknownEngineError for an id outside the vocab."""
@@ -139,6 +157,24 @@ class TiktokenEngine(_ByteLevelEngine):
         if not self.numpy_path:
             self.info = replace(info, description=f"{description}; tiktoken {tiktoken.__version__}: "
                                 "encode_ordinary (its encode_to_numpy matches special tokens)")
+
+    def decode(self, ids: list[int]) -> str:
+        """tiktoken's ``Encoding.decode`` (``errors="replace"``)."""
+        return self.library_encoding.decode(ids)
+
+    def special_tokens(self) -> dict[str, int]:
+        """The encoding's special tokens (string -> id)."""
+        return {s: i for i, s in self._special.items()}
+
+    def encode_special(self, text: str, *, post_process: bool = False) -> Encoding:
+        """Special mode (``tokspec.special_mode``): ``encode(text, allowed_special="all")``; offsets
+        from each token's byte length (a special token's: its string's). No post-processor."""
+        from tokspec._offsets import char_offsets_from_byte_lengths
+
+        ids = self.library_encoding.encode(text, allowed_special="all")
+        lengths = [len(self._special[i].encode("utf-8")) if i in self._special else len(self._token_bytes[i])
+                   for i in ids]
+        return Encoding.of(ids, char_offsets_from_byte_lengths(text, lengths))
 
     def _id_array(self, text: str) -> np.ndarray:
         if not self.numpy_path:
@@ -180,6 +216,13 @@ class BpeOpenaiEngine(_ByteLevelEngine):
                           thread_safe=True)  # read-only after __init__ (issue 24)
         super().__init__(info, vocab, SPECIAL_TOKENS[encoding])
         self.backend = _bpe_openai_backend(encoding)
+
+    def library_decode(self, ids: list[int]) -> str:
+        """bpe-openai's own ``decode`` (strict UTF-8; see the module docstring)."""
+        out = self.backend.decode(ids)
+        if out is None:
+            raise ValueError("bpe-openai decode returned None")
+        return str(out)
 
     def _id_array(self, text: str) -> np.ndarray:
         ids = self.backend.encode(text)

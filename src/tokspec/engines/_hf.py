@@ -8,6 +8,11 @@ Special tokens are ordinary text: added tokens marked ``"special": true`` are dr
 definition before loading, so ``"[CLS]"`` in the input is tokenized like any other text (non-special
 added tokens stay: they are part of the tokenizer's segmentation).
 
+Decoding (:mod:`tokspec.decoding`): ``decode(ids)`` is HF's ``Tokenizer.decode(ids,
+skip_special_tokens=False)`` on the tokenizer as defined, special added tokens included (built on
+first use), so its configured decoder runs and special tokens are kept; ``special_tokens()`` are the
+added tokens flagged special; ``n_vocab`` is ``get_vocab_size(with_added_tokens=True)``.
+
 Offsets. HF reports character offsets into the original text, through its normalizer's alignments,
 and for byte-level BPE a token splitting a character already covers the whole character, as the
 contract wants (checked by the tests). Two cases differ from the contract and are converted here
@@ -127,6 +132,45 @@ class HfEngine(HfAlign, HfReorder, Encoder):
                                description or f"HF {tj.model_type} from {tj.path}",
                                thread_safe=True)  # never reconfigured after __init__; checked (issue 24)
         self._init_tables()
+        self._full_data = tj.data
+        self._full_tokenizer: tokenizers.Tokenizer | None = None
+
+    def _decoder_tokenizer(self) -> tokenizers.Tokenizer:
+        """The tokenizer as defined (special added tokens kept), for decoding; built once."""
+        if self._full_tokenizer is None:
+            self._full_tokenizer = tokenizers.Tokenizer.from_str(json.dumps(self._full_data))
+            self._full_tokenizer.no_truncation()
+            self._full_tokenizer.no_padding()
+        return self._full_tokenizer
+
+    def decode(self, ids: list[int]) -> str:
+        """HF's ``decode`` with special tokens kept (module docstring)."""
+        return str(self._decoder_tokenizer().decode(ids, skip_special_tokens=False))
+
+    def encode_special(self, text: str, *, post_process: bool = False) -> Encoding:
+        """Special mode (``tokspec.special_mode``): HF's ``encode`` on the tokenizer as defined
+        (special added tokens matched with their flags), ``add_special_tokens=post_process``; offsets
+        converted as in text mode, and a token the post-processor appends gets ``(n, n)`` (HF: (0, 0))."""
+        try:
+            enc = self._decoder_tokenizer().encode(text, add_special_tokens=post_process)
+        except Exception as exc:
+            raise EngineFault(f"{self.info.name}: HF encode failed on text={text!r:.80}: {exc}") from exc
+        arrays = self._contract_arrays(text, enc)
+        specials = set(self.special_tokens().values())
+        ids, starts, ends = arrays.ids.tolist(), arrays.starts.tolist(), arrays.ends.tolist()  # type: ignore[union-attr]
+        k = len(ids)
+        while post_process and k > 0 and ids[k - 1] in specials and (starts[k - 1], ends[k - 1]) == (0, 0) and text:
+            starts[k - 1] = ends[k - 1] = len(text)
+            k -= 1
+        return Encoding.of(ids, list(zip(starts, ends)))
+
+    def special_tokens(self) -> dict[str, int]:
+        """The added tokens flagged special (content -> id)."""
+        return {t["content"]: int(t["id"]) for t in self._full_data.get("added_tokens") or [] if t.get("special")}
+
+    @property
+    def n_vocab(self) -> int:
+        return int(self._decoder_tokenizer().get_vocab_size(with_added_tokens=True))
 
     def library_encode(self, text: str) -> tokenizers.Encoding:
         """HF's own output for ``text`` (no special tokens, no truncation, no padding)."""

@@ -338,6 +338,20 @@ class SpmEngine(Encoder):
             return len(norm) - 1 if norm.endswith(_DUMMY_PREFIX) else None
         return 0 if norm.startswith(_DUMMY_PREFIX) else None
 
+    def decode(self, ids: list[int]) -> str:
+        """sentencepiece's own ``DecodeIds`` (byte pieces joined, invalid UTF-8 replaced, ``▁`` to
+        space, the dummy prefix's space removed, control pieces dropped)."""
+        return str(self.library_processor.DecodeIds(ids))
+
+    def special_tokens(self) -> dict[str, int]:
+        """The control pieces (``<s>``, ``</s>``: never produced from text)."""
+        return {self.model.pieces[i]: i
+                for i, kind in enumerate(self.model.types) if kind == "control"}
+
+    @property
+    def n_vocab(self) -> int:
+        return int(self.library_processor.get_piece_size())
+
     def token_piece(self, token_id: int) -> str:
         if 0 <= token_id < self.library_processor.get_piece_size():
             return str(self.library_processor.id_to_piece(token_id))

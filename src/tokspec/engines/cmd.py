@@ -48,9 +48,11 @@ from tokspec._types import Encoder, Encoding, EngineInfo
 from tokspec.engines._cmd_process import _Flood, _line_limit, _Process
 from tokspec.errors import EngineFault, UnknownEngineError
 
-__all__ = ["CmdEngine", "CmdEngineFault", "load", "engines", "PROTOCOL_VERSION"]
+__all__ = ["CmdEngine", "CmdEngineFault", "load", "engines", "PROTOCOL_VERSION", "PROTOCOL_VERSIONS"]
 
 PROTOCOL_VERSION = 1
+#: Versions a handshake may name: 2 adds decode requests and the special-token table (docs/protocol.md).
+PROTOCOL_VERSIONS = (1, 2)
 _OPTIONS = re.compile(r"^\[([^\]]*)\]\s*")
 
 
@@ -116,6 +118,8 @@ class CmdEngine(Encoder):
         self.info = self._info_from(handshake)
         structure = handshake.get("structure")
         self.merge_structure = structure if isinstance(structure, dict) else None
+        from tokspec.engines._cmd_v2 import declare_v2
+        declare_v2(self, handshake)
 
     # -- process management -------------------------------------------------------------
 
@@ -142,8 +146,8 @@ class CmdEngine(Encoder):
         if line is None:
             self._fail(problem, None)
         handshake = self._parse(line, None)
-        if handshake.get("tokspec") != PROTOCOL_VERSION:
-            self._fail(f"handshake {line[:200]!r} lacks \"tokspec\": {PROTOCOL_VERSION} "
+        if handshake.get("tokspec") not in PROTOCOL_VERSIONS or isinstance(handshake.get("tokspec"), bool):
+            self._fail(f"handshake {line[:200]!r} lacks \"tokspec\": 1 or 2 "
                        "(see docs/protocol.md)", None)
         return handshake
 
@@ -189,7 +193,8 @@ class CmdEngine(Encoder):
             self._fail(f"sent a line that is not a JSON object: {line[:200]!r}", text)
         return obj
 
-    def _request(self, text: str) -> dict[str, Any]:
+    def _request(self, text: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+        """One round trip: ``{"id": n, "text": text}`` (or ``payload`` instead of the text field)."""
         if self._proc is None:
             self.restarts += 1
             try:
@@ -198,7 +203,8 @@ class CmdEngine(Encoder):
                 raise CmdEngineFault(f"{exc} (while restarting it for text={text!r:.120})", text=text) from None
         assert self._proc is not None
         self._next_id += 1
-        request = (json.dumps({"id": self._next_id, "text": text}, ensure_ascii=True) + "\n").encode("ascii")
+        body = {"text": text} if payload is None else payload
+        request = (json.dumps({"id": self._next_id, **body}, ensure_ascii=True) + "\n").encode("ascii")
         limit = _line_limit(request)
         try:
             line = self._proc.exchange(request, time.monotonic() + self.options["timeout"], limit)

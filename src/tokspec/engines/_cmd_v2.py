@@ -1,0 +1,63 @@
+"""Protocol version 2 of ``cmd:`` engines (``docs/protocol.md``): decode requests, special tokens.
+
+A version 2 handshake may declare
+
+- ``"decode": true``: the program answers ``{"id": n, "decode": [ids...]}`` with
+  ``{"id": n, "text": "..."}`` (or ``{"id": n, "error": "..."}``); the engine then has the optional
+  ``decode`` of :mod:`tokspec.decoding` and is compared on it;
+- ``"special_tokens": {"<|endoftext|>": 100257, ...}``: its special tokens (so an id of this table in
+  the encoding of text is class "special token from text");
+- ``"n_vocab": N``: ids ``0 .. N - 1`` are all tokens (random decode sequences draw there).
+
+A version 1 handshake (or a version 2 one without these fields) gives none of them: the engine
+works as before and is simply not compared on decoding. Malformed fields are a setup fault.
+Out of scope: special *mode* requests (the protocol has no flag for them yet).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tokspec._escape import escape
+
+__all__ = ["declare_v2"]
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def declare_v2(engine: Any, handshake: dict[str, Any]) -> None:
+    """Give a :class:`~tokspec.engines.cmd.CmdEngine` what its version 2 handshake declares."""
+    if handshake.get("tokspec") != 2:
+        return
+    specials = handshake.get("special_tokens")
+    if specials is not None:
+        if not isinstance(specials, dict) or not all(isinstance(k, str) and _is_int(v) and v >= 0
+                                                     for k, v in specials.items()):
+            engine._fail("handshake special_tokens must map strings to ids >= 0", None)
+        table = dict(specials)
+        engine.special_tokens = lambda: dict(table)
+    n_vocab = handshake.get("n_vocab")
+    if n_vocab is not None:
+        if not _is_int(n_vocab) or n_vocab <= 0:
+            engine._fail(f"handshake n_vocab={n_vocab!r} must be an integer > 0", None)
+        engine.n_vocab = n_vocab
+    if handshake.get("decode") is True:
+        engine.decode = lambda ids: _decode(engine, ids)
+
+
+def _decode(engine: Any, ids: list[int]) -> str:
+    """One decode request (module docstring); faults as for encode requests."""
+    from tokspec.engines.cmd import CmdEngineFault
+
+    ids = [int(i) for i in ids]
+    label = f"ids={ids!r:.120}"
+    reply = engine._request(label, {"decode": ids})
+    if "error" in reply:
+        raise CmdEngineFault(f"cmd engine {engine.name!r} reported error {escape(str(reply['error']))!r:.300} "
+                             f"on decode {label}", text=label)
+    text = reply.get("text")
+    if not isinstance(text, str):
+        engine._fail(f"sent a decode reply without a string \"text\": {escape(str(reply))[:200]}", label)
+    return text
