@@ -55,7 +55,7 @@ _NOT_INSTRUMENTED = ("tokspec.vocab", "tokspec.spec", "tokspec.fuzz", "tokspec.m
                      "tokspec._jit", "tokspec._offsets", "tokspec.engines._hf_kernels", "tokspec.engines._spm",
                      "tokspec.fast.bpe_kernel", "tokspec.fast.pretok_peek2", "tokspec.fast._spm_kernels",
                      "tokspec.fast._unigram_emit", "tokspec.fast._unigram_kernels",
-                     "tokspec.fast.unigram_datrie")
+                     "tokspec.fast.unigram_datrie", "tokspec.fast._counting_kernels")
 
 
 class _Reporter:

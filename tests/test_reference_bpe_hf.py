@@ -185,7 +185,7 @@ def _base() -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("edit, needle", [
-    (lambda d: d.update(normalizer={"type": "NFC"}), "normalizer 'NFC'"),
+    (lambda d: d.update(pre_tokenizer={"type": "UnicodeScripts"}), "'UnicodeScripts'"),
     (lambda d: d["model"].update(dropout=0.1), "dropout=0.1"),
     (lambda d: d.update(pre_tokenizer={"type": "Metaspace"}), "'Metaspace'"),
     (lambda d: d.update(post_processor={"type": "ByteLevel", "trim_offsets": True}), "trim_offsets=True"),

@@ -156,9 +156,9 @@ def main() -> None:
              "[UNK] (0,1), <0x61> (1,2), [UNK] (2,3).", counts_differ=True)
     for stem, tokens in TINY.items():
         _write_tiny(stem, tokens)
-        _finding(f"merges-{stem}", [f"tiktoken:{{dir}}/vocabs/{stem}.tiktoken", f"hf:{{dir}}/vocabs/{stem}.json"],
+        _finding(f"merges-{stem}", [f"tiktoken:{{dir}}/vocabs/{stem}.tiktoken,pattern=cl100k_base", f"hf:{{dir}}/vocabs/{stem}.json"],
                  ["abcb", "acbcbbc", "abcabc", "cbcbcb"],
-                 {"a": f"reference:{{dir}}/vocabs/{stem}.tiktoken", "b": f"reference:{{dir}}/vocabs/{stem}.json"},
+                 {"a": f"reference:{{dir}}/vocabs/{stem}.tiktoken,pattern=cl100k_base", "b": f"reference:{{dir}}/vocabs/{stem}.json"},
                  f"Token {tokens[-2 if stem.endswith('cbcb') else 0]!r} is unreachable: encoding its bytes "
                  "with lower ranks never builds it, so merges_from_ranks lists no merge for it. tiktoken "
                  "merges any adjacent pair whose concatenation is a token; HF only listed pairs. "
