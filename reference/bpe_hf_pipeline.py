@@ -36,7 +36,7 @@ from tokspec.vocab import TokenizerJson
 __all__ = ["HfBpePipelineEncoder", "parse_pipeline_pretokenizer"]
 
 
-def parse_pipeline_pretokenizer(pt: dict[str, Any] | None, dialect: Dialect = "oniguruma") -> Pretokenizer:
+def parse_pipeline_pretokenizer(pt: dict[str, Any] | None, dialect: Dialect) -> Pretokenizer:
     """``bpe_hf.parse_pretokenizer`` extended by the passes of ``hf_components`` (ByteLevel last)."""
     if pt is not None and pt.get("type") == "Sequence" and not isinstance(pt.get("pretokenizers"), list):
         raise VocabularyError("a Sequence pre_tokenizer needs its 'pretokenizers' list")  # as HF

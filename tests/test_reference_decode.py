@@ -138,3 +138,15 @@ def test_spm_dummy_prefix_quirk_replays_against_sentencepiece() -> None:
                       (["\u2581", "<unk>", "\u2581need"], " \u2047  need")):
         ids = [index[p] for p in seq]
         assert prod.decode(ids) == want and ref.decode(ids) == want  # type: ignore[attr-defined]
+
+
+def test_a_sentencepiece_model_file_gets_its_decoder_on_every_load() -> None:
+    """``reference:PATH.model`` loaded afresh (not from the registry's cache) decodes as
+    sentencepiece's DecodeIds: the decoder is attached by the provider itself."""
+    from tokspec.reference.engines import load
+
+    path = _spm_model("spm-unigram")
+    ref, prod = load("reference", path), load_engine(f"spm:{path}")
+    ids = list(prod.encode("hello world, decode me").ids)
+    assert ref.n_vocab == prod.n_vocab  # type: ignore[attr-defined]
+    assert ref.decode(ids) == prod.decode(ids) == "hello world, decode me"  # type: ignore[attr-defined]
