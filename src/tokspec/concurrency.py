@@ -33,6 +33,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from tokspec._limits import DeadlineExceeded
 from tokspec._types import Encoder, EncodingArrays
 
 __all__ = ["ConcurrencyFault", "ThreadSafety", "declared_thread_safe", "concurrency_fault",
@@ -160,6 +161,10 @@ def concurrency_fault(engine: Encoder, texts: Sequence[str], *, threads: int = 4
                 t.join()
     finally:
         sys.setswitchinterval(old)
+    for k in range(threads):  # a time bound's exception is not the engine's fault: re-raised
+        for _, got in results[k]:
+            if isinstance(got, DeadlineExceeded):
+                raise got
     for k in range(threads):
         for i, got in results[k]:
             if isinstance(got, BaseException):

@@ -25,7 +25,8 @@ Two more classes (:mod:`tokspec.decoding`):
   hold a special token id (by either engine's ``special_tokens()`` table) the other side's do not: an
   engine promoted a control token's string found in ordinary text (a security finding: special-token
   injection).
-- ``"decode differs"``: the encodings agree, but on their ids (or a prefix, slice, or random id
+- ``"decode differs"``: the encodings agree (and the engines do not declare different vocabularies,
+  ``EngineInfo.vocab_sha256``), but on their ids (or a prefix, slice, or random id
   sequence: :func:`tokspec.decoding.decode_difference`) the two ``decode`` methods disagree; the
   minimized id sequence and both decodes are :attr:`Comparison.decode`.
 
@@ -288,7 +289,11 @@ def compare(a: Encoder, b: Encoder, text: str) -> Comparison:
     index = oa.arrays.first_difference(ob.arrays)
     if index is None:
         ids = oa.arrays.ids
-        found = None if ids is None else decode_difference(a, b, text, ids.tolist())
+        # decode is compared on id sequences, meaningful only over one vocabulary: two engines
+        # with known, different vocabularies (cl100k vs o200k) agree on ids only by accident
+        va, vb = a.info.vocab_sha256, b.info.vocab_sha256
+        same_vocab = va is None or vb is None or va == vb
+        found = None if ids is None or not same_vocab else decode_difference(a, b, text, ids.tolist())
         if found is not None:
             return Comparison(text, oa, ob, None, "decode differs", found)
         return Comparison(text, oa, ob, None, None)

@@ -167,7 +167,8 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
     comparisons, and shrinking on failure. Time bound: the replay and the search stop at
     ``max_seconds`` (warning :class:`SearchCutShort`), shrinking a finding takes at most
     ``min(max_seconds, 60 s)`` more, and an engine call still running past both raises
-    :class:`~tokspec._limits.DeadlineExceeded` (a hang is an error, never a wait).
+    :class:`~tokspec._limits.DeadlineExceeded` (a hang is an error, never a wait). The concurrency
+    stage starts only before ``max_seconds`` has run out and then takes at most 120 s more.
     ``compare="ids"``: ids alone (for ids-only libraries).
     """
     __tracebackhide__ = True
@@ -192,6 +193,7 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
     # min(_SHRINK_SECONDS, max_seconds) more; no engine call is waited for past both.
     shrink = min(_SHRINK_SECONDS, seconds)
     deadline = time.monotonic() + seconds
+    plain = (a, b)  # the thread stage calls these itself, under its own bound (_thread_check)
     a, b = bounded(a, deadline + shrink, seconds), bounded(b, deadline + shrink, seconds)
     specials = [("special-token strings", t) for t in special_texts(a, b)]
     finder = Finder(a, b, max_findings=1, shrink_seconds=shrink, shrink_tests=_SHRINK_TESTS)
@@ -217,17 +219,59 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
     if finder.findings:
         typed = (engine if isinstance(engine, str) else a.info.name, other if isinstance(other, str) else b.info.name)
         raise AssertionError(_failure(a, b, finder.findings[0], seed, budget, Path(folder), typed, compare))
-    _thread_check(a, b, threads, folder)
+    # the concurrency stage starts only before max_seconds, then has at least _STAGE_SECONDS
+    _thread_check(*plain, threads, folder, start_by=deadline,
+                  end_by=max(deadline + shrink, time.monotonic() + _STAGE_SECONDS), seconds=seconds)
 
 
-def _thread_check(a: Encoder, b: Encoder, threads: int | None, folder: str) -> None:
-    """The concurrency stage over the replay texts; AssertionError naming the witness on a fault."""
+#: The least time the concurrency stage of check_against gets once it starts (it starts only while
+#: max_seconds has not run out): its sample is small (about a dozen texts), but a replay that used
+#: most of max_seconds must not leave it a few milliseconds and so no verdict.
+_STAGE_SECONDS = 120.0
+
+
+def _thread_check(a: Encoder, b: Encoder, threads: int | None, folder: str, *, start_by: float | None = None,
+                  end_by: float | None = None, seconds: float | None = None) -> None:
+    """The concurrency stage over the replay texts; AssertionError naming the witness on a fault.
+
+    ``a``/``b`` are the engines as loaded, not :func:`~tokspec.app._deadline.bounded`: a bounded
+    engine raises DeadlineExceeded once its deadline passes, which under threads would read as a
+    thread-safety fault. The stage has its own bound instead: skipped (warning :class:`SearchCutShort`)
+    when ``start_by`` has passed, run on a daemon thread waited for until ``end_by`` (then a
+    SearchCutShort warning, never a finding). An engine call the stage abandons finishes, or not,
+    on its daemon thread."""
     __tracebackhide__ = True
-    from tokspec.app.finder import replay_texts
-    from tokspec.app.threads_stage import default_threads, run_stage, sample_texts
+    import threading
 
-    stage = run_stage((a, b), sample_texts(t for _, t in replay_texts()),
-                      threads=default_threads() if threads is None else threads, report=folder)
+    from tokspec.app.finder import replay_texts
+    from tokspec.app.threads_stage import StageResult, default_threads, run_stage, sample_texts
+
+    n = default_threads() if threads is None else threads
+    if n < 2:
+        return
+    where = f"tokspec check_against({a.info.name!r}, {b.info.name!r}): max_seconds={seconds}"
+    if start_by is not None and time.monotonic() >= start_by:
+        warnings.warn(SearchCutShort(f"{where} left no time for the concurrency stage; it was skipped "
+                                     "(raise max_seconds)"), stacklevel=3)
+        return
+    box: list[Any] = []
+
+    def stage_run() -> None:
+        try:
+            box.append(run_stage((a, b), sample_texts(t for _, t in replay_texts()), threads=n, report=folder))
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller
+            box.append(exc)
+
+    worker = threading.Thread(target=stage_run, daemon=True, name="tokspec-thread-stage")
+    worker.start()
+    worker.join(None if end_by is None else max(0.0, end_by - time.monotonic()))
+    if not box:
+        warnings.warn(SearchCutShort(f"{where} ended the concurrency stage before it finished; no "
+                                     "thread-safety verdict (raise max_seconds)"), stacklevel=3)
+        return
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    stage: StageResult = box[0]
     for (name, fault), path in zip(stage.faults.items(), stage.records):
         raise AssertionError(f"engine {name!r} is not thread-safe: {fault.describe()}\n"
                              f"witness: {[t[:80] for t in fault.texts]!r}\nrecord: {Path(path).resolve()}")

@@ -34,6 +34,7 @@ from typing import Any
 
 from tokspec._atomic import write_atomic
 from tokspec._escape import dumps, escape
+from tokspec._limits import DeadlineExceeded
 from tokspec._types import Encoder
 from tokspec.concurrency import ConcurrencyFault, concurrency_fault, declared_thread_safe, minimize_fault
 
@@ -121,6 +122,9 @@ def run_stage(engines: Iterable[Encoder], texts: list[str], *, threads: int, rep
             fault = concurrency_fault(engine, texts, threads=threads, rounds=_rounds(texts, rounds))
         except KeyboardInterrupt:
             raise
+        except DeadlineExceeded:  # a time bound, not the engine: no verdict either way
+            result.notes.append(f"{name}: concurrency stage cut short by a time bound (no verdict)")
+            continue
         except BaseException as exc:  # noqa: BLE001 - fails alone (even SystemExit): the comparison reports that
             result.notes.append(f"{name}: concurrency stage skipped, the engine fails alone ({type(exc).__name__})")
             continue
@@ -196,10 +200,15 @@ def diff_stage(args: Any, engines: tuple[Encoder, Encoder], results: Any, out: A
         return
     if args.fuzz:
         texts = sample_texts(_fuzz_sample(args.seed, list(results.counterexamples)))
+    elif args.inputs == "-" or not (Path(args.inputs).is_file() or Path(args.inputs).is_dir()):
+        # stdin, a FIFO or a glob of shards: read once by the comparison, not again here (a pipe is
+        # gone); the findings' texts and the fuzz sample stand in
+        texts = sample_texts(_fuzz_sample(args.seed, list(results.counterexamples)))
     else:
-        from tokspec.app.inputs import iter_inputs
+        from tokspec.app.inputs import iter_inputs, iter_raw_inputs
 
-        texts = sample_texts(t for _, t in iter_inputs(args.inputs))
+        read = iter_raw_inputs if getattr(args, "raw", False) else iter_inputs  # as the comparison read them
+        texts = sample_texts(t for _, t in read(args.inputs))
     stage = run_stage(engines, texts, threads=threads, report=args.report)
     results.concurrency = stage.notes  # in the --json summary
     for note in stage.notes:
