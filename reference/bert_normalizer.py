@@ -76,7 +76,12 @@ def cjk_spacing(a: Aligned, cjk_ranges: str = "hf") -> Aligned:
 
 def bert_normalize(text: str, config: BertNormalizerConfig) -> Aligned:
     """Normalize ``text``; every output character knows its original span. O(n)."""
-    a = Aligned.of(text)
+    return bert_normalize_aligned(Aligned.of(text), config)
+
+
+def bert_normalize_aligned(a: Aligned, config: BertNormalizerConfig) -> Aligned:
+    """:func:`bert_normalize` of an already aligned string (HF's step order), for pipelines whose
+    earlier normalizers have run (``tokspec.reference.hf_components``). O(n)."""
     if config.clean_text:
         a = nz.bert_clean(a)
     if config.handle_chinese_chars:

@@ -52,7 +52,7 @@ from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.hf_pipeline import NORMALIZERS as _CORE_NORMALIZERS
 from tokspec.hf_pipeline import _normalizer as _core_normalizer
 from tokspec.normalize import Aligned
-from tokspec.reference.bert_normalizer import BertNormalizerConfig, cjk_spacing
+from tokspec.reference.bert_normalizer import BertNormalizerConfig, bert_normalize_aligned
 from tokspec.reference.bert_pretokenizer import is_bert_punctuation
 from tokspec.reference.bpe_hf import _BEHAVIORS, _apply_behavior
 
@@ -78,18 +78,7 @@ def strip_accents(a: Aligned) -> Aligned:
 
 def bert_normalizer(config: BertNormalizerConfig) -> Normalizer:
     """HF ``BertNormalizer`` over an Aligned string, in HF's step order (``bert_normalizer``)."""
-    def run(a: Aligned) -> Aligned:
-        if config.clean_text:
-            a = nz.bert_clean(a)
-        if config.handle_chinese_chars:
-            a = cjk_spacing(a, config.cjk_ranges)
-        strip = config.lowercase if config.strip_accents is None else config.strip_accents
-        if strip:
-            a = nz.bert_strip_accents(nz.unicode_form(a, "NFD"))
-        if config.lowercase:
-            a = nz.lowercase(a)
-        return a
-    return run
+    return lambda a: bert_normalize_aligned(a, config)
 
 
 def normalizer_of(spec: dict[str, Any] | None, where: str) -> Normalizer:
