@@ -61,7 +61,9 @@ def test_version_1_engine_has_no_decode_and_still_compares(tmp_path: Path) -> No
 
 
 def test_version_2_declares_decode_specials_and_vocab(tmp_path: Path) -> None:
-    engine = load_engine(_engine(tmp_path, V2))
+    deep = tmp_path / ("a-long-folder-name-" * 12)  # the engine's error must survive a long command line
+    deep.mkdir()
+    engine = load_engine(_engine(deep, V2))
     try:
         assert has_decode(engine) and engine.decode([104, 105]) == "hi"  # type: ignore[attr-defined]
         assert special_ids(engine) == {57344: "<eot>"} and vocab_size(engine) == 1000

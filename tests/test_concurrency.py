@@ -8,6 +8,7 @@ clean twin. The check lowers the switch interval, so the race shows within a rou
 from __future__ import annotations
 
 import sys
+import time
 
 import pytest
 
@@ -78,6 +79,14 @@ def test_a_fault_is_minimized_to_two_threads_and_short_texts(unsafe: Encoder) ->
     # the witness replays: the same pair in 2 threads faults again (racy: checks of as many rounds
     # as minimize_fault's, a few tries)
     assert any(concurrency_fault(unsafe, small.texts, threads=2, rounds=10) for _ in range(5))
+
+
+def test_a_minimization_past_its_deadline_keeps_the_fault_found(unsafe: Encoder) -> None:
+    fault = _caught(unsafe)
+    assert fault is not None
+    assert minimize_fault(unsafe, fault, deadline=time.monotonic() - 1) is fault  # a bound never loses it
+    soon = minimize_fault(unsafe, fault, deadline=time.monotonic() + 0.5)
+    assert soon.threads <= fault.threads and sum(map(len, soon.texts)) <= sum(map(len, fault.texts))
 
 
 def test_thread_safety_checks_once_and_remembers(unsafe: Encoder, twin: Encoder) -> None:

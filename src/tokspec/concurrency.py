@@ -175,13 +175,18 @@ def concurrency_fault(engine: Encoder, texts: Sequence[str], *, threads: int = 4
 
 
 def minimize_fault(engine: Encoder, fault: ConcurrencyFault, *, rounds: int = 10,
-                   tries: int = 3) -> ConcurrencyFault:
+                   tries: int = 3, deadline: float | None = None) -> ConcurrencyFault:
     """The smallest fault found from ``fault``: fewest threads (2 upward), then the pair of texts
     of least total length (the faulting text with each other one, shortest first; the text with
     itself too), then each text of the pair halved while the fault persists. Each candidate gets
     ``tries`` checks of ``rounds`` rounds and counts only if every one of them faults (so the
-    witness replays, not just once by luck). Returns ``fault`` itself when nothing smaller shows."""
+    witness replays, not just once by luck). Returns ``fault`` itself when nothing smaller shows.
+
+    ``deadline`` (a :func:`time.monotonic` time): no candidate is tried after it; the smallest
+    fault found so far is returned (a time bound shortens the search, it never loses the fault)."""
     def shows(texts: tuple[str, ...], threads: int) -> ConcurrencyFault | None:
+        if deadline is not None and time.monotonic() >= deadline:
+            return None
         hits: list[ConcurrencyFault] = []
         for _ in range(tries):
             try:

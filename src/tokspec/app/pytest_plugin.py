@@ -255,10 +255,14 @@ def _thread_check(a: Encoder, b: Encoder, threads: int | None, folder: str, *, s
                                      "(raise max_seconds)"), stacklevel=3)
         return
     box: list[Any] = []
+    # a fault found is reported, minimized or not: the minimization stops with a quarter of the
+    # stage's time left for writing the record
+    minimize_by = None if end_by is None else end_by - 0.25 * max(0.0, end_by - time.monotonic())
 
     def stage_run() -> None:
         try:
-            box.append(run_stage((a, b), sample_texts(t for _, t in replay_texts()), threads=n, report=folder))
+            box.append(run_stage((a, b), sample_texts(t for _, t in replay_texts()), threads=n, report=folder,
+                                 minimize_by=minimize_by))
         except BaseException as exc:  # noqa: BLE001 - handed back to the caller
             box.append(exc)
 

@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import shlex
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,9 +102,11 @@ def _skip_reason(engine: Encoder) -> str | None:
 
 
 def run_stage(engines: Iterable[Encoder], texts: list[str], *, threads: int, report: str | Path | None,
-              rounds: int = ROUNDS) -> StageResult:
+              rounds: int = ROUNDS, minimize_by: float | None = None) -> StageResult:
     """Test each engine (once per name) on ``texts`` with ``threads`` threads; write a thread record
-    per faulting engine into ``report`` (if given). ``threads < 2`` or no text: nothing runs."""
+    per faulting engine into ``report`` (if given). ``threads < 2`` or no text: nothing runs.
+    ``minimize_by`` (a :func:`time.monotonic` time): a fault's minimization stops there and the
+    smallest witness found so far is recorded (said in the notes)."""
     result = StageResult()
     if threads < 2 or not texts:
         result.notes.append("concurrency stage skipped" + (" (--threads 0)" if threads == 0 else ""))
@@ -132,9 +135,11 @@ def run_stage(engines: Iterable[Encoder], texts: list[str], *, threads: int, rep
             result.notes.append(f"{name}: {threads} threads x {len(texts)} texts x {_rounds(texts, rounds)} rounds agree "
                                 "with serial encoding")
             continue
-        small = minimize_fault(engine, fault)
+        small = minimize_fault(engine, fault, deadline=minimize_by)
         result.faults[name] = small
-        result.notes.append(f"{name}: NOT THREAD-SAFE: {small.describe()}")
+        cut = minimize_by is not None and time.monotonic() >= minimize_by
+        result.notes.append(f"{name}: NOT THREAD-SAFE: {small.describe()}"
+                            + (" (minimization cut short by a time bound)" if cut else ""))
         if report is not None:
             result.records.append(str(write_thread_record(engine, small, report)))
     return result
@@ -189,6 +194,16 @@ def _fuzz_sample(seed: int, records: list[str]) -> list[str]:
     return texts + [grow_text(random.Random(seed), FUZZ_LONG_CHARS, pieces=corpus[:50])] + corpus
 
 
+def _read_once(inputs: str) -> bool:
+    """Whether ``--inputs`` names a stream (stdin, a FIFO, ``<(cmd)``), which cannot be read again."""
+    from tokspec.app.inputs import input_files, is_stream
+
+    try:
+        return any(is_stream(f) for f in input_files(inputs))
+    except (OSError, ValueError):  # tokspec.errors.TokspecError is a ValueError
+        return True
+
+
 def diff_stage(args: Any, engines: tuple[Encoder, Encoder], results: Any, out: Any, err: Any) -> None:
     """``tokspec diff``'s stage after the comparisons (``--threads``; module docstring). A fault
     counts as one disagreement of class :data:`CLASSIFICATION`; its record path joins
@@ -200,11 +215,11 @@ def diff_stage(args: Any, engines: tuple[Encoder, Encoder], results: Any, out: A
         return
     if args.fuzz:
         texts = sample_texts(_fuzz_sample(args.seed, list(results.counterexamples)))
-    elif args.inputs == "-" or not (Path(args.inputs).is_file() or Path(args.inputs).is_dir()):
-        # stdin, a FIFO or a glob of shards: read once by the comparison, not again here (a pipe is
-        # gone); the findings' texts and the fuzz sample stand in
+    elif _read_once(args.inputs):
+        # stdin or a FIFO: read once by the comparison, not again here (a pipe is gone); the
+        # findings' texts and the fuzz sample stand in
         texts = sample_texts(_fuzz_sample(args.seed, list(results.counterexamples)))
-    else:
+    else:  # a file, a directory or a glob of regular files: the same texts however they are given
         from tokspec.app.inputs import iter_inputs, iter_raw_inputs
 
         read = iter_raw_inputs if getattr(args, "raw", False) else iter_inputs  # as the comparison read them

@@ -55,7 +55,7 @@ def _decode(engine: Any, ids: list[int]) -> str:
     label = f"ids={ids!r:.120}"
     reply = engine._request(label, {"decode": ids})
     if "error" in reply:
-        raise CmdEngineFault(f"cmd engine {engine.name!r} reported error {escape(str(reply['error']))!r:.300} "
+        raise CmdEngineFault(f"cmd engine {engine.shown_name!r} reported error {escape(str(reply['error']))!r:.300} "
                              f"on decode {label}", text=label)
     text = reply.get("text")
     if not isinstance(text, str):

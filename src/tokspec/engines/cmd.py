@@ -111,6 +111,9 @@ class CmdEngine(Encoder):
         if not self.argv:
             raise UnknownEngineError(f"cmd engine name 'cmd:{arg}' has no command; try 'cmd:python3 x.py'")
         self.name = f"cmd:{arg}"
+        # in fault messages (cut to a few hundred characters downstream): the engine's own words
+        # must survive a long command line
+        self.shown_name = self.name if len(self.name) <= 90 else f"{self.name[:55]}...{self.name[-30:]}"
         self._proc: _Process | None = None
         self._next_id = 0
         self.restarts = 0
@@ -169,7 +172,7 @@ class CmdEngine(Encoder):
             self._proc = None
         where = "" if text is None else f" on text={text!r:.120}"
         detail = f"; stderr: {tail}" if tail else ""
-        raise CmdEngineFault(f"cmd engine {self.name!r} {problem}{where}{detail}", text=text)
+        raise CmdEngineFault(f"cmd engine {self.shown_name!r} {problem}{where}{detail}", text=text)
 
     def close(self) -> None:
         if self._proc is not None:
@@ -228,7 +231,7 @@ class CmdEngine(Encoder):
     def _encode(self, text: str) -> Encoding:
         reply = self._request(text)
         if "error" in reply:
-            raise CmdEngineFault(f"cmd engine {self.name!r} reported error {reply['error']!r:.300} "
+            raise CmdEngineFault(f"cmd engine {self.shown_name!r} reported error {reply['error']!r:.300} "
                                  f"on text={text!r:.120}", text=text)
         encoding = _encoding_of(reply)
         if encoding is None:
