@@ -156,16 +156,24 @@ def test_nothing_compared_is_not_agreement(tmp_path: Path, toy: Path, capsys: py
 # ----------------------------------------------------------------------------- output
 
 
-def test_stdout_closed_early_gives_no_traceback(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", [
+    # diff's report is small (findings clustered by cause: about 1 KB here), so its reader goes away
+    # before the first write; encode's golden file (over 1 MB) and the corpus outgrow the pipe while
+    # being read (a large write cut by the reader once returned as success: exit 0, file cut)
+    ["diff", "hard_toy:chars", "hard_toy:shifted", "--show", "100000", "--report", "rep", "--quiet",
+     "--inputs", "in.txt"],
+    ["encode", "hard_toy:chars", "--out", "-", "--inputs", "in.txt"],
+    ["corpus", "--out", "-"],
+])
+def test_stdout_closed_early_gives_no_traceback(tmp_path: Path, command: list[str]) -> None:
     (tmp_path / "hard_toy.py").write_text(TOY, encoding="utf-8")
-    inputs = tmp_path / "in.txt"
-    inputs.write_text("".join(f"line number {i} of many\n" for i in range(3000)))
-    proc = subprocess.Popen([sys.executable, "-m", "tokspec", "diff", "hard_toy:chars", "hard_toy:shifted",
-                             "--inputs", str(inputs), "--show", "100000", "--report", str(tmp_path / "rep"),
-                             "--quiet"], cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(tmp_path)),
+    (tmp_path / "in.txt").write_text("".join(f"line number {i} of many\n" for i in range(3000)))
+    proc = subprocess.Popen([sys.executable, "-m", "tokspec", *command], cwd=tmp_path,
+                            env=dict(os.environ, PYTHONPATH=str(tmp_path)),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
-    proc.stdout.readline()  # `| head -1`
+    if command[0] != "diff":
+        proc.stdout.readline()  # `| head -1`
     proc.stdout.close()
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141

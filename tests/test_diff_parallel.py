@@ -189,8 +189,11 @@ def test_cmd_engine_one_subprocess_per_worker(tmp_path: Path, toy: str, capsys: 
     assert code == 0 and json.loads(out)["inputs"] == 300
     served = [p for p in log.iterdir() if p.name.startswith("served-")]
     started = [p for p in log.iterdir() if p.name.startswith("start-")]
-    assert len(served) == 2  # each worker's own engine process served its shards
-    assert len(started) == 3  # plus the setup check's, closed before the workers start
+    # one engine process per worker, not per batch (300 inputs are many batches): at most two served,
+    # each started once; plus the setup check's, closed before the workers start. A fast worker may
+    # take every batch, so one serving process is as right as two.
+    assert 1 <= len(served) <= 2 and len(started) <= 3
+    assert {p.name.split("-")[1] for p in served} <= {p.name.split("-")[1] for p in started}
 
 
 def test_fuzz_workers_deduplicate_findings(tmp_path: Path, toy: str, capsys: pytest.CaptureFixture[str]) -> None:

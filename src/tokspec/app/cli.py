@@ -106,7 +106,9 @@ def _cmd_corpus(args: argparse.Namespace) -> int:
         check_output_path(args.out)  # before the (slow) build: a bad --out fails fast
     texts = build_corpus(seed=args.seed, size=args.size)
     if args.out == "-":  # the usual convention: "-" is stdout
-        sys.stdout.writelines(dumps({"text": text}) + "\n" for text in texts)
+        from tokspec.app._stdout import write_stdout
+
+        write_stdout("".join(dumps({"text": text}) + "\n" for text in texts))
     else:
         write_inputs(args.out, texts)
     where = "stdout" if args.out == "-" else args.out

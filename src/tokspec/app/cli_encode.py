@@ -39,7 +39,9 @@ def run(args: argparse.Namespace) -> int:
     finally:
         engine.close()
     if args.out == "-":
-        sys.stdout.write(content)
+        from tokspec.app._stdout import write_stdout
+
+        write_stdout(content)
     else:
         write_atomic(args.out, content)
     print(f"recorded {len(content.splitlines()) - 1} outputs of {escape(args.engine)} to "
