@@ -138,12 +138,12 @@ class ExitsInThreads(Encoder):
 
 
 def test_a_system_exit_under_threads_is_a_finding_not_an_exit(tmp_path: Path) -> None:
-    stage = run_stage((ExitsInThreads(),), ["abc" * 2000, "de" * 3000], threads=4, report=tmp_path)
+    stage = run_stage((ExitsInThreads(),), ["abc" * 2000, "de" * 3000], threads=4, report=tmp_path,
+                      minimize_by=time.monotonic() + 5)  # the finding, not its minimization (minutes here)
     fault = stage.faults["toy:exits"]
     assert fault.kind == "raised" and fault.detail.startswith("SystemExit: 7")
 
 
-@pytest.mark.slow  # about 2 minutes: two check_against replays (2,000 texts each, decode too) and a minimization
 def test_check_against_fails_on_the_shared_scratch(tmp_path: Path) -> None:
     with pytest.raises(AssertionError, match="is not thread-safe: 2 threads over 2 texts"):
         check_against(HAZ + "shared_scratch", "tiktoken:cl100k_base", max_examples=0, reports=tmp_path)

@@ -134,23 +134,40 @@ def concurrency_fault(engine: Encoder, texts: Sequence[str], *, threads: int = 4
         return None
     expected = list(serial) if serial is not None else [_arrays(engine, t) for t in texts]
     n = len(texts)
-    results: list[list[tuple[int, object]]] = [[] for _ in range(threads)]
+    found: list[ConcurrencyFault] = []
+    bounded: list[DeadlineExceeded] = []
+    stop = threading.Event()  # the first fault ends the check: the rest of the rounds cannot undo it
+
+    def work(k: int, barrier: threading.Barrier) -> None:
+        barrier.wait()
+        for j in range(n):
+            if stop.is_set():
+                return
+            i = (j + k) % n
+            try:
+                got = _arrays(engine, texts[i])
+            except DeadlineExceeded as exc:  # a time bound, not the engine's fault: re-raised below
+                bounded.append(exc)
+                stop.set()
+                return
+            except BaseException as exc:  # noqa: BLE001 - the engine's fault is the finding
+                # (SystemExit too: a thread must not die silently)
+                found.append(ConcurrencyFault(texts, threads, i, "raised", f"{type(exc).__name__}: {exc}"[:300]))
+                stop.set()
+                return
+            if not _same(got, expected[i]):
+                found.append(ConcurrencyFault(texts, threads, i, "differs", ""))
+                stop.set()
+                return
+
     old = sys.getswitchinterval()
     try:
         sys.setswitchinterval(SWITCH_INTERVAL)
         for _ in range(rounds):
+            if stop.is_set():
+                break
             barrier = threading.Barrier(threads)
-
-            def work(k: int) -> None:
-                barrier.wait()
-                for j in range(n):
-                    i = (j + k) % n
-                    try:
-                        results[k].append((i, _arrays(engine, texts[i])))
-                    except BaseException as exc:  # noqa: BLE001 - the engine's fault is the finding
-                        results[k].append((i, exc))  # (SystemExit too: a thread must not die silently)
-
-            pool = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(threads)]
+            pool = [threading.Thread(target=work, args=(k, barrier), daemon=True) for k in range(threads)]
             threading.setprofile(_yield_now_and_then)  # for the threads started here
             try:
                 for t in pool:
@@ -161,17 +178,9 @@ def concurrency_fault(engine: Encoder, texts: Sequence[str], *, threads: int = 4
                 t.join()
     finally:
         sys.setswitchinterval(old)
-    for k in range(threads):  # a time bound's exception is not the engine's fault: re-raised
-        for _, got in results[k]:
-            if isinstance(got, DeadlineExceeded):
-                raise got
-    for k in range(threads):
-        for i, got in results[k]:
-            if isinstance(got, BaseException):
-                return ConcurrencyFault(texts, threads, i, "raised", f"{type(got).__name__}: {got}"[:300])
-            if not _same(got, expected[i]):
-                return ConcurrencyFault(texts, threads, i, "differs", "")
-    return None
+    if bounded:
+        raise bounded[0]
+    return found[0] if found else None
 
 
 def minimize_fault(engine: Encoder, fault: ConcurrencyFault, *, rounds: int = 10,

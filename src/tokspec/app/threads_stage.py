@@ -224,7 +224,10 @@ def diff_stage(args: Any, engines: tuple[Encoder, Encoder], results: Any, out: A
 
         read = iter_raw_inputs if getattr(args, "raw", False) else iter_inputs  # as the comparison read them
         texts = sample_texts(t for _, t in read(args.inputs))
-    stage = run_stage(engines, texts, threads=threads, report=args.report)
+    # a fault's minimization has --minimize-seconds, as a comparison's shrink does
+    shrink = getattr(args, "shrink_time", None)
+    stage = run_stage(engines, texts, threads=threads, report=args.report,
+                      minimize_by=None if shrink is None else time.monotonic() + shrink)
     results.concurrency = stage.notes  # in the --json summary
     for note in stage.notes:
         if err is not None and "declared thread_safe=False" in note:  # the rest: --json only
