@@ -204,3 +204,26 @@ def test_the_digest_binds_the_documented_key(cache: Path) -> None:
     key = f"sha|{PATTERNS['o200k_base']}|True|{CONVERTER_VERSION}"
     path.with_name(path.name + ".sha256").write_text(bytes_digest(key, mine) + "\n", encoding="ascii")
     assert converted_json_path(RANKS, "sha", "o200k_base") == path and path.read_bytes() == mine
+
+
+def test_the_private_uncached_folder_is_registered_for_removal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process twin of the test above: one private folder per process, registered once with
+    ``atexit`` to be removed whether or not it still exists."""
+    import atexit
+    import shutil
+
+    from tokspec.reference import bpe_merges_from_ranks as module
+
+    registered: list[tuple[object, ...]] = []
+    monkeypatch.setattr(atexit, "register", lambda *args: registered.append(args))
+    monkeypatch.setattr(module, "_private", None)
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path / "file" / "cache"))  # unusable: uncached
+    first = converted_json_path(RANKS, "sha", "o200k_base")
+    second = converted_json_path(RANKS, "sha", "o200k_base", ignore_merges=False)
+    assert first.parent == second.parent and registered == [(shutil.rmtree, first.parent, True)]
+    assert json.loads(first.read_text(encoding="utf-8")) == tokenizer_json_from_ranks(RANKS, PATTERNS["o200k_base"])
+    fn, folder, ignore_errors = registered[0]
+    fn(folder, ignore_errors)  # type: ignore[operator]
+    fn(folder, ignore_errors)  # type: ignore[operator]  # already gone: no error
+    assert not first.parent.exists()
