@@ -18,14 +18,17 @@ Out of scope: special tokens (the generated file has no added tokens).
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
-import os
+import shutil
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tokspec._cache_files import load_bytes, save_bytes
+from tokspec._cache_store import subfolder
 from tokspec._types import Encoder, Encoding, EngineInfo
 from tokspec.reference.bpe_hf import bytes_to_unicode
 from tokspec.reference.bpe_naive import bpe_pieces
@@ -98,32 +101,48 @@ def tokenizer_json_from_ranks(ranks: Mapping[bytes, int], pattern: str, *,
     }
 
 
-def _cache_dir() -> Path:
-    root = os.environ.get("TOKSPEC_CACHE") or os.path.join(tempfile.gettempdir(), "tokspec-cache")
-    path = Path(root)
-    path.mkdir(parents=True, exist_ok=True)
+def _uncached_path(name: str, data: bytes) -> Path:
+    """``data`` written as ``name`` in this process's own private temporary folder (``mkdtemp``:
+    mode 0700, a fresh name, removed at exit): used only when the per-user cache is unusable, so
+    nothing another user planted, and nothing from an earlier run, is ever read."""
+    global _private
+    if _private is None:
+        _private = Path(tempfile.mkdtemp(prefix="tokspec-hf-converted-"))
+        atexit.register(shutil.rmtree, _private, True)
+    path = _private / name
+    path.write_bytes(data)
     return path
+
+
+_private: Path | None = None
 
 
 def converted_json_path(ranks: Mapping[bytes, int], vocab_sha256: str, pattern_name: str, *,
                         ignore_merges: bool = True) -> Path:
-    """Path of the cached converted tokenizer.json, generating it (atomically) if absent.
+    """Path of the cached converted tokenizer.json, generating it if absent or not verified.
 
-    The file name carries the vocabulary sha256, the pattern, the flag and CONVERTER_VERSION, so a
-    cached file is only reused for the same inputs. Writes go to a temporary file in the same
-    folder, then ``os.replace``: a concurrent reader sees the old file or the whole new one.
+    The cache is the per-user one (``$TOKSPEC_CACHE``, else ``$XDG_CACHE_HOME/tokspec``, else
+    ``~/.cache/tokspec``; sub-folder ``hf-converted``, owner and mode checked by
+    :func:`tokspec._cache_store.subfolder`), never a folder shared by every user. The file name
+    carries a hash of the inputs (vocabulary sha256, pattern, flag, CONVERTER_VERSION); its bytes
+    are reused only if their sidecar digest over those inputs and the bytes matches
+    (:func:`tokspec._cache_files.load_bytes`): a truncated, emptied, planted or foreign file is
+    rebuilt. Writes are atomic (temporary sibling, then ``os.replace``). If the cache is unusable,
+    the file goes to a private per-process folder instead (one note on stderr).
     """
-    key = hashlib.sha256(
-        f"{vocab_sha256}|{PATTERNS[pattern_name]}|{ignore_merges}|{CONVERTER_VERSION}".encode()
-    ).hexdigest()[:20]
-    path = _cache_dir() / f"hf-converted-{pattern_name}-{key}.json"
-    if not path.exists():
-        data = tokenizer_json_from_ranks(ranks, PATTERNS[pattern_name], ignore_merges=ignore_merges)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False)
-        os.replace(tmp, path)
-    return path
+    key = f"{vocab_sha256}|{PATTERNS[pattern_name]}|{ignore_merges}|{CONVERTER_VERSION}"
+    name = f"hf-converted-{pattern_name}-{hashlib.sha256(key.encode()).hexdigest()[:20]}.json"
+    folder = subfolder("hf-converted")
+    # 1. a verified cached file is used as it is
+    if folder is not None and load_bytes(folder / name, key) is not None:
+        return folder / name
+    # 2. otherwise build the JSON (UTF-8 whatever the locale: HF reads it as UTF-8) ...
+    data = tokenizer_json_from_ranks(ranks, PATTERNS[pattern_name], ignore_merges=ignore_merges)
+    text = json.dumps(data, ensure_ascii=False).encode("utf-8")
+    # 3. ... and store it with its digest, or keep it private to this process
+    if folder is not None and save_bytes(folder / name, key, text):
+        return folder / name
+    return _uncached_path(name, text)
 
 
 class HfConvertedEncoder(Encoder):

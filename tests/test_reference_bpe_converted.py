@@ -1,8 +1,9 @@
 """reference/bpe_merges_from_ranks.py beyond the merge recovery: the generated tokenizer.json is
 exactly the pipeline HF itself serializes for the documented components, HF on it reproduces the
-naive reference's ids AND offsets on multi-byte text, the cache file lives where TOKSPEC_CACHE says
-(or the system temp dir) and is written there atomically, and the two engines built on HF report
-what they run."""
+naive reference's ids AND offsets on multi-byte text, the cache file lives in the per-user cache
+(TOKSPEC_CACHE, else XDG_CACHE_HOME/tokspec; never the shared system temp dir), is written there
+atomically and is rebuilt unless its digest verifies (issue 28), and the two engines built on HF
+report what they run."""
 
 from __future__ import annotations
 
@@ -136,7 +137,7 @@ def test_converted_engine_adds_no_special_tokens(tmp_path: Path) -> None:
 def test_cache_file_name_default_flag_and_readable_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path / "deep" / "cache"))  # created with its parents
     path = converted_json_path(RANKS, "sha-a", "o200k_base")
-    assert path.parent == tmp_path / "deep" / "cache"
+    assert path.parent == tmp_path / "deep" / "cache" / "hf-converted"
     assert re.fullmatch(r"hf-converted-o200k_base-[0-9a-f]{20}\.json", path.name)
     assert converted_json_path(RANKS, "sha-a", "o200k_base", ignore_merges=True) == path  # the default
     other = converted_json_path(RANKS, "sha-a", "o200k_base", ignore_merges=False)
@@ -146,15 +147,17 @@ def test_cache_file_name_default_flag_and_readable_content(tmp_path: Path, monke
     text = path.read_text(encoding="utf-8")
     assert json.loads(text) == tokenizer_json_from_ranks(RANKS, PATTERNS["o200k_base"])
     assert "\u0120a" in text  # ByteLevel spellings are stored as themselves, not \u escapes
-    assert sorted(p.suffix for p in path.parent.iterdir()) == [".json"] * 4
+    assert sorted(p.suffix for p in path.parent.iterdir()) == [".json"] * 4 + [".sha256"] * 4
 
 
-def test_cache_defaults_to_the_system_temp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cache_defaults_to_the_per_user_cache_not_the_temp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TOKSPEC_CACHE", raising=False)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     path = converted_json_path(RANKS, "sha-t", "o200k_base")
-    assert path.parent == tmp_path / "tokspec-cache"
-    assert path.is_file()
+    assert path.parent == tmp_path / "xdg" / "tokspec" / "hf-converted"
+    assert path.is_file() and not (tmp_path / "tmp").exists()
+    assert (os.stat(path.parent).st_mode & 0o777) == 0o700 == (os.stat(path.parent.parent).st_mode & 0o777)
     assert converted_json_path(RANKS, "sha-t", "o200k_base") == path  # the folder already exists
 
 
@@ -165,14 +168,17 @@ def test_cache_write_stays_inside_the_cache_folder(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "does-not-exist"))
     path = converted_json_path(RANKS, "sha-w", "o200k_base")
     assert path.is_file() and json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]["ab"] == 256
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name, path.name + ".sha256"]
 
 
-def test_an_existing_cache_file_is_reused_as_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_verified_cache_file_is_reused_as_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
     path = converted_json_path(RANKS, "sha-r", "o200k_base")
-    path.write_text('{"stale": true}', encoding="utf-8")
+    stamps = path.stat().st_mtime_ns, (path.parent / (path.name + ".sha256")).stat().st_mtime_ns
+    os.utime(path, ns=(1, 1))
     assert converted_json_path(RANKS, "sha-r", "o200k_base") == path
-    assert path.read_text(encoding="utf-8") == '{"stale": true}'
+    assert path.stat().st_mtime_ns == 1, "not rewritten"
+    assert (path.parent / (path.name + ".sha256")).stat().st_mtime_ns == stamps[1]
     assert CONVERTER_VERSION >= 1
 
 

@@ -68,7 +68,7 @@ def test_converted_json_is_cached_and_reused(tmp_path: Path, monkeypatch: pytest
     assert converted_json_path(ranks, "sha-x", "cl100k_base") == first
     assert first.stat().st_mtime_ns == mtime
     assert converted_json_path(ranks, "sha-x", "cl100k_base", ignore_merges=False) != first
-    assert [p.name for p in tmp_path.iterdir() if p.suffix == ".tmp"] == []
+    assert [p.name for p in first.parent.iterdir() if p.suffix == ".tmp"] == []
 
 
 @pytest.mark.parametrize("name", ["o200k_base"])

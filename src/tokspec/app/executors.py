@@ -19,6 +19,7 @@ not built), retries of failed jobs (a job that raises ends the run with that err
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 from collections import deque
@@ -98,7 +99,12 @@ class ProcessExecutor:
 
 class DaskExecutor:
     """A ``dask.distributed`` client: ``"local"`` starts a LocalCluster of ``workers`` processes
-    (one thread each); any other address is a running scheduler (``tcp://HOST:8786``)."""
+    (one thread each); any other address is a running scheduler (``tcp://HOST:8786``).
+
+    A worker process that dies is restarted by its nanny and Dask re-runs its jobs (the run's result
+    is complete and unchanged); a job whose workers keep dying (Dask's ``allowed-failures``) ends
+    the run with one line (:func:`tokspec.app._pool_watch.dask_result`;
+    ``tests/test_dask_worker_killed.py``)."""
 
     def __init__(self, scheduler: str, workers: int):
         try:
@@ -110,8 +116,10 @@ class DaskExecutor:
         self._cluster = None
         try:
             if scheduler == "local":
+                # silence_logs=CRITICAL: a worker's death is reported once, by tokspec (dask_result);
+                # at ERROR the in-process scheduler adds a log line per job it gives up
                 self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                             dashboard_address=None, silence_logs=40)
+                                             dashboard_address=None, silence_logs=logging.CRITICAL)
                 self._client = Client(self._cluster)
             else:
                 self._client = Client(scheduler, timeout="20s")
