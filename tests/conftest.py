@@ -6,6 +6,10 @@ TOKSPEC_HYPOTHESIS_DB=DIR or redis://HOST:PORT/DB: the example database every pr
 by all processes and machines that name it (``tokspec.fuzz._findings.hypothesis_database``); unset:
 hypothesis' default ``.hypothesis/``.
 TOKSPEC_SLOW=1 runs tests marked `slow`.
+TOKSPEC_THREADS=0 (set here unless given): the concurrency stage of diff and check_against is
+skipped by the many tests that are not about it (it cost seconds per diff: about a third of the
+suite); the tests of the stage pass ``--threads``/``threads=`` (tests/test_threads_stage.py,
+tests/test_concurrency.py, tests/test_diff_parallel.py).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tokspec.fuzz._findings import hypothesis_database
+
+os.environ.setdefault("TOKSPEC_THREADS", "0")  # module docstring; subprocesses inherit it
 
 _db = {"database": hypothesis_database()} if os.environ.get("TOKSPEC_HYPOTHESIS_DB") else {}
 settings.register_profile(

@@ -159,7 +159,7 @@ def test_directory_and_glob_of_shards(tmp_path: Path, toy: str, capsys: pytest.C
     outs = []
     for source in [whole, shards, shards / "part-*.jsonl"]:
         code, out = _run(capsys, f"{toy}:chars", f"{toy}:odd", "--inputs", str(source), "--json",
-                         "--report", str(tmp_path / "rep"), "--workers", "2")
+                         "--report", str(tmp_path / "rep"), "--workers", "2", "--threads", "3")
         outs.append((code, _timeless(out)))
     assert outs[0] == outs[1] == outs[2] and outs[0][0] == 1
 

@@ -18,9 +18,10 @@ import pytest
 from tokspec import Encoder, Encoding, EngineInfo, load_engine
 from tokspec.app import cli_diff
 from tokspec.app.pytest_plugin import check_against
-from tokspec.app.threads_stage import (CLASSIFICATION, default_threads, read_thread_record, run_stage,
-                                       sample_texts)
+from tokspec.app.threads_stage import (CLASSIFICATION, THREADS_ENV, default_threads, read_thread_record,
+                                       run_stage, sample_texts, stage_threads)
 from tokspec.concurrency import PROBE_TEXTS, concurrency_fault
+from tokspec.errors import TokspecError
 
 HAZ = "tokspec.fuzz.authored_hazards:"
 
@@ -90,7 +91,7 @@ def _diff(argv: list[str]) -> tuple[int, str, str]:
 def test_diff_fuzz_finds_the_shared_scratch_and_replays_it(tmp_path: Path) -> None:
     report = tmp_path / "rep"
     code, out, err = _diff([HAZ + "shared_scratch", "tiktoken:cl100k_base", "--fuzz", "--time", "2",
-                            "--workers", "1", "--report", str(report), "--json"])
+                            "--workers", "1", "--report", str(report), "--json", "--threads", "4"])
     summary = json.loads(out)
     assert code == 1 and summary["classifications"] == {CLASSIFICATION: 1}
     record = next(p for p in summary["counterexamples"] if p.endswith(".jsonl"))
@@ -111,7 +112,7 @@ def test_diff_threads_option_is_checked() -> None:
 
 def test_diff_passes_the_clean_twin(tmp_path: Path) -> None:
     code, out, err = _diff([HAZ + "local_scratch", "tiktoken:cl100k_base", "--fuzz", "--time", "2",
-                            "--workers", "1", "--report", str(tmp_path), "--json"])
+                            "--workers", "1", "--report", str(tmp_path), "--json", "--threads", "4"])
     notes = json.loads(out)["concurrency"]
     assert code == 0 and "threads:" not in err  # notes only in the summary
     assert len(notes) == 2 and notes[0].startswith(HAZ + "local_scratch: ") and notes[1].startswith("tiktoken:")
@@ -146,5 +147,18 @@ def test_a_system_exit_under_threads_is_a_finding_not_an_exit(tmp_path: Path) ->
 
 def test_check_against_fails_on_the_shared_scratch(tmp_path: Path) -> None:
     with pytest.raises(AssertionError, match="is not thread-safe: 2 threads over 2 texts"):
-        check_against(HAZ + "shared_scratch", "tiktoken:cl100k_base", max_examples=0, reports=tmp_path)
-    check_against(HAZ + "local_scratch", "tiktoken:cl100k_base", max_examples=0, reports=tmp_path)
+        check_against(HAZ + "shared_scratch", "tiktoken:cl100k_base", max_examples=0, reports=tmp_path, threads=4)
+    check_against(HAZ + "local_scratch", "tiktoken:cl100k_base", max_examples=0, reports=tmp_path, threads=4)
+
+
+def test_thread_count_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(THREADS_ENV, "3")
+    assert stage_threads(None) == 3 and stage_threads(5) == 5 and stage_threads(0) == 0
+    monkeypatch.setenv(THREADS_ENV, " ")
+    assert stage_threads(None) == default_threads()
+    for bad in ("-1", "x", "2.5"):
+        monkeypatch.setenv(THREADS_ENV, bad)
+        with pytest.raises(TokspecError, match=rf"TOKSPEC_THREADS={bad!r} is not a thread count"):
+            stage_threads(None)
+    code, _, err = _diff(["tiktoken:cl100k_base", "tiktoken:cl100k_base", "--fuzz", "--time", "1"])
+    assert code == 2 and "TOKSPEC_THREADS='2.5'" in err  # before any engine loads

@@ -18,7 +18,11 @@ __all__ = ["write_stdout"]
 def write_stdout(text: str) -> None:
     """Write ``text`` (UTF-8) to stdout completely, or raise OSError (BrokenPipeError). O(len)."""
     sys.stdout.flush()  # whatever was printed before comes first
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (captured, StringIO): its own write
+        sys.stdout.write(text)
+        return
     view = memoryview(text.encode("utf-8"))
-    fd = sys.stdout.fileno()
     while view:
         view = view[os.write(fd, view):]

@@ -32,7 +32,7 @@ generator per worker with seeds ``seed + k * 1000003`` (worker 0 keeps ``--seed`
 finding counts within its worker) and de-duplicates findings across workers as within one.
 
 Concurrency stage (after the comparisons, in this process): each engine is called from ``--threads N``
-threads at once (default cores + 2; ``0`` skips) on a sample of the inputs and compared with its own
+threads at once (default ``$TOKSPEC_THREADS``, else cores + 2; ``0`` skips) on a sample of the inputs and compared with its own
 serial result; a fault is one more disagreement of class "not thread-safe" with a replayable thread
 record (:mod:`tokspec.app.threads_stage`). ``cmd:`` engines are exempt, declared-unsafe ones skipped
 (said on stderr); each engine's note is in the ``--json`` summary's ``"concurrency"``.
@@ -61,7 +61,7 @@ from tokspec.app.diff_tasks import (DiffJob, Finding, FuzzParams, close_engines,
                                     fuzz_loop, fuzz_process)
 from tokspec.app.executors import make_executor, usable_cores
 from tokspec.app.inputs import InputFileError, batches, iter_inputs, read_inputs
-from tokspec.app.threads_stage import diff_stage
+from tokspec.app.threads_stage import diff_stage, stage_threads
 from tokspec.diff import write_record
 from tokspec.errors import TokspecError
 
@@ -125,7 +125,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="worker processes (default: the usable cores; 1 = this process only)")
     parser.add_argument("--threads", type=int, default=None, metavar="N",
                         help="concurrency stage: call each engine from N threads at once on a sample "
-                             "of the inputs (default: cores + 2; 0 skips; see tokspec.app.threads_stage)")
+                             "of the inputs (default: $TOKSPEC_THREADS, else cores + 2; 0 skips; see "
+                             "tokspec.app.threads_stage)")
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="file mode on Dask: 'local' (a LocalCluster of --workers processes) or "
                              "tcp://HOST:8786; needs tokspec[dask]")
@@ -363,6 +364,7 @@ def _check_arguments(args: argparse.Namespace) -> None:
     at_least(args.window, 0, "--window")
     at_least(args.workers, 1, "--workers")
     at_least(getattr(args, "threads", None), 0, "--threads")
+    stage_threads(getattr(args, "threads", None))  # a bad $TOKSPEC_THREADS fails before any engine loads
     check_output_dir(args.report, "--report")
     if args.save_corpus:
         check_output_dir(args.save_corpus, "--save-corpus")

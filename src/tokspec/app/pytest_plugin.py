@@ -244,9 +244,9 @@ def _thread_check(a: Encoder, b: Encoder, threads: int | None, folder: str, *, s
     import threading
 
     from tokspec.app.finder import replay_texts
-    from tokspec.app.threads_stage import StageResult, default_threads, run_stage, sample_texts
+    from tokspec.app.threads_stage import THREADS_ENV, StageResult, run_stage, sample_texts, stage_threads
 
-    n = default_threads() if threads is None else threads
+    n = stage_threads(_setting(threads, "tokspec-threads", THREADS_ENV, None, int))
     if n < 2:
         return
     where = f"tokspec check_against({a.info.name!r}, {b.info.name!r}): max_seconds={seconds}"
@@ -389,12 +389,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"texts check_against searches after its replay (default {DEFAULT_BUDGET})")
     group.addoption("--tokspec-max-seconds", type=float, default=None,
                     help=f"upper bound on one check's search in seconds (default {DEFAULT_MAX_SECONDS:g})")
+    group.addoption("--tokspec-threads", type=int, default=None,
+                    help="threads of check_against's concurrency stage (default cores + 2; 0 skips)")
     group.addoption("--tokspec-reports", default=None, help="where failing checks save records "
                     "(default tokspec-reports/)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    for name in ("tokspec-seed", "tokspec-budget", "tokspec-max-seconds", "tokspec-reports"):
+    for name in ("tokspec-seed", "tokspec-budget", "tokspec-max-seconds", "tokspec-reports", "tokspec-threads"):
         _OPTIONS[name] = config.getoption(name.replace("-", "_"), default=None)
 
 

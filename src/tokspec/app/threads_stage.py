@@ -39,7 +39,7 @@ from tokspec._limits import DeadlineExceeded
 from tokspec._types import Encoder
 from tokspec.concurrency import ConcurrencyFault, concurrency_fault, declared_thread_safe, minimize_fault
 
-__all__ = ["diff_stage", "CLASSIFICATION", "LONG", "SPREAD", "MAX_SAMPLE_CHARS", "ROUNDS", "StageResult",
+__all__ = ["diff_stage", "stage_threads", "THREADS_ENV", "CLASSIFICATION", "LONG", "SPREAD", "MAX_SAMPLE_CHARS", "ROUNDS", "StageResult",
            "default_threads", "sample_texts", "run_stage", "write_thread_record", "read_thread_record"]
 
 CLASSIFICATION = "not thread-safe"
@@ -56,6 +56,29 @@ def default_threads() -> int:
     except AttributeError:  # not Linux
         cores = os.cpu_count() or 1
     return max(1, cores) + 2
+
+
+THREADS_ENV = "TOKSPEC_THREADS"
+
+
+def stage_threads(given: int | None) -> int:
+    """The stage's thread count: ``given`` (``--threads``, ``threads=``), else the environment
+    variable :data:`THREADS_ENV` (``0`` skips the stage: a suite whose many diffs are not about
+    threads, a CI job that runs the stage once elsewhere), else :func:`default_threads`."""
+    if given is not None:
+        return given
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if not raw:
+        return default_threads()
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        from tokspec.errors import TokspecError
+
+        raise TokspecError(f"{THREADS_ENV}={raw!r} is not a thread count (an integer >= 0; 0 skips the stage)")
+    return value
 
 
 def sample_texts(texts: Iterable[str], *, long: int = LONG, spread: int = SPREAD,
@@ -209,8 +232,7 @@ def diff_stage(args: Any, engines: tuple[Encoder, Encoder], results: Any, out: A
     counts as one disagreement of class :data:`CLASSIFICATION`; its record path joins
     ``results.counterexamples``; the notes become the summary's ``"concurrency"`` (a declared-unsafe
     engine's skip is also said on ``err``), faults go to ``out`` (unless --json)."""
-    threads = getattr(args, "threads", None)
-    threads = default_threads() if threads is None else threads
+    threads = stage_threads(getattr(args, "threads", None))
     if threads < 2:
         return
     if args.fuzz:
