@@ -12,7 +12,9 @@ Usage::
   ``--property-seconds``); replay a small reserve; fuzzing the rest.
 - Parallel: ``--jobs`` (default: the usable cores) harness processes at a time; each target's
   ``-max_total_time`` is its share of the slot-seconds left (``tokspec.fuzz._schedule``), so the
-  per-target budget grows with the number of workers. When the budget cannot give every target
+  per-target budget grows with the number of workers, and every target is guaranteed
+  :func:`min_share` before any gets more (a target still under ``MIN_EXECS`` inputs is reported
+  "starved", never inside an all-clear). When the budget cannot give every target
   start-up plus ``MIN_TARGET_S`` of fuzzing, the least recently fuzzed targets run and the others
   are deferred to the next run (the rotation is kept in ``<cache>/last-fuzzed.json``).
 - Progress: a line at least every 5 s (elapsed/budget, running targets, executions, findings).
@@ -58,7 +60,7 @@ from tokspec.fuzz._schedule import (PROGRESS_S, Scheduler, TargetRun, kill_group
                                     rotation, spawn)
 from tokspec.fuzz.targets import TARGETS, Target
 
-__all__ = ["main", "TargetRun", "parse_stats", "plan_budget", "plan_phases", "LEGEND"]
+__all__ = ["main", "TargetRun", "parse_stats", "plan_budget", "plan_phases", "min_share", "LEGEND"]
 
 _STARTUP_S = 15.0   # engine loading before fuzzing starts (cl100k/o200k references take seconds)
 MIN_TARGET_S = 10.0  # fuzzing seconds a target must get to be worth starting
@@ -72,6 +74,12 @@ def plan_budget(total_s: float, n_targets: int, jobs: int) -> float:
     if n_targets == 0:
         return 0.0
     return max(5.0, total_s * jobs / n_targets - _STARTUP_S)
+
+
+def min_share(fuzz_s: float, n_targets: int, jobs: int) -> float:
+    """Seconds (start-up included) every target is guaranteed before any gets more: half its fair
+    slice ``fuzz_s * jobs / n_targets``, and never more than the phase itself."""
+    return min(fuzz_s * jobs / max(1, n_targets) / 2, fuzz_s)
 
 
 def plan_phases(total_s: float, property_s: float) -> tuple[float, float, float]:
@@ -189,7 +197,7 @@ def _fuzz(args: argparse.Namespace) -> int:
     if deferred:
         print(f"deferred to the next run (budget too small for all): {', '.join(t.name for t in deferred)}")
     left = Scheduler(runs, args.jobs, run_dir, {}, t0 + fuzz_s, start=t0,
-                     say=lambda line: print(line, flush=True)).run(args.seconds)
+                     min_share=min_share(fuzz_s, len(runs), args.jobs), say=lambda line: print(line, flush=True)).run(args.seconds)
     for r in left:
         r.note = "deferred: out of time"
     remember(runs)
