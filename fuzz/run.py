@@ -32,6 +32,9 @@ Usage::
   Pending findings count as known in later runs. ``--promote`` is the explicit step that copies
   pending findings into ``corpora/fuzz/<target>/findings/`` and merges the grown corpus into
   ``corpora/fuzz/<target>/corpus/`` (libFuzzer ``-merge=1``: only inputs that add coverage).
+- Engines load only where needed: once in each harness process and once in a target's confirming
+  replay; never in the runner itself (it imports engine modules to see what is installed, no more).
+  ``--targets 'pair:["A", "B"]'`` fuzzes any two engines (yours too: ``module:attr``).
 - Prints a table (its columns explained in one line under it) and exits 1 if anything new was
   found, 0 otherwise (2 on usage errors).
 - ``--mutants``: the harness self-test: each deliberately broken engine of ``tokspec.fuzz.mutants``
@@ -93,7 +96,8 @@ def _corpus_cache(target: str) -> Path:
     return _findings.cache_root() / "corpus" / target
 
 
-def _harness_argv(target: str, seconds: float, run_dir: Path, extra_corpus: str = "") -> list[str]:
+def _harness_argv(target: str, seconds: float, run_dir: Path, extra_corpus: str = "",
+                  harness_name: str = "") -> list[str]:
     """Harness argv: first corpus = writable cache (or the run's own, for mutants), then read-only seeds."""
     safe = target.replace(":", "--")
     if target.startswith("mutant:"):
@@ -103,34 +107,40 @@ def _harness_argv(target: str, seconds: float, run_dir: Path, extra_corpus: str 
     corpora[0].mkdir(parents=True, exist_ok=True)
     artifacts = run_dir / "artifacts" / safe
     artifacts.mkdir(parents=True, exist_ok=True)
-    return [sys.executable, "-m", "tokspec.fuzz.harness", target, f"-max_total_time={int(seconds)}",
+    return [sys.executable, "-m", "tokspec.fuzz.harness", harness_name or target, f"-max_total_time={int(seconds)}",
             "-print_final_stats=1", f"-artifact_prefix={artifacts}/", "-max_len=512", "-timeout=60",
             "-rss_limit_mb=3072", *[str(c) for c in corpora if c.is_dir()]] + ([extra_corpus] if extra_corpus else [])
 
 
-def _replay(path: Path, target: str, timeout: float) -> bool:
-    proc = spawn([sys.executable, "-m", "tokspec.fuzz.harness", "--replay", str(path), target], pipe_stdout=True)
+def _replay_all(paths: list[Path], target: str, timeout: float) -> dict[str, bool]:
+    """Replay ``paths`` (reports of one target) in ONE fresh process, so the engines load once for all
+    of them; returns ``{report id: reproduces}`` (a report not answered in time does not reproduce)."""
+    if not paths:
+        return {}
+    folder = paths[0].parent
+    proc = spawn([sys.executable, "-m", "tokspec.fuzz.harness", "--replay", str(folder), target], pipe_stdout=True)
     try:
         out, _ = proc.communicate(timeout=max(5.0, timeout))
     except subprocess.TimeoutExpired:
         kill_group(proc, first=15)
-        return False
+        return {}
     finally:
         _procs.stop(proc)
     lines = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
-    return bool(lines and lines[0]["reproduces"])
+    return {str(line["id"]): bool(line["reproduces"]) for line in lines}
 
 
-def _store_new(run: TargetRun, run_dir: Path, until: float) -> list[str]:
-    """Replay each new report in a fresh process (until the monotonic time ``until``); keep those
-    that reproduce as pending findings in the cache. Returns their ids."""
+def _store_new(run: TargetRun, run_dir: Path, until: float, harness_name: str = "") -> list[str]:
+    """Replay the target's new reports in one fresh process (until the monotonic time ``until``); keep
+    those that reproduce as pending findings in the cache. Returns their ids."""
     safe = run.name.replace(":", "--")
     report_dir = run_dir / "reports" / safe
     reports = sorted(report_dir.glob("*.json")) if report_dir.is_dir() else []
+    answers = _replay_all(reports, harness_name or run.name, until - time.monotonic())
     confirmed = []
     for path in reports:
-        reproduces = _replay(path, run.name, until - time.monotonic())
         report = json.loads(path.read_text(encoding="utf-8"))
+        reproduces = answers.get(str(report.get("id", path.stem)), False)
         report["replayed"] = reproduces
         _findings.write_json_atomic(path, report)
         if reproduces:
@@ -155,7 +165,9 @@ def _table(runs: list[TargetRun], new: dict[str, list[str]]) -> str:
 def _select(names: list[str] | None) -> list[Target]:
     if not names:
         return list(TARGETS)
-    chosen = [t for t in TARGETS if any(t.name == n or n in t.name for n in names)]
+    from tokspec.fuzz.targets import target_by_name
+    pairs = [target_by_name(n) for n in names if n.startswith("pair:")]  # any two engines (yours too)
+    chosen = pairs + [t for t in TARGETS if any(t.name == n or n in t.name for n in names)]
     if not chosen:
         raise SystemExit(f"no target matches {names!r}; see --list")
     return chosen
@@ -191,7 +203,8 @@ def _fuzz(args: argparse.Namespace) -> int:
     chosen, deferred = rotation([t for t, _ in targets], fuzz_s * args.jobs, _STARTUP_S + MIN_TARGET_S)
     run_dir = _findings.cache_root() / "runs" / time.strftime("%Y%m%dT%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
-    runs = [TargetRun(t.name, 0.0, _harness_argv(t.name, 0.0, run_dir)) for t in chosen]
+    harness = {t.name: t.meta.get("harness_name", t.name) for t in chosen}  # pair:[A, B] for any two engines
+    runs = [TargetRun(t.name, 0.0, _harness_argv(t.name, 0.0, run_dir, harness_name=harness[t.name])) for t in chosen]
     print(f"fuzzing {len(runs)} targets on {args.jobs} cores for {fuzz_s:.0f} s (of a {args.seconds:.0f} s "
           f"budget; property stage {prop_s:.0f} s); state in {run_dir}", flush=True)
     if deferred:
@@ -202,7 +215,7 @@ def _fuzz(args: argparse.Namespace) -> int:
         r.note = "deferred: out of time"
     remember(runs)
     replay_until = t0 + args.seconds - prop_s
-    new = {r.name: _store_new(r, run_dir, replay_until) for r in runs if r.findings}
+    new = {r.name: _store_new(r, run_dir, replay_until, harness[r.name]) for r in runs if r.findings}
     print(_table(runs, new))
     total_new = sum(len(v) for v in new.values())
     from tokspec.fuzz._coverage import not_covered, verdict_line
