@@ -27,7 +27,7 @@ Usage::
   -artifact_prefix=DIR/ CACHE_CORPUS REPO_CORPUS``: libFuzzer reads both corpora and writes new
   inputs only into the first, the cache.
 - The git tree stays clean: grown corpora go to ``<cache>/corpus/<target>/``, new findings (replayed
-  in a fresh process; kept only if they reproduce) to ``<cache>/findings/<target>/``, run reports
+  in one fresh process per target, all its reports together; kept only if they reproduce) to ``<cache>/findings/<target>/``, run reports
   to ``<cache>/runs/<stamp>/``; ``<cache>`` is ``$TOKSPEC_CACHE/fuzz`` (else ``./.tokspec-cache/fuzz``).
   Pending findings count as known in later runs. ``--promote`` is the explicit step that copies
   pending findings into ``corpora/fuzz/<target>/findings/`` and merges the grown corpus into
