@@ -97,6 +97,7 @@ class TargetRun:
     stats: dict[str, float] = field(default_factory=dict)
     findings: list[tuple[str, float, str]] = field(default_factory=list)
     note: str = ""
+    hang: Path | None = None  # libFuzzer's timeout- artifact if one call exceeded the per-call timeout
 
 
 def parse_stats(stderr: str) -> tuple[dict[str, float], list[tuple[str, float, str]], str]:
@@ -193,6 +194,10 @@ class Scheduler:
             run.stats["average_exec_per_sec"] = run.stats.get("number_of_executed_units", 0) / fuzzing
         run.note = run.note or note or ("" if run.returncode in (0, 77, -2, 130) or run.note else
                                         f"exit {run.returncode}")
+        from tokspec.fuzz._hangs import hang_artifact
+        run.hang = hang_artifact(text)
+        if run.hang is not None:  # one hang per target and run: it is never launched again
+            run.note = "hung: not run again"
 
     def _watch(self, run: TargetRun, now: float, active: list[TargetRun] | None = None) -> None:
         """Record start-up time; interrupt a run past its planned end (or the phase end) + grace."""

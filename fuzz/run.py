@@ -35,6 +35,8 @@ Usage::
 - Engines load only where needed: once in each harness process and once in a target's confirming
   replay; never in the runner itself (it imports engine modules to see what is installed, no more).
   ``--targets 'pair:["A", "B"]'`` fuzzes any two engines (yours too: ``module:attr``).
+- Hangs: ``-timeout`` is ``$TOKSPEC_FUZZ_CALL_TIMEOUT`` (default 60 s per call). A target whose engine
+  hangs is recorded once, its input minimized by time, and not run again (``tokspec.fuzz._hang_report``).
 - Prints a table (its columns explained in one line under it) and exits 1 if anything new was
   found, 0 otherwise (2 on usage errors).
 - ``--mutants``: the harness self-test: each deliberately broken engine of ``tokspec.fuzz.mutants``
@@ -59,6 +61,7 @@ from pathlib import Path
 
 from tokspec import _procs
 from tokspec.fuzz import _findings
+from tokspec.fuzz._hangs import call_timeout
 from tokspec.fuzz._schedule import (PROGRESS_S, Scheduler, TargetRun, kill_group, parse_stats, remember,
                                     rotation, spawn)
 from tokspec.fuzz.targets import TARGETS, Target
@@ -108,7 +111,8 @@ def _harness_argv(target: str, seconds: float, run_dir: Path, extra_corpus: str 
     artifacts = run_dir / "artifacts" / safe
     artifacts.mkdir(parents=True, exist_ok=True)
     return [sys.executable, "-m", "tokspec.fuzz.harness", harness_name or target, f"-max_total_time={int(seconds)}",
-            "-print_final_stats=1", f"-artifact_prefix={artifacts}/", "-max_len=512", "-timeout=60",
+            "-print_final_stats=1", f"-artifact_prefix={artifacts}/", "-max_len=512",
+            f"-timeout={max(1, round(call_timeout()))}",
             "-rss_limit_mb=3072", *[str(c) for c in corpora if c.is_dir()]] + ([extra_corpus] if extra_corpus else [])
 
 
@@ -216,6 +220,9 @@ def _fuzz(args: argparse.Namespace) -> int:
     remember(runs)
     replay_until = t0 + args.seconds - prop_s
     new = {r.name: _store_new(r, run_dir, replay_until, harness[r.name]) for r in runs if r.findings}
+    from tokspec.fuzz._hang_report import record_hangs
+    for name, fids in record_hangs(runs, run_dir, harness, replay_until).items():
+        new.setdefault(name, []).extend(fids)
     print(_table(runs, new))
     total_new = sum(len(v) for v in new.values())
     from tokspec.fuzz._coverage import not_covered, verdict_line
