@@ -51,7 +51,6 @@ Out of scope: libFuzzer fork mode, remote corpora (ClusterFuzzLite does that: ``
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -61,6 +60,7 @@ from pathlib import Path
 
 from tokspec import _procs
 from tokspec.fuzz import _findings
+from tokspec.fuzz._confirm import store_new as _store_new
 from tokspec.fuzz._hangs import call_timeout
 from tokspec.fuzz._schedule import (PROGRESS_S, Scheduler, TargetRun, kill_group, parse_stats, remember,
                                     rotation, spawn)
@@ -114,45 +114,6 @@ def _harness_argv(target: str, seconds: float, run_dir: Path, extra_corpus: str 
             "-print_final_stats=1", f"-artifact_prefix={artifacts}/", "-max_len=512",
             f"-timeout={max(1, round(call_timeout()))}",
             "-rss_limit_mb=3072", *[str(c) for c in corpora if c.is_dir()]] + ([extra_corpus] if extra_corpus else [])
-
-
-def _replay_all(paths: list[Path], target: str, timeout: float) -> dict[str, bool]:
-    """Replay ``paths`` (reports of one target) in ONE fresh process, so the engines load once for all
-    of them; returns ``{report id: reproduces}`` (a report not answered in time does not reproduce)."""
-    if not paths:
-        return {}
-    folder = paths[0].parent
-    proc = spawn([sys.executable, "-m", "tokspec.fuzz.harness", "--replay", str(folder), target], pipe_stdout=True)
-    try:
-        out, _ = proc.communicate(timeout=max(5.0, timeout))
-    except subprocess.TimeoutExpired:
-        kill_group(proc, first=15)
-        return {}
-    finally:
-        _procs.stop(proc)
-    lines = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
-    return {str(line["id"]): bool(line["reproduces"]) for line in lines}
-
-
-def _store_new(run: TargetRun, run_dir: Path, until: float, harness_name: str = "") -> list[str]:
-    """Replay the target's new reports in one fresh process (until the monotonic time ``until``); keep
-    those that reproduce as pending findings in the cache. Returns their ids."""
-    safe = run.name.replace(":", "--")
-    report_dir = run_dir / "reports" / safe
-    reports = sorted(report_dir.glob("*.json")) if report_dir.is_dir() else []
-    answers = _replay_all(reports, harness_name or run.name, until - time.monotonic())
-    confirmed = []
-    for path in reports:
-        report = json.loads(path.read_text(encoding="utf-8"))
-        reproduces = answers.get(str(report.get("id", path.stem)), False)
-        report["replayed"] = reproduces
-        _findings.write_json_atomic(path, report)
-        if reproduces:
-            confirmed.append(path.stem)
-            dest = _findings.pending_dir(safe) / path.name
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, dest)
-    return confirmed
 
 
 def _table(runs: list[TargetRun], new: dict[str, list[str]]) -> str:

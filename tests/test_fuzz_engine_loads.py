@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tokspec.fuzz import run as fuzz_run
+from tokspec.fuzz._confirm import store_new
 from tokspec.fuzz._schedule import TargetRun
 from tokspec.fuzz.targets import target_by_name
 
@@ -47,7 +47,7 @@ def test_new_reports_are_confirmed_in_one_process_with_one_load(tmp_path: Path, 
     for fid, text in texts.items():
         (reports / f"{fid}.json").write_text(json.dumps({"id": fid, "target": target.name, "text": text}))
     run = TargetRun(target.name, 1.0, [])
-    confirmed = fuzz_run._store_new(run, tmp_path / "run", time.monotonic() + 60, PAIR)
+    confirmed = store_new(run, tmp_path / "run", time.monotonic() + 60, PAIR)
     assert sorted(confirmed) == ["r-x", "r-z"]
     loads = _loads(toy_env)
     assert Counter(name for name, _ in loads) == {"toy_count_engine:good": 1, "toy_count_engine:bad": 1}
