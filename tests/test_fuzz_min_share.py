@@ -19,6 +19,8 @@ _TOY = r"""
 import sys, time
 startup, per_input = float(sys.argv[1]), float(sys.argv[2])
 budget = float(next(a for a in sys.argv if a.startswith("-max_total_time=")).split("=")[1])
+if "hog" in sys.argv:
+    budget = float("inf")  # ignores its budget (like a harness whose start-up was underestimated)
 time.sleep(startup)
 print("TOKSPEC-READY toy", file=sys.stderr, flush=True)
 t0, n = time.monotonic(), 0
@@ -31,8 +33,9 @@ print(f"stat::number_of_executed_units: {n}", file=sys.stderr, flush=True)
 """
 
 
-def _toy(name: str, startup: float, per_input: float) -> TargetRun:
-    return TargetRun(name, 0.0, [sys.executable, "-c", _TOY, str(startup), str(per_input), "-max_total_time=0"])
+def _toy(name: str, startup: float, per_input: float, *flags: str) -> TargetRun:
+    return TargetRun(name, 0.0, [sys.executable, "-c", _TOY, str(startup), str(per_input), *flags,
+                                 "-max_total_time=0"])
 
 
 def test_share_keeps_the_pending_targets_minimum(tmp_path: Path) -> None:
@@ -67,3 +70,17 @@ def test_every_toy_target_gets_inputs_and_a_slow_one_is_reported_starved(tmp_pat
     assert [name for name, _ in missing] == ["slow"], (execs, missing)
     line = verdict_line(0, len(runs), missing)
     assert "NOT an all-clear" in line and "slow (starved:" in line
+
+
+def test_a_target_running_past_its_plan_is_stopped_for_the_next_ones_minimum(tmp_path: Path) -> None:
+    def go(floor: float) -> list[TargetRun]:
+        runs = [_toy("hog", 0.0, 0.01, "hog"), _toy("next", 0.0, 0.002)]
+        t0 = time.monotonic()
+        Scheduler(runs, 1, tmp_path / str(floor), {}, t0 + 7.0, start=t0, startup_s=0.5, min_share=floor,
+                  say=lambda line: None).run(7.0)
+        return runs
+
+    (tmp_path / "2.0").mkdir()
+    hog, nxt = go(2.0)
+    assert hog.note == "interrupted: over its budget (others' minimum share)", hog.note
+    assert nxt.proc is not None and nxt.stats.get("number_of_executed_units", 0) > 0, (nxt.note, nxt.stats)
