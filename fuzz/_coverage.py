@@ -26,7 +26,7 @@ def not_covered(runs: Iterable[Any], skipped: Iterable[tuple[str, str]] = (),
     out += [(name, "deferred: no budget left") for name in deferred]
     for run in runs:
         execs = int(run.stats.get("number_of_executed_units", 0))
-        if run.note.startswith("deferred"):
+        if run.note.startswith(("deferred", "hung")):
             out.append((run.name, run.note))
         elif execs < min_execs and not run.findings:
             out.append((run.name, f"starved: {execs} inputs executed (< {min_execs})"))

@@ -6,6 +6,11 @@ left, ``(end - t) * jobs`` minus what the running targets still have, are shared
 pending targets; each gets ``-max_total_time`` = its share minus the engine start-up time (measured:
 the ``TOKSPEC-READY`` line of the harness; 5 s until a first measurement). So the per-target
 budget grows with the number of workers, and the phase ends by ``end`` whatever start-up costs.
+Minimum share: with ``min_share`` set (the runner passes ``min(T*W/N/2, ...)``), no target is
+launched with more than the slot-seconds left minus ``min_share`` for each target still pending,
+and none with less than ``min_share`` (bounded by the phase end); a run going past its plan is
+interrupted as soon as it eats into the pending targets' minimum. So every target gets its
+minimum before any gets more, whatever the others' start-up costs.
 A run still going ``GRACE_S`` after its planned end (start-up as measured plus its time), or one
 second after ``end``, is interrupted (SIGINT to its process group: libFuzzer prints its final
 statistics), then killed.
@@ -92,6 +97,7 @@ class TargetRun:
     stats: dict[str, float] = field(default_factory=dict)
     findings: list[tuple[str, float, str]] = field(default_factory=list)
     note: str = ""
+    hang: Path | None = None  # libFuzzer's timeout- artifact if one call exceeded the per-call timeout
 
 
 def parse_stats(stderr: str) -> tuple[dict[str, float], list[tuple[str, float, str]], str]:
@@ -137,8 +143,11 @@ class Scheduler:
     """Runs ``runs`` (their ``argv`` end with ``-max_total_time=`` set at launch) by the module's rule."""
 
     def __init__(self, runs: list[TargetRun], jobs: int, run_dir: Path, env: dict[str, str], end: float,
-                 *, start: float | None = None, say: Callable[[str], None] = print, startup_s: float = 5.0):
+                 *, start: float | None = None, say: Callable[[str], None] = print, startup_s: float = 5.0,
+                 min_share: float = 0.0):
         self.runs, self.jobs, self.run_dir, self.env, self.end = runs, jobs, run_dir, env, end
+        self.min_share = min_share
+        self._pending = 0
         self.start = time.monotonic() if start is None else start
         self.say, self.startup = say, startup_s
         self._startups: list[float] = []
@@ -146,8 +155,24 @@ class Scheduler:
     def _share(self, now: float, pending: int, active: list[TargetRun]) -> float:
         committed = sum(max(0.0, r.started + (self.startup if r.ready is None else r.ready) + r.seconds - now)
                         for r in active)
-        share = ((self.end - now) * self.jobs - committed) / max(1, pending)
-        return min(share, self.end - now) - self.startup  # one process cannot use two slots
+        left = (self.end - now) * self.jobs - committed
+        share = min(left / max(1, pending), left - self.min_share * (pending - 1))  # keep the others' minimum
+        share = max(share, self.min_share)  # and this one's
+        fuzz = min(share, self.end - now) - self.startup  # one process cannot use two slots
+        if self.min_share and self.end - now >= self.startup + 1.0:
+            fuzz = max(fuzz, 1.0)  # a guaranteed target gets at least a whole second of fuzzing
+        return fuzz
+
+    def _eats_minimum(self, run: TargetRun, now: float, active: list[TargetRun]) -> bool:
+        """True if ``run``, past its plan, now takes slot-seconds owed to the pending targets' minimum."""
+        if not self.min_share or not self._pending:
+            return False
+        others = [r for r in active if r is not run]
+        committed = sum(max(0.0, r.started + (self.startup if r.ready is None else r.ready) + r.seconds - now)
+                        for r in others)
+        free_slots = self.jobs - len(others) - 1  # slots free now (this run holds one)
+        return ((self.end - now) * (self.jobs - 1) - committed < self.min_share * self._pending
+                and free_slots < self._pending)
 
     def _launch(self, run: TargetRun, seconds: float) -> None:
         safe = run.name.replace(":", "--")
@@ -169,8 +194,12 @@ class Scheduler:
             run.stats["average_exec_per_sec"] = run.stats.get("number_of_executed_units", 0) / fuzzing
         run.note = run.note or note or ("" if run.returncode in (0, 77, -2, 130) or run.note else
                                         f"exit {run.returncode}")
+        from tokspec.fuzz._hangs import hang_artifact
+        run.hang = hang_artifact(text)
+        if run.hang is not None:  # one hang per target and run: it is never launched again
+            run.note = "hung: not run again"
 
-    def _watch(self, run: TargetRun, now: float) -> None:
+    def _watch(self, run: TargetRun, now: float, active: list[TargetRun] | None = None) -> None:
         """Record start-up time; interrupt a run past its planned end (or the phase end) + grace."""
         assert run.proc is not None
         if run.ready is None and "TOKSPEC-READY" in _tail(run.stderr_path, 65536):
@@ -182,6 +211,9 @@ class Scheduler:
         if run.proc.poll() is None and now > min(planned_end + GRACE_S, self.end + 1.0):
             kill_group(run.proc)
             run.note = "interrupted: over its budget"
+        elif run.proc.poll() is None and now > planned_end and self._eats_minimum(run, now, active or []):
+            kill_group(run.proc)
+            run.note = "interrupted: over its budget (others' minimum share)"
 
     def _progress(self, now: float, active: list[TargetRun], pending: int, total_s: float) -> None:
         done = [r for r in self.runs if r.returncode is not None]
@@ -199,15 +231,16 @@ class Scheduler:
             now = time.monotonic()
             while pending and len(active) < self.jobs:
                 share = self._share(now, len(pending), active)
-                if share < MIN_FUZZ_S:
+                if share < (1.0 if self.min_share else MIN_FUZZ_S):  # a guaranteed share: any whole second
                     break
                 run = pending.pop(0)
                 self._launch(run, share)
                 active.append(run)
             if not active:
                 break  # time is out for the pending targets
+            self._pending = len(pending)
             for run in list(active):
-                self._watch(run, now)
+                self._watch(run, now, active)
                 if run.proc is not None and run.proc.poll() is not None:
                     _procs.stop(run.proc)  # forget it (its group is gone with it)
                     self._finish(run)

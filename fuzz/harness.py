@@ -250,10 +250,14 @@ def _replay(path: str, target_name: str) -> int:
     from tokspec.fuzz.replay import replay_report
     files = sorted(Path(path).glob("*.json")) if Path(path).is_dir() else [Path(path)]
     target = _load_target(target_name)
+    check = None
+    if target.kind != "hypothesis" and files:
+        from tokspec.fuzz.targets import make_checker
+        check = make_checker(target)  # the engines load once for all the reports
     bad = 0
     for f in files:
         report = json.loads(f.read_text(encoding="utf-8"))
-        reproduces = replay_report(target, report)
+        reproduces = replay_report(target, report, check)
         print(json.dumps({"id": report.get("id", f.stem), "reproduces": reproduces}), flush=True)
         bad += not reproduces
     return 0

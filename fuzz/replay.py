@@ -9,7 +9,7 @@ Out of scope: fixing findings; a finding whose status is ``"fixed"`` must *not* 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +28,13 @@ def target_of(report: dict[str, Any]) -> Target:
     return target_by_name(name)
 
 
-def replay_report(target: Target, report: dict[str, Any]) -> bool:
-    """True if the report's failure reproduces now. Loads the target's engines (may be slow)."""
+def replay_report(target: Target, report: dict[str, Any], check: Callable[[str], Any] | None = None) -> bool:
+    """True if the report's failure reproduces now. Loads the target's engines (may be slow) unless
+    ``check`` (``make_checker(target)``, made once for many reports) is given."""
     if target.kind == "hypothesis":
         from tokspec.fuzz import hyp_targets
         return not hyp_targets.check_example(target.properties[0], report["example"]).holds
-    check = make_checker(target)
+    check = check or make_checker(target)
     return not check(report["text"]).holds
 
 

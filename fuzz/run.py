@@ -12,7 +12,9 @@ Usage::
   ``--property-seconds``); replay a small reserve; fuzzing the rest.
 - Parallel: ``--jobs`` (default: the usable cores) harness processes at a time; each target's
   ``-max_total_time`` is its share of the slot-seconds left (``tokspec.fuzz._schedule``), so the
-  per-target budget grows with the number of workers. When the budget cannot give every target
+  per-target budget grows with the number of workers, and every target is guaranteed
+  :func:`min_share` before any gets more (a target still under ``MIN_EXECS`` inputs is reported
+  "starved", never inside an all-clear). When the budget cannot give every target
   start-up plus ``MIN_TARGET_S`` of fuzzing, the least recently fuzzed targets run and the others
   are deferred to the next run (the rotation is kept in ``<cache>/last-fuzzed.json``).
 - Progress: a line at least every 5 s (elapsed/budget, running targets, executions, findings).
@@ -25,11 +27,16 @@ Usage::
   -artifact_prefix=DIR/ CACHE_CORPUS REPO_CORPUS``: libFuzzer reads both corpora and writes new
   inputs only into the first, the cache.
 - The git tree stays clean: grown corpora go to ``<cache>/corpus/<target>/``, new findings (replayed
-  in a fresh process; kept only if they reproduce) to ``<cache>/findings/<target>/``, run reports
+  in one fresh process per target, all its reports together; kept only if they reproduce) to ``<cache>/findings/<target>/``, run reports
   to ``<cache>/runs/<stamp>/``; ``<cache>`` is ``$TOKSPEC_CACHE/fuzz`` (else ``./.tokspec-cache/fuzz``).
   Pending findings count as known in later runs. ``--promote`` is the explicit step that copies
   pending findings into ``corpora/fuzz/<target>/findings/`` and merges the grown corpus into
   ``corpora/fuzz/<target>/corpus/`` (libFuzzer ``-merge=1``: only inputs that add coverage).
+- Engines load only where needed: once in each harness process and once in a target's confirming
+  replay; never in the runner itself (it imports engine modules to see what is installed, no more).
+  ``--targets 'pair:["A", "B"]'`` fuzzes any two engines (yours too: ``module:attr``).
+- Hangs: ``-timeout`` is ``$TOKSPEC_FUZZ_CALL_TIMEOUT`` (default 60 s per call). A target whose engine
+  hangs is recorded once, its input minimized by time, and not run again (``tokspec.fuzz._hang_report``).
 - Prints a table (its columns explained in one line under it) and exits 1 if anything new was
   found, 0 otherwise (2 on usage errors).
 - ``--mutants``: the harness self-test: each deliberately broken engine of ``tokspec.fuzz.mutants``
@@ -44,7 +51,6 @@ Out of scope: libFuzzer fork mode, remote corpora (ClusterFuzzLite does that: ``
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -54,11 +60,13 @@ from pathlib import Path
 
 from tokspec import _procs
 from tokspec.fuzz import _findings
+from tokspec.fuzz._confirm import store_new as _store_new
+from tokspec.fuzz._hangs import call_timeout
 from tokspec.fuzz._schedule import (PROGRESS_S, Scheduler, TargetRun, kill_group, parse_stats, remember,
                                     rotation, spawn)
 from tokspec.fuzz.targets import TARGETS, Target
 
-__all__ = ["main", "TargetRun", "parse_stats", "plan_budget", "plan_phases", "LEGEND"]
+__all__ = ["main", "TargetRun", "parse_stats", "plan_budget", "plan_phases", "min_share", "LEGEND"]
 
 _STARTUP_S = 15.0   # engine loading before fuzzing starts (cl100k/o200k references take seconds)
 MIN_TARGET_S = 10.0  # fuzzing seconds a target must get to be worth starting
@@ -74,6 +82,12 @@ def plan_budget(total_s: float, n_targets: int, jobs: int) -> float:
     return max(5.0, total_s * jobs / n_targets - _STARTUP_S)
 
 
+def min_share(fuzz_s: float, n_targets: int, jobs: int) -> float:
+    """Seconds (start-up included) every target is guaranteed before any gets more: half its fair
+    slice ``fuzz_s * jobs / n_targets``, and never more than the phase itself."""
+    return min(fuzz_s * jobs / max(1, n_targets) / 2, fuzz_s)
+
+
 def plan_phases(total_s: float, property_s: float) -> tuple[float, float, float]:
     """(fuzzing, replay reserve, property stage) seconds of a ``total_s`` budget (module docstring)."""
     prop = min(property_s, total_s / 4) if property_s > 0 else 0.0
@@ -85,7 +99,8 @@ def _corpus_cache(target: str) -> Path:
     return _findings.cache_root() / "corpus" / target
 
 
-def _harness_argv(target: str, seconds: float, run_dir: Path, extra_corpus: str = "") -> list[str]:
+def _harness_argv(target: str, seconds: float, run_dir: Path, extra_corpus: str = "",
+                  harness_name: str = "") -> list[str]:
     """Harness argv: first corpus = writable cache (or the run's own, for mutants), then read-only seeds."""
     safe = target.replace(":", "--")
     if target.startswith("mutant:"):
@@ -95,42 +110,10 @@ def _harness_argv(target: str, seconds: float, run_dir: Path, extra_corpus: str 
     corpora[0].mkdir(parents=True, exist_ok=True)
     artifacts = run_dir / "artifacts" / safe
     artifacts.mkdir(parents=True, exist_ok=True)
-    return [sys.executable, "-m", "tokspec.fuzz.harness", target, f"-max_total_time={int(seconds)}",
-            "-print_final_stats=1", f"-artifact_prefix={artifacts}/", "-max_len=512", "-timeout=60",
+    return [sys.executable, "-m", "tokspec.fuzz.harness", harness_name or target, f"-max_total_time={int(seconds)}",
+            "-print_final_stats=1", f"-artifact_prefix={artifacts}/", "-max_len=512",
+            f"-timeout={max(1, round(call_timeout()))}",
             "-rss_limit_mb=3072", *[str(c) for c in corpora if c.is_dir()]] + ([extra_corpus] if extra_corpus else [])
-
-
-def _replay(path: Path, target: str, timeout: float) -> bool:
-    proc = spawn([sys.executable, "-m", "tokspec.fuzz.harness", "--replay", str(path), target], pipe_stdout=True)
-    try:
-        out, _ = proc.communicate(timeout=max(5.0, timeout))
-    except subprocess.TimeoutExpired:
-        kill_group(proc, first=15)
-        return False
-    finally:
-        _procs.stop(proc)
-    lines = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
-    return bool(lines and lines[0]["reproduces"])
-
-
-def _store_new(run: TargetRun, run_dir: Path, until: float) -> list[str]:
-    """Replay each new report in a fresh process (until the monotonic time ``until``); keep those
-    that reproduce as pending findings in the cache. Returns their ids."""
-    safe = run.name.replace(":", "--")
-    report_dir = run_dir / "reports" / safe
-    reports = sorted(report_dir.glob("*.json")) if report_dir.is_dir() else []
-    confirmed = []
-    for path in reports:
-        reproduces = _replay(path, run.name, until - time.monotonic())
-        report = json.loads(path.read_text(encoding="utf-8"))
-        report["replayed"] = reproduces
-        _findings.write_json_atomic(path, report)
-        if reproduces:
-            confirmed.append(path.stem)
-            dest = _findings.pending_dir(safe) / path.name
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, dest)
-    return confirmed
 
 
 def _table(runs: list[TargetRun], new: dict[str, list[str]]) -> str:
@@ -147,7 +130,9 @@ def _table(runs: list[TargetRun], new: dict[str, list[str]]) -> str:
 def _select(names: list[str] | None) -> list[Target]:
     if not names:
         return list(TARGETS)
-    chosen = [t for t in TARGETS if any(t.name == n or n in t.name for n in names)]
+    from tokspec.fuzz.targets import target_by_name
+    pairs = [target_by_name(n) for n in names if n.startswith("pair:")]  # any two engines (yours too)
+    chosen = pairs + [t for t in TARGETS if any(t.name == n or n in t.name for n in names)]
     if not chosen:
         raise SystemExit(f"no target matches {names!r}; see --list")
     return chosen
@@ -183,18 +168,22 @@ def _fuzz(args: argparse.Namespace) -> int:
     chosen, deferred = rotation([t for t, _ in targets], fuzz_s * args.jobs, _STARTUP_S + MIN_TARGET_S)
     run_dir = _findings.cache_root() / "runs" / time.strftime("%Y%m%dT%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
-    runs = [TargetRun(t.name, 0.0, _harness_argv(t.name, 0.0, run_dir)) for t in chosen]
+    harness = {t.name: t.meta.get("harness_name", t.name) for t in chosen}  # pair:[A, B] for any two engines
+    runs = [TargetRun(t.name, 0.0, _harness_argv(t.name, 0.0, run_dir, harness_name=harness[t.name])) for t in chosen]
     print(f"fuzzing {len(runs)} targets on {args.jobs} cores for {fuzz_s:.0f} s (of a {args.seconds:.0f} s "
           f"budget; property stage {prop_s:.0f} s); state in {run_dir}", flush=True)
     if deferred:
         print(f"deferred to the next run (budget too small for all): {', '.join(t.name for t in deferred)}")
     left = Scheduler(runs, args.jobs, run_dir, {}, t0 + fuzz_s, start=t0,
-                     say=lambda line: print(line, flush=True)).run(args.seconds)
+                     min_share=min_share(fuzz_s, len(runs), args.jobs), say=lambda line: print(line, flush=True)).run(args.seconds)
     for r in left:
         r.note = "deferred: out of time"
     remember(runs)
     replay_until = t0 + args.seconds - prop_s
-    new = {r.name: _store_new(r, run_dir, replay_until) for r in runs if r.findings}
+    new = {r.name: _store_new(r, run_dir, replay_until, harness[r.name]) for r in runs if r.findings}
+    from tokspec.fuzz._hang_report import record_hangs
+    for name, fids in record_hangs(runs, run_dir, harness, replay_until).items():
+        new.setdefault(name, []).extend(fids)
     print(_table(runs, new))
     total_new = sum(len(v) for v in new.values())
     from tokspec.fuzz._coverage import not_covered, verdict_line
