@@ -22,8 +22,8 @@ Offsets follow ``tokspec._types`` (a token splitting a character covers the whol
 ``decode``: HF's ByteLevel decoder (each token's characters mapped back to bytes, a token with a
 character outside the alphabet taken as its UTF-8; the joined bytes decoded with U+FFFD for
 invalid sequences). Normalizer: none, an empty ``Sequence``, or ``NFC`` (Qwen2's): text Python
-calls NFC goes straight to the kernels; other text is normalized per run in Python by the core's
-aligned NFC (``tokspec.normalize.unicode_form``, HF's tables), offsets mapped back through its
+calls NFC goes straight to the kernels; in other text, the windows NFC changes are normalized in
+Python by the core's aligned NFC (``tokspec.fast._nfc_windows``), offsets mapped back through its
 origins. Refused, with the reason: any other normalizer, other
 pretokenizers, post-processors that edit offsets, added tokens with ``lstrip``/``rstrip``/
 ``single_word``. Cost per text: O(n) Peek2 + the backtracking's O(n * P), plus O(k) Python work per
@@ -45,11 +45,11 @@ from tokspec import __version__ as _VERSION
 from tokspec._types import EncodingArrays
 from tokspec.errors import UnsupportedComponentError
 from tokspec.fast.bpe_decode import FlatBytes
+from tokspec.fast._nfc_windows import hull_offsets, nfc_aligned
 from tokspec.fast.bpe_kernel import CompiledBPE, utf8_of_code_points
 from tokspec.fast.hf_bpe_ranks import byte_alphabet, ranks_from_model
 from tokspec.fast.peek2_unicode import code_points
 from tokspec.fast.pretok_peek2 import spans_of_code_points
-from tokspec.normalize import Aligned, unicode_form
 from tokspec.rank_families import QWEN2
 from tokspec.vocab import TokenizerJson
 
@@ -194,26 +194,29 @@ class FastHfBpeEncoder(Encoder):
 
     def _encode_nfc(self, text: str) -> EncodingArrays:
         """HF's order: not-normalized added tokens cut the original text, each ordinary run is
-        normalized on its own (core ``tokspec.normalize``, HF's tables), normalized added tokens
-        cut the result; offsets go back through the contract's origins (hull per token)."""
+        normalized on its own (``tokspec.fast._nfc_windows``: the core's aligned NFC, HF's tables,
+        on the windows NFC changes), normalized added tokens cut the result; offsets go back through
+        the contract's origins (hull per token)."""
         parts: list[str] = []
-        origins: list[tuple[int, int]] = []
+        pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         runs: list[Run] = []
+        at = 0
         for s, e, tid in self._cut(text, self.added[0], [(0, len(text), -1)]):
-            a = Aligned.of(text[s:e], s)
-            a = a if tid >= 0 else unicode_form(a, "NFC")
-            runs.append((len(origins), len(origins) + len(a.text), tid))
-            parts.append(a.text)
-            origins.extend(a.origins)
+            if tid >= 0:
+                norm, lo, hi = text[s:e], np.arange(s, e, dtype=np.int64), np.arange(s + 1, e + 1, dtype=np.int64)
+                changed = np.zeros(e - s, dtype=bool)
+            else:
+                norm, lo, hi, changed = nfc_aligned(text, s, e)
+            runs.append((at, at + len(norm), tid))
+            at += len(norm)
+            parts.append(norm)
+            pieces.append((lo, hi, changed))
         norm = "".join(parts)
         out = self._encode_runs(norm, self._cut(norm, self.added[1], runs))
         if not len(out.starts):
             return out
-        lo = np.array([o[0] for o in origins], dtype=np.int64)
-        hi = np.array([o[1] for o in origins], dtype=np.int64)
-        spans = list(zip(out.starts.tolist(), out.ends.tolist()))
-        return EncodingArrays(out.ids, np.array([lo[s:e].min() for s, e in spans], dtype=np.int64),
-                              np.array([hi[s:e].max() for s, e in spans], dtype=np.int64))
+        lo, hi, changed = (np.concatenate([p[k] for p in pieces]) for k in range(3))
+        return EncodingArrays(out.ids, *hull_offsets(lo, hi, changed, out.starts, out.ends))
 
     def _encode_runs(self, text: str, runs: list[Run]) -> EncodingArrays:
         cps = code_points(text)

@@ -15,12 +15,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 import tokspec
 from tokspec.errors import UnsupportedComponentError, VocabularyError
+from tokspec.fast._nfc_windows import hull_offsets, nfc_aligned
 from tokspec.fast.hf_bpe_json import LLAMA3_SPLIT, FastHfBpeEncoder, ranks_digest
 from tokspec.fast.hf_bpe_ranks import (IncompleteMergesError, MergeOrderError, NotRankConsistentError,
                                        byte_alphabet, ranks_from_model)
@@ -288,3 +290,30 @@ def test_nfc_passes_in_hf_order(tiny_nfc: tuple[tokspec.Encoder, tokspec.Encoder
     enc = fast.encode("e\u0301y")  # normalized: matched after NFC, over both original characters
     assert enc.ids == (260,) and enc.offsets == ((0, 3),)
     assert fast.encode("\u00e9x").ids != (259,)  # the composed form is not the not-normalized token
+
+
+# ---- fast/_nfc_windows.py --------------------------------------------------------------------------
+
+@given(st.text(alphabet="ae \u0301\u0308\u0323\u0327\u1100\u1161\u11a8\u212b\u00e9\u4e2d", max_size=16),
+       st.integers(0, 3))
+@example("a\u0323\u0301e\u0301", 0)
+def test_hyp_nfc_windows_equal_nfc_of_the_whole(text: str, start: int) -> None:
+    """The windows' NFC is the NFC of the whole slice (ASCII boundaries are normalization
+    boundaries), and every character's origin lies in the slice."""
+    start = min(start, len(text))
+    norm, lo, hi, changed = nfc_aligned(text, start, len(text))
+    assert norm == unicodedata.normalize("NFC", text[start:])
+    assert len(lo) == len(hi) == len(changed) == len(norm)
+    assert all(start <= a < b <= len(text) for a, b in zip(lo.tolist(), hi.tolist()))
+    assert changed.any() == (not unicodedata.is_normalized("NFC", text[start:]))
+
+
+def test_nfc_windows_origins_and_hull() -> None:
+    text = "xa\u0301\u0323 e\u0301"  # marks NFC reorders, a composition; 'x' stays as it is
+    norm, lo, hi, changed = nfc_aligned(text, 0, len(text))
+    assert norm == "x\u1ea1\u0301 \u00e9"
+    assert list(zip(lo.tolist(), hi.tolist())) == [(0, 1), (1, 4), (2, 3), (4, 5), (5, 7)]
+    assert changed.tolist() == [False, True, True, True, True]  # ' e\u0301' is one window with its ' '
+    starts, ends = np.array([0, 1, 1, 3]), np.array([1, 2, 3, 5])
+    got = hull_offsets(lo, hi, changed, starts, ends)
+    assert [a.tolist() for a in got] == [[0, 1, 1, 4], [1, 4, 4, 7]]  # [1, 3): max of hi, not the last
