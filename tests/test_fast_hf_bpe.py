@@ -317,3 +317,29 @@ def test_nfc_windows_origins_and_hull() -> None:
     starts, ends = np.array([0, 1, 1, 3]), np.array([1, 2, 3, 5])
     got = hull_offsets(lo, hi, changed, starts, ends)
     assert [a.tolist() for a in got] == [[0, 1, 1, 4], [1, 4, 4, 7]]  # [1, 3): max of hi, not the last
+
+
+# ---- stored finding: hf-bpe-nfc-reordered-marks-positional ------------------------------------------
+
+FINDING_DIR = Path(__file__).resolve().parent.parent / "corpora" / "fast" / "hf-bpe"
+
+
+def test_regression_hf_bpe_nfc_reordered_marks_positional() -> None:
+    """fast: and reference: give the recorded exact origins; HF's raw offsets and hf:'s are the
+    recorded positional ones (re-checked, keyed by the tokenizers version: tokspec.versions)."""
+    import tokenizers
+    from tokspec.versions import check_finding
+
+    record = json.loads((FINDING_DIR / "nfc-reordered-marks.json").read_text(encoding="utf-8"))
+    path = FINDING_DIR / record["file"]
+    got = {}
+    for name in record["engines"]:
+        enc = tokspec.load_engine(name.replace("{dir}", str(FINDING_DIR))).encode(record["text"])
+        got[name] = {"ids": list(enc.ids or []), "offsets": [list(o) for o in enc.offsets]}
+    fast, ref, hf = (got[f"{p}:{{dir}}/{record['file']}"] for p in ("fast", "reference", "hf"))
+    assert fast == ref == record["engines"][f"fast:{{dir}}/{record['file']}"]
+    raw = tokenizers.Tokenizer.from_file(str(path)).encode(record["text"], add_special_tokens=False)
+    same = (hf == record["engines"][f"hf:{{dir}}/{record['file']}"]
+            and [list(o) for o in raw.offsets] == record["library_output"]["offsets"])
+    check_finding(record["id"], "tokenizers", same, "hf: offsets on NFC-reordered marks")
+    assert hf["ids"] == fast["ids"] and hf["offsets"] != fast["offsets"] or not same
