@@ -232,8 +232,6 @@ class FastHfBpeEncoder(Encoder):
             pieces.append((lo, hi, changed))
         norm = "".join(parts)
         out = self._encode_runs(norm, self._cut(norm, self.added[1], runs))
-        if not len(out.starts):
-            return out
         lo, hi, changed = (np.concatenate([p[k] for p in pieces]) for k in range(3))
         return EncodingArrays(out.ids, *hull_offsets(lo, hi, changed, out.starts, out.ends))
 

@@ -416,3 +416,73 @@ def test_unicode17_only_is_the_references_table() -> None:
     from tokspec.reference.pretok_regex import UNICODE17_NEW
     want = [cp for lo, hi in UNICODE17_NEW for cp in range(lo, hi + 1)]
     assert unicode17_only().tolist() == want
+
+
+# ---- the remaining branches, on the engine alone ---------------------------------------------------
+
+def _engine(data: dict[str, Any]) -> FastHfBpeEncoder:
+    from tokspec.vocab import TokenizerJson
+    return FastHfBpeEncoder(TokenizerJson("t.json", "0" * 64, data), "fast:t.json")
+
+
+@pytest.mark.parametrize("post", [
+    {"type": "BertProcessing"}, {"type": "RobertaProcessing", "trim_offsets": False},
+    {"type": "TemplateProcessing"}, {"type": "Sequence", "processors": [{"type": "BertProcessing"}]}])
+def test_post_processors_that_keep_offsets_are_accepted(post: dict[str, Any]) -> None:
+    data = _tiny([b"ab"])
+    data["post_processor"] = post
+    assert _engine(data).encode("ab").ids == (256,)
+
+
+@pytest.mark.parametrize("post", [
+    {"type": "RobertaProcessing"}, {"type": "ByteLevel"},
+    {"type": "Sequence", "processors": [{"type": "BertProcessing"}, {"type": "ByteLevel", "trim_offsets": True}]}])
+def test_post_processors_that_trim_offsets_are_refused(post: dict[str, Any]) -> None:
+    data = _tiny([b"ab"])
+    data["post_processor"] = post
+    with pytest.raises(UnsupportedComponentError, match=r"edits offsets"):
+        _engine(data)
+
+
+@pytest.mark.parametrize("flag", ["lstrip", "rstrip", "single_word"])
+def test_added_token_flags_are_refused(flag: str) -> None:
+    with pytest.raises(UnsupportedComponentError, match=rf"added token 'ab' has {flag}=true"):
+        _engine(_tiny([b"ab"], added=[_added("ab", 257, **{flag: True})]))
+
+
+def test_a_normalizer_sequence_that_does_something_is_refused() -> None:
+    data = _tiny([b"ab"])
+    data["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "NFC"}]}
+    with pytest.raises(UnsupportedComponentError, match=r"normalizer type='Sequence' \(only none"):
+        _engine(data)
+
+
+def test_merges_as_strings_equal_merges_as_lists() -> None:
+    data = _tiny([b"ab", b"abc", b"bc"])
+    as_strings = [" ".join(m) for m in data["model"]["merges"]]
+    assert ranks_from_model({**data["model"], "merges": as_strings}, "t") == ranks_from_model(data["model"], "t")
+
+
+def test_an_added_token_spelling_an_unreachable_token_keeps_its_own_id(tmp_path: Path) -> None:
+    """ignore_merges emits whole pretokens, never the span of an added token (the added id wins)."""
+    data = _tiny([b"ab", b"xyz", b" a"], added=[_added("xyz", 259), _added("", 260)])
+    fast, hf = _pair(_write(tmp_path, "t.json", data))
+    for text in ("xyz", "xyz xyz", "axyzb"):
+        assert fast.encode(text) == hf.encode(text), text
+    assert fast.encode("xyz").ids == (259,)
+    assert fast.token_piece(256) == "ab" and fast.token_piece(259) == "xyz" and fast.token_piece(999) == ""
+
+
+@given(st.text(alphabet="ab c", max_size=12))
+def test_hyp_empty_matches_are_skipped_as_hf_does(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+    pair = _empty_match_pair(str(tmp_path_factory.getbasetemp()))
+    _agree(pair, text)
+
+
+@functools.lru_cache(maxsize=1)
+def _empty_match_pair(base: str) -> tuple[tokspec.Encoder, tokspec.Encoder]:
+    folder = Path(base) / "empty-match"
+    folder.mkdir(exist_ok=True)
+    data = _tiny([b"ab", b"aa", b" a"])
+    data["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = r"a*"  # matches empty everywhere
+    return _pair(_write(folder, "t.json", data))
