@@ -36,8 +36,8 @@ _INTERVAL_PLUS = regex.compile(r"\{\d+(?:,\d*)?\}\+")
 
 def _anchor(source: str) -> tuple[int, str] | None:
     """The first construct outside a character class that HF's Oniguruma reads differently, or a
-    nested class: ``$``, ``^``, ``\\A``, ``\\b``, ``\\B``, ``\\z``, ``\\Z``, ``\\G``, or ``[`` inside
-    ``[...]`` (a nested set in Oniguruma, a literal here); (position, text), else None. A ``]``
+    nested class: ``$``, ``^``, ``\\A``, ``\\b``, ``\\B``, ``\\z``, ``\\Z``, ``\\G``, or ``[`` or ``&&`` inside
+    ``[...]`` (a nested set or an intersection in Oniguruma, literals here); (position, text), else None. A ``]``
     right after ``[`` or ``[^`` is literal, as in both."""
     in_class, i = False, 0
     while i < len(source):
@@ -47,6 +47,8 @@ def _anchor(source: str) -> tuple[int, str] | None:
                 return i, source[i:i + 2]
             i += 2
             continue
+        if in_class and source[i:i + 2] == "&&":
+            return i, "&&"  # a class intersection in Oniguruma, two literal '&' here
         if c == "[":
             if in_class:
                 return i, c
