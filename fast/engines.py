@@ -10,6 +10,8 @@ name                               engine
                                    for ``reference:PATH.tiktoken`` (Peek2's patterns only)
 ``fast:mon-unigram``               double-array-trie Viterbi on the named Unigram tokenizer.json
 ``fast:PATH.json`` / ``.model``    double-array-trie Viterbi on a Unigram tokenizer.json / spm model
+``fast:PATH.json`` (BPE)           Peek2 + compiled backtracking BPE on a byte-level BPE tokenizer.json
+                                   whose merges are rank-consistent (``tokspec.fast.hf_bpe_json``)
 ``peek2:P``                        Peek2 spans only (kind="pretokenizer"), P in cl100k_base,
                                    o200k_base, llama3, qwen2; diff against ``pretok:P``
 =================================  ===============================================================
@@ -19,7 +21,7 @@ The ``fast:`` BPE and ``peek2:`` engines implement ``_encode_arrays`` on compile
 them in parallel); ``tokspec.fast.interpreted`` gives the same engines with the kernels as plain
 Python. Engines here use the tokspec core only (never tokspec.reference or tokspec.spec). Special
 tokens are ordinary text. ``fast:`` BPE engines decode (``tokspec.fast.bpe_decode``, theorem D2) and
-declare the named encodings' special tokens (:mod:`tokspec.decoding`). Out of scope: BPE tokenizer.json files (see tokspec.reference.bpe_hf).
+declare the named encodings' special tokens (:mod:`tokspec.decoding`). BPE tokenizer.json files: only those ``tokspec.fast.hf_bpe_json`` accepts (others refused, named).
 """
 
 from __future__ import annotations
@@ -142,11 +144,24 @@ def _refuse_other_models(arg: str) -> None:
         model = data.get("model") if isinstance(data, dict) else None
         kind = model.get("type") if isinstance(model, dict) else "tekken" if isinstance(data, dict) \
             and "config" in data else None
-        if kind in ("BPE", "tekken"):
+        if kind == "BPE":
+            return
+        if kind == "tekken":
             raise UnsupportedComponentError(
-                f"engine name='fast:{arg}': fast: has no engine for {kind} JSON files yet (Peek2 + "
-                "backtracking BPE for byte-level tokenizer.json files is not built); use "
-                "reference:PATH (the specification), hf:PATH or mistral:PATH")
+                f"engine name='fast:{arg}': fast: has no engine for tekken JSON files yet; use "
+                "reference:PATH (the specification) or mistral:PATH")
+
+
+def _bpe_json_engine(arg: str) -> Encoder | None:
+    """``fast:PATH.json`` for a BPE tokenizer.json (tokspec.fast.hf_bpe_json), else None."""
+    if Path(arg).suffix != ".json":
+        return None
+    from tokspec.vocab import load_tokenizer_json
+    tj = load_tokenizer_json(arg)
+    if tj.data.get("model", {}).get("type") != "BPE":
+        return None
+    from tokspec.fast.hf_bpe_json import FastHfBpeEncoder
+    return FastHfBpeEncoder(tj, f"fast:{arg}")
 
 
 def load(prefix: str, arg: str) -> Encoder:
@@ -166,7 +181,8 @@ def load(prefix: str, arg: str) -> Encoder:
         return FastBpeEncoder(vocab, resolve_pattern(path, vocab.sha256, explicit, PATTERN_NAMES)[0], f"fast:{arg}")
     if arg == "mon-unigram" or Path(arg).suffix in (".json", ".model"):
         _refuse_other_models(arg)
-        return _unigram_engine(arg)
+        bpe = _bpe_json_engine(arg)
+        return bpe if bpe is not None else _unigram_engine(arg)
     raise UnknownEngineError(
         f"unknown engine name='fast:{arg}'; use fast:NAME with NAME in "
         f"{', '.join([*BPE_PATTERNS, 'mon-unigram'])}, or fast:PATH ending in .tiktoken, .tiktoken.gz, "

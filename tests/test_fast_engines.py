@@ -114,7 +114,7 @@ def test_regression_recorded_disagreements(path: Path) -> None:
 def test_unigram_engine_rejects_non_unigram_files() -> None:
     from tokspec import TokspecError
     from tokspec.models import trained_model
-    for arg, msg in (("/nonexistent.json", "cannot read"), (str(trained_model("hf-bpe")), "no engine for BPE JSON files"),
+    for arg, msg in (("/nonexistent.json", "cannot read"), (str(trained_model("hf-bpe")), "has no such merge"),
                      (str(trained_model("spm-bpe")), "no sentencepiece BPE engine")):
         with pytest.raises(TokspecError, match=msg):
             load_engine(f"fast:{arg}")

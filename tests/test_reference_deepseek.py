@@ -49,8 +49,10 @@ def test_non_special_added_tokens_are_matched(pair: tuple[HfBpePipelineEncoder, 
     assert prod.encode_arrays(text).ids.tolist() == list(prod.encode(text).ids)  # type: ignore[union-attr]
 
 
-def test_fast_names_bpe_tokenizer_json_as_not_built() -> None:
+def test_fast_refuses_deepseek_merges_as_not_rank_consistent() -> None:
+    """DeepSeek's merges are its training history (one merge per token): 'Ġthe' splits into the
+    tokens 'Ġ' + 'the' that no merge joins, so ranks cannot stand for them (R4 of hf_bpe_ranks)."""
     import tokspec
-    from tokspec.errors import UnsupportedComponentError
-    with pytest.raises(UnsupportedComponentError, match=r"fast: has no engine for BPE JSON files yet"):
+    from tokspec.fast.hf_bpe_ranks import IncompleteMergesError
+    with pytest.raises(IncompleteMergesError, match=r"token 'Ġthe' splits into tokens 'Ġ' \+ 'the'"):
         tokspec.load_engine(f"fast:{PATH}")

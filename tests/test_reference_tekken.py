@@ -80,6 +80,5 @@ def test_reference_engine_info_exactly() -> None:
     from tokspec.errors import UnsupportedComponentError
     with pytest.raises(UnsupportedComponentError) as info:
         tokspec.load_engine(f"fast:{path}")
-    assert str(info.value) == (f"engine name='fast:{path}': fast: has no engine for tekken JSON files yet (Peek2 + "
-                               "backtracking BPE for byte-level tokenizer.json files is not built); use "
-                               "reference:PATH (the specification), hf:PATH or mistral:PATH")
+    assert str(info.value) == (f"engine name='fast:{path}': fast: has no engine for tekken JSON files yet; use "
+                               "reference:PATH (the specification) or mistral:PATH")
