@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import tempfile
 from pathlib import Path
 
 from tokspec._cache_store import note
+from tokspec._cache_store import read_own_file as _read_own
 
 __all__ = ["bytes_digest", "load_bytes", "save_bytes", "sidecar"]
 
@@ -38,22 +38,6 @@ def sidecar(path: Path) -> Path:
 def bytes_digest(key: str, data: bytes) -> str:
     """sha256 hex over ``key`` (UTF-8), a NUL byte, and ``data``."""
     return hashlib.sha256(key.encode("utf-8", "surrogatepass") + b"\0" + data).hexdigest()
-
-
-def _read_own(path: Path) -> bytes | None:
-    """The bytes of ``path`` if it is a regular file owned by this user (not followed if a symlink)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
-                return None
-            return fh.read()
-    except (OSError, MemoryError):
-        return None
 
 
 def load_bytes(path: Path, key: str) -> bytes | None:

@@ -24,6 +24,7 @@ Out of scope: eviction (files are small and content-addressed), concurrent write
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import stat
 import sys
@@ -34,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["cache_root", "load_arrays", "save_arrays", "note", "array_digest"]
+__all__ = ["cache_root", "load_arrays", "save_arrays", "note", "array_digest", "read_own_file"]
 
 _DIGEST = "__digest__"
 _noted: set[str] = set()
@@ -113,9 +114,9 @@ def array_digest(key: str, arrays: Mapping[str, np.ndarray]) -> str:
     return digest.hexdigest()
 
 
-def load_arrays(path: Path, key: str) -> dict[str, np.ndarray] | None:
-    """The arrays stored at ``path`` under ``key``, or None if absent or not verified (see module
-    docstring; never raises on a bad file). O(file size)."""
+def read_own_file(path: Path) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file owned by this user (a symlink is not followed),
+    else None (never raises on a bad file)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -125,8 +126,20 @@ def load_arrays(path: Path, key: str) -> dict[str, np.ndarray] | None:
             st = os.fstat(fh.fileno())
             if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
                 return None
-            with np.load(fh, allow_pickle=False) as z:
-                arrays = {k: z[k] for k in z.files}
+            return fh.read()
+    except (OSError, MemoryError):
+        return None
+
+
+def load_arrays(path: Path, key: str) -> dict[str, np.ndarray] | None:
+    """The arrays stored at ``path`` under ``key``, or None if absent or not verified (see module
+    docstring; never raises on a bad file). O(file size)."""
+    data = read_own_file(path)
+    if data is None:
+        return None
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, MemoryError):
         return None
     stored = arrays.pop(_DIGEST, None)
