@@ -91,3 +91,50 @@ def test_version_2_decode_bug_is_a_decode_finding(tmp_path: Path) -> None:
 def test_malformed_handshakes_are_refused(tmp_path: Path, bad: str) -> None:
     with pytest.raises(EngineFault):
         load_engine(_engine(tmp_path, bad))
+
+
+SPECIAL_SCRIPT = r'''
+import json, sys
+print(json.dumps({"tokspec": 2, "name": "chars", "version": "2", "special_tokens": {"<eot>": 57344},
+                  "special_mode": True}), flush=True)
+for line in sys.stdin:
+    r = json.loads(line)
+    t = r["text"]
+    ids, offsets, i = [], [], 0
+    while i < len(t):
+        if r.get("special") and t.startswith("<eot>", i):
+            ids.append(57344); offsets.append([i, i + 5]); i += 5
+        else:
+            ids.append(ord(t[i])); offsets.append([i, i + 1]); i += 1
+    if r.get("post_process"):
+        ids.append(1); offsets.append([len(t), len(t)])
+    print(json.dumps({"id": r["id"], "ids": ids, "offsets": offsets}), flush=True)
+'''
+
+
+def test_version_2_special_mode_is_asked_for_by_special_engines(tmp_path: Path) -> None:
+    path = tmp_path / "special_v2.py"
+    path.write_text(SPECIAL_SCRIPT, encoding="utf-8")
+    name = "cmd:" + shlex.join([sys.executable, str(path)])
+    text_mode, special, post = load_engine(name), load_engine("special:" + name), load_engine("special-post:" + name)
+    try:
+        assert list(text_mode.encode("a<eot>").ids) == [97, 60, 101, 111, 116, 62]  # text mode: text
+        got = special.encode("a<eot>b")
+        assert list(got.ids) == [97, 57344, 98] and list(got.offsets) == [(0, 1), (1, 6), (6, 7)]
+        got = post.encode("a<eot>")
+        assert list(got.ids) == [97, 57344, 1] and list(got.offsets) == [(0, 1), (1, 6), (6, 6)]
+    finally:
+        for engine in (text_mode, special, post):
+            engine.close()
+
+
+@pytest.mark.parametrize("value", ['"yes"', "1"])
+def test_a_malformed_special_mode_declaration_is_a_setup_fault(tmp_path: Path, value: str) -> None:
+    handshake = '{"tokspec": 2, "name": "chars", "version": "2", "special_mode": ' + value + '}'
+    with pytest.raises(EngineFault, match="special_mode=.* must be true or false"):
+        load_engine(_engine(tmp_path, handshake))
+
+
+def test_a_cmd_engine_without_special_mode_has_none(tmp_path: Path) -> None:
+    with pytest.raises(Exception, match="has no special mode"):
+        load_engine("special:" + _engine(tmp_path, V2))

@@ -42,7 +42,8 @@ class SpecialModeEngine(Encoder):
     def __init__(self, inner: Encoder, *, post_process: bool) -> None:
         if not callable(getattr(inner, "encode_special", None)):
             raise UnknownEngineError(f"engine {inner.info.name!r} has no special mode (no encode_special); "
-                                     "special mode is offered by tiktoken:, hf:, reference: and some user engines")
+                                     "special mode is offered by tiktoken:, hf:, reference:, cmd: engines declaring "
+                                     "\"special_mode\": true (protocol v2) and some user engines")
         self.inner, self.post_process = inner, post_process
         prefix = "special-post" if post_process else "special"
         i = inner.info

@@ -11,7 +11,11 @@ A version 2 handshake may declare
 
 A version 1 handshake (or a version 2 one without these fields) gives none of them: the engine
 works as before and is simply not compared on decoding. Malformed fields are a setup fault.
-Out of scope: special *mode* requests (the protocol has no flag for them yet).
+- ``"special_mode": true``: the program also answers ``{"id": n, "text": "...", "special": true,
+  "post_process": false}`` with an ordinary encode reply in which special tokens spelled in the
+  text are their ids (tiktoken's ``allowed_special="all"``; ``post_process``: the tokens a
+  post-processor adds, as ``[CLS]``); the engine then has ``encode_special`` and ``special:cmd:...``
+  / ``special-post:cmd:...`` compare it (:mod:`tokspec.special_mode`).
 """
 
 from __future__ import annotations
@@ -45,6 +49,11 @@ def declare_v2(engine: Any, handshake: dict[str, Any]) -> None:
         engine.n_vocab = n_vocab
     if handshake.get("decode") is True:
         engine.decode = lambda ids: _decode(engine, ids)
+    mode = handshake.get("special_mode")
+    if mode is not None and not isinstance(mode, bool):
+        engine._fail(f"handshake special_mode={mode!r} must be true or false", None)
+    if mode is True:
+        engine.encode_special = lambda text, *, post_process=False: _encode_special(engine, text, post_process)
 
 
 def _decode(engine: Any, ids: list[int]) -> str:
@@ -61,3 +70,19 @@ def _decode(engine: Any, ids: list[int]) -> str:
     if not isinstance(text, str):
         engine._fail(f"sent a decode reply without a string \"text\": {escape(str(reply))[:200]}", label)
     return text
+
+
+def _encode_special(engine: Any, text: str, post_process: bool) -> Any:
+    """One special-mode request (module docstring); the reply is read as an encode reply."""
+    from tokspec._types import check_text
+    from tokspec.engines.cmd import CmdEngineFault, _encoding_of, _short
+
+    check_text(text)
+    reply = engine._request(text, {"text": text, "special": True, "post_process": bool(post_process)})
+    if "error" in reply:
+        raise CmdEngineFault(f"cmd engine {engine.shown_name!r} reported error {escape(str(reply['error']))!r:.300} "
+                             f"in special mode on text={text!r:.120}", text=text)
+    encoding = _encoding_of(reply)
+    if encoding is None:
+        engine._fail(f"sent a malformed special-mode reply {_short(reply)} (see docs/protocol.md)", text)
+    return encoding
