@@ -28,6 +28,6 @@ def test_latency_rows_mark_a_contestant_whose_ids_differ() -> None:
            "off": lambda t: [ord(c) for c in t] if t != "c d" else [0]}
     rows = _latency_rows("lat", "subj", fns, texts, rounds=1)
     assert [(r.case, r.baseline) for r in rows] == [
-        ("lat p50", "same"), ("lat p99", "same"), ("lat INEXACT 1/3 p50", "off"), ("lat INEXACT 1/3 p99", "off")]
+        ("lat p50", "same"), ("lat p99", "same"), ("lat p50 INEXACT 1/3", "off"), ("lat p99 INEXACT 1/3", "off")]
     assert all(r.suite == SUITE == "latency" and r.input_bytes == 3 for r in rows)
     assert SUITES["latency"] == "tokspec.app.bench.latency"
