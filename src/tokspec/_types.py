@@ -83,6 +83,41 @@ class Encoding:
                    tuple((int(s), int(e)) for s, e in offsets),
                    None if pieces is None else tuple(pieces))
 
+    @classmethod
+    def from_arrays(cls, arrays: EncodingArrays) -> Encoding:
+        """The Encoding of ``arrays``, built in O(1): ``ids`` and ``offsets`` are materialized
+        (one Python object per token, exactly what :meth:`EncodingArrays.to_encoding` gives) on
+        their first read, then kept. Invariant: indistinguishable from ``arrays.to_encoding()``
+        (type, fields, equality, hash, repr, pickle); ``len`` reads the arrays. ``arrays`` must be
+        owned by the caller (no one writes to them afterwards)."""
+        encoding = object.__new__(cls)
+        state = encoding.__dict__
+        if arrays.ids is None:
+            state["ids"] = None
+        state["pieces"] = None
+        state["_arrays"] = arrays
+        return encoding
+
+    def __getattr__(self, name: str) -> object:
+        # only reached when ``name`` is not yet in the instance dict: a lazy field (from_arrays)
+        state = self.__dict__
+        if name in ("ids", "offsets"):
+            arrays = state.get("_arrays")
+            if arrays is not None:
+                ids = arrays.ids
+                value = (tuple(zip(arrays.starts.tolist(), arrays.ends.tolist())) if name == "offsets"
+                         else None if ids is None else tuple(ids.tolist()))
+                state.setdefault(name, value)  # a racing thread computed the same value
+                if "ids" in state and "offsets" in state:
+                    state.pop("_arrays", None)
+            if name in state:
+                return state[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __getstate__(self) -> dict[str, object]:
+        # the eager fields only, in field order: a pickle is the same as before from_arrays existed
+        return {"ids": self.ids, "offsets": self.offsets, "pieces": self.pieces}
+
     def validate(self, text: str, engine: str = "engine") -> Encoding:
         """Return self if it is a well-formed Encoding of ``text``; raise EngineFault otherwise."""
         if self.ids is not None and len(self.ids) != len(self.offsets):
@@ -94,7 +129,8 @@ class Encoding:
         return self
 
     def __len__(self) -> int:
-        return len(self.offsets)
+        arrays = self.__dict__.get("_arrays")
+        return len(self.offsets) if arrays is None else len(arrays)
 
 
 @dataclass(frozen=True, eq=False)
@@ -197,7 +233,9 @@ class Encoder(ABC):
     :meth:`encode` and :meth:`encode_arrays` enforce the text domain and give either form.
 
     An engine whose work produces arrays (compiled kernels, numpy offsets) implements
-    ``_encode_arrays`` and gets ``encode`` from it; an engine that builds tuples implements
+    ``_encode_arrays`` and gets ``encode`` from it (an :meth:`Encoding.from_arrays`, which keeps
+    the arrays: ``_encode_arrays`` returns arrays no one writes to afterwards, fresh per call, never
+    a reused buffer); an engine that builds tuples implements
     ``_encode`` and gets ``encode_arrays`` by conversion.
 
     ``encode_batch_arrays(texts)`` encodes several texts (default: a loop; engines with a batch
@@ -240,10 +278,11 @@ class Encoder(ABC):
         return [self._encode_arrays(t) for t in texts]
 
     def _encode(self, text: str) -> Encoding:
-        """Encode a non-empty text in the text domain (default: from :meth:`_encode_arrays`)."""
+        """Encode a non-empty text in the text domain (default: from :meth:`_encode_arrays`, as an
+        :meth:`Encoding.from_arrays`: ids and offsets become Python objects only when read)."""
         if type(self)._encode_arrays is Encoder._encode_arrays:
             raise NotImplementedError(f"{type(self).__name__} implements neither _encode nor _encode_arrays")
-        return self._encode_arrays(text).to_encoding()
+        return Encoding.from_arrays(self._encode_arrays(text))
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
         """Encode a non-empty text as arrays (default: convert :meth:`_encode`)."""

@@ -24,6 +24,7 @@ SUITES: dict[str, str] = {
     "memory": "tokspec.app.bench.memory",
     "scale": "tokspec.app.bench.scale",
     "counting": "tokspec.app.bench.counting",
+    "latency": "tokspec.app.bench.latency",
 }
 
 

@@ -1,0 +1,33 @@
+"""Smoke test of the ``latency`` bench suite's machinery (speed itself is reported by ``tokspec
+bench --suite latency``, never asserted): text sizes, percentiles per call, the exactness mark."""
+
+from __future__ import annotations
+
+from tokspec.app.bench import SUITES
+from tokspec.app.bench.latency import SUITE, _latency_rows, per_call_seconds, short_texts
+
+
+def test_short_texts_are_half_to_two_kilobytes_and_reproducible() -> None:
+    texts = short_texts(40, seed=3)
+    assert len(texts) == 40 and texts == short_texts(40, seed=3) and texts != short_texts(40, seed=4)
+    assert all(400 < len(t.encode()) <= 2000 for t in texts)  # a cut multi-byte char may drop <= 3
+    assert any(not t.isascii() for t in texts) and any(t.isascii() for t in texts)
+
+
+def test_per_call_seconds_one_time_per_text_and_function() -> None:
+    texts = ["ab", "cde", "f"]
+    calls: list[str] = []
+    times = per_call_seconds({"x": calls.append, "y": len}, texts, rounds=2)
+    assert set(times) == {"x", "y"} and all(len(v) == 3 and (v >= 0).all() and (v < 1).all() for v in times.values())
+    assert calls == texts * 3  # 1 warm-up pass + 2 rounds
+
+
+def test_latency_rows_mark_a_contestant_whose_ids_differ() -> None:
+    texts = ["a b", "c d", "e f"]
+    fns = {"subject": lambda t: [ord(c) for c in t], "same": lambda t: [ord(c) for c in t],
+           "off": lambda t: [ord(c) for c in t] if t != "c d" else [0]}
+    rows = _latency_rows("lat", "subj", fns, texts, rounds=1)
+    assert [(r.case, r.baseline) for r in rows] == [
+        ("lat p50", "same"), ("lat p99", "same"), ("lat p50 INEXACT 1/3", "off"), ("lat p99 INEXACT 1/3", "off")]
+    assert all(r.suite == SUITE == "latency" and r.input_bytes == 3 for r in rows)
+    assert SUITES["latency"] == "tokspec.app.bench.latency"
