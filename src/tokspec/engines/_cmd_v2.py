@@ -75,14 +75,7 @@ def _decode(engine: Any, ids: list[int]) -> str:
 def _encode_special(engine: Any, text: str, post_process: bool) -> Any:
     """One special-mode request (module docstring); the reply is read as an encode reply."""
     from tokspec._types import check_text
-    from tokspec.engines.cmd import CmdEngineFault, _encoding_of, _short
 
     check_text(text)
     reply = engine._request(text, {"text": text, "special": True, "post_process": bool(post_process)})
-    if "error" in reply:
-        raise CmdEngineFault(f"cmd engine {engine.shown_name!r} reported error {escape(str(reply['error']))!r:.300} "
-                             f"in special mode on text={text!r:.120}", text=text)
-    encoding = _encoding_of(reply)
-    if encoding is None:
-        engine._fail(f"sent a malformed special-mode reply {_short(reply)} (see docs/protocol.md)", text)
-    return encoding
+    return engine._reply_encoding(reply, text, " in special mode")

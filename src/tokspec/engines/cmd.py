@@ -229,13 +229,17 @@ class CmdEngine(Encoder):
         return reply
 
     def _encode(self, text: str) -> Encoding:
-        reply = self._request(text)
+        return self._reply_encoding(self._request(text), text)
+
+    def _reply_encoding(self, reply: dict[str, Any], text: str, mode: str = "") -> Encoding:
+        """The Encoding of an encode reply (``mode``: a request kind named in messages, e.g.
+        " in special mode"); an error reply or a malformed one is a CmdEngineFault."""
         if "error" in reply:
-            raise CmdEngineFault(f"cmd engine {self.shown_name!r} reported error {reply['error']!r:.300} "
+            raise CmdEngineFault(f"cmd engine {self.shown_name!r} reported error {reply['error']!r:.300}{mode} "
                                  f"on text={text!r:.120}", text=text)
         encoding = _encoding_of(reply)
         if encoding is None:
-            self._fail(f"sent a malformed reply {_short(reply)} (see docs/protocol.md)", text)
+            self._fail(f"sent a malformed{mode} reply {_short(reply)} (see docs/protocol.md)", text)
         return encoding
 
 
