@@ -189,23 +189,28 @@ def minimize_fault(engine: Encoder, fault: ConcurrencyFault, *, rounds: int = 10
     of least total length (the faulting text with each other one, shortest first; the text with
     itself too), then each text of the pair halved while the fault persists. Each candidate gets
     ``tries`` checks of ``rounds`` rounds and counts only if every one of them faults (so the
-    witness replays, not just once by luck). Returns ``fault`` itself when nothing smaller shows.
+    witness replays, not just once by luck). Among many candidates some pass by luck (a race that
+    shows one time in three passes three tries one time in 27), so the result is confirmed again
+    with ``VERIFY_TRIES`` tries, walking back to larger accepted candidates until one holds.
+    Returns ``fault`` itself when nothing smaller shows and holds.
 
     ``deadline`` (a :func:`time.monotonic` time): no candidate is tried after it; the smallest
-    fault found so far is returned (a time bound shortens the search, it never loses the fault)."""
-    def shows(texts: tuple[str, ...], threads: int) -> ConcurrencyFault | None:
+    confirmed fault so far is returned (a time bound shortens the search, it never loses the fault)."""
+    def shows(texts: tuple[str, ...], threads: int, n: int = tries) -> ConcurrencyFault | None:
         if deadline is not None and time.monotonic() >= deadline:
             return None
         hits: list[ConcurrencyFault] = []
-        for _ in range(tries):
+        for _ in range(n):
             try:
                 found = concurrency_fault(engine, texts, threads=threads, rounds=rounds)
             except (Exception, SystemExit):  # noqa: BLE001 - fails alone: not a concurrency witness
                 return None
-            hits += [found] if found is not None else []
-        return hits[0] if len(hits) == tries else None  # every try: a witness that replays
+            if found is None:
+                return None  # every try must fault: a witness that replays
+            hits.append(found)
+        return hits[0]
 
-    best = fault
+    accepted = [fault]
     culprit = fault.texts[fault.index]
     others = sorted(set(fault.texts), key=len)
     for threads in range(2, fault.threads + 1):
@@ -213,21 +218,30 @@ def minimize_fault(engine: Encoder, fault: ConcurrencyFault, *, rounds: int = 10
         pairs.sort(key=lambda p: len(p[0]) + len(p[1]))
         hit = next((f for p in pairs if (f := shows(p, threads)) is not None), None)
         if hit is not None:
-            best = hit
+            accepted.append(hit)
             break
-    pair = list(best.texts)
+    pair = list(accepted[-1].texts)
     for k in range(len(pair)):  # halve each text (keep the first half, then the second) while it shows
         while len(pair[k]) > 1:
             half = len(pair[k]) // 2
             for cut in (pair[k][:half], pair[k][half:]):
                 trial = tuple(cut if j == k else t for j, t in enumerate(pair))
-                hit = shows(trial, best.threads)
+                hit = shows(trial, accepted[-1].threads)
                 if hit is not None:
-                    pair, best = list(trial), hit
+                    pair = list(trial)
+                    accepted.append(hit)
                     break
             else:
                 break
-    return best
+    for candidate in reversed(accepted[1:]):  # the smallest that holds under a stricter check
+        confirmed = shows(candidate.texts, candidate.threads, VERIFY_TRIES)
+        if confirmed is not None:
+            return confirmed
+    return fault
+
+
+#: Tries (each must fault) that confirm a minimized witness (:func:`minimize_fault`).
+VERIFY_TRIES = 6
 
 
 _LOCK = threading.Lock()
