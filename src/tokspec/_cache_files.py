@@ -20,12 +20,11 @@ Out of scope: eviction; concurrent writers beyond "last ``os.replace`` wins" (sa
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 
 from tokspec._cache_store import note
 from tokspec._cache_store import read_own_file as _read_own
+from tokspec._cache_store import write_private
 
 __all__ = ["bytes_digest", "load_bytes", "save_bytes", "sidecar"]
 
@@ -51,28 +50,12 @@ def load_bytes(path: Path, key: str) -> bytes | None:
     return data
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp: str | None = None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-        tmp = None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-
-
 def save_bytes(path: Path, key: str, data: bytes) -> bool:
     """Store ``data`` at ``path`` (and its digest beside it) atomically; False and a note if the
     cache cannot be written."""
     try:
-        _write_atomic(path, data)
-        _write_atomic(sidecar(path), bytes_digest(key, data).encode("ascii") + b"\n")
+        write_private(path, lambda fh: fh.write(data))
+        write_private(sidecar(path), lambda fh: fh.write(bytes_digest(key, data).encode("ascii") + b"\n"))
         return True
     except OSError as exc:
         note(f"cache {str(path.parent)!r} not writable ({exc.strerror}); working uncached")

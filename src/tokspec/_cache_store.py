@@ -30,12 +30,13 @@ import stat
 import sys
 import tempfile
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
-__all__ = ["cache_root", "load_arrays", "save_arrays", "note", "array_digest", "read_own_file"]
+__all__ = ["cache_root", "load_arrays", "save_arrays", "note", "array_digest", "read_own_file", "write_private"]
 
 _DIGEST = "__digest__"
 _noted: set[str] = set()
@@ -150,25 +151,32 @@ def load_arrays(path: Path, key: str) -> dict[str, np.ndarray] | None:
     return arrays
 
 
-def save_arrays(path: Path, key: str, arrays: Mapping[str, np.ndarray]) -> bool:
-    """Store ``arrays`` at ``path`` under ``key`` atomically; False (and a note) if the cache cannot
-    be written. Leaves no temporary file behind."""
-    payload = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
-    payload[_DIGEST] = np.array(array_digest(key, payload))
+def write_private(path: Path, fill: Callable[[BinaryIO], object]) -> None:
+    """Write ``path`` atomically through a private (0600) temporary sibling that ``fill`` writes;
+    the temporary is removed on any failure, which propagates (OSError: the caller notes it)."""
     tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **payload)
+            fill(fh)
         os.replace(tmp, path)
         tmp = None
-        return True
-    except OSError as exc:
-        note(f"cache {str(path.parent)!r} not writable ({exc.strerror}); working uncached")
-        return False
     finally:
         if tmp is not None:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def save_arrays(path: Path, key: str, arrays: Mapping[str, np.ndarray]) -> bool:
+    """Store ``arrays`` at ``path`` under ``key`` atomically; False (and a note) if the cache cannot
+    be written. Leaves no temporary file behind."""
+    payload = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
+    payload[_DIGEST] = np.array(array_digest(key, payload))
+    try:
+        write_private(path, lambda fh: np.savez(fh, **payload))
+        return True
+    except OSError as exc:
+        note(f"cache {str(path.parent)!r} not writable ({exc.strerror}); working uncached")
+        return False
