@@ -13,7 +13,11 @@ finding before shrinking:
 - the pattern alternative of the pretoken holding the pivot (cl100k_base's pattern: contraction,
   letters, numbers, punctuation, line breaks, whitespace) and whether the pretoken is *long*
   (:data:`LONG_PIECE` characters or more: "long pieces take another path");
-- for a different segmentation inside one pretoken: "merge order".
+- for a different segmentation inside one pretoken: "merge order";
+- the two contract classes that are not about segmentation, ``"decode differs"`` and ``"special
+  token from text"``, get their own vocabulary (:mod:`tokspec.cluster_contract`: replacement
+  characters, byte pieces, joining rules, leading spaces; which side promoted which special, verbatim
+  or a near miss).
 
 The key (:attr:`Cause.key`) holds kinds and categories, never the character itself, so ``U+00A0``
 and ``U+2007`` are one cause (both Zs whitespace) while ``U+00A0`` and a combining mark are two.
@@ -205,6 +209,11 @@ def cause_of(a: Encoder, b: Encoder, comparison: Any) -> Cause:
         shape = regex.sub(r"\d+", "N", message)[:300]  # "offset 3=(3, 5) outside length 4": one cause
         return Cause((cls, side, shape), f"{side} ({(a if side == 'A' else b).info.name}) raises "
                      f"{kind}: {message[len(kind) + 1:].strip()[:120]}", cls)
+    if cls in ("decode differs", "special token from text"):
+        from tokspec.cluster_contract import decode_cause, special_cause
+
+        key, name, pivot = (decode_cause if cls == "decode differs" else special_cause)(a, b, comparison)
+        return Cause(key, name, cls, pivot, None if pivot is None else unicodedata.category(pivot))
     index = comparison.index or 0
     spans = [s for s in (_token(comparison.a, index), _token(comparison.b, index)) if s is not None]
     if not text:
