@@ -102,6 +102,19 @@ def decode_of(engine: Any, ids: Sequence[int]) -> DecodeOutcome:
     return DecodeOutcome(out)
 
 
+def _plain_decode(engine: Any, ids: Sequence[int]) -> str | None:
+    """``engine.decode`` of ``ids`` (ints already: :func:`id_sequences` made them) when it returns a
+    plain ``str``; None when it raises or returns anything else (then :func:`decode_of` says what).
+    A fresh list per call: an engine may mutate its argument."""
+    try:
+        out = engine.decode(list(ids))
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - an engine under test may raise anything
+        return None
+    return out if type(out) is str else None
+
+
 def special_ids(engine: Any) -> dict[int, str]:
     """``engine.special_tokens()`` inverted (id -> string); empty when it has none or it fails."""
     table = getattr(engine, "special_tokens", None)
@@ -175,6 +188,9 @@ def decode_difference(a: Any, b: Any, text: str, ids: Sequence[int]) -> DecodeDi
     specials = sorted(set(special_ids(a)) & set(special_ids(b)))
 
     def differs(seq: Sequence[int]) -> bool:
+        text_a, text_b = _plain_decode(a, seq), _plain_decode(b, seq)
+        if text_a is not None and text_b is not None:  # the common case, without outcome objects
+            return text_a != text_b
         return not decode_of(a, seq).same_as(decode_of(b, seq))
 
     for origin, seq in id_sequences(ids, _seed(text), n_vocab=n_vocab, specials=specials):
