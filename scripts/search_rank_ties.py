@@ -19,33 +19,21 @@ from __future__ import annotations
 
 import random
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from _hf_converted import converted_json  # noqa: E402 - the tests' converter, one copy
 
 from tokspec.engines._hf import HfEngine
 from tokspec.errors import TokspecError
 from tokspec.fast.hf_bpe_json import LLAMA3_SPLIT, FastHfBpeEncoder
-from tokspec.fast.hf_bpe_ranks import byte_alphabet
 from tokspec.vocab import TokenizerJson
 
 
 def converted(ranks: dict[bytes, int]) -> dict[str, object]:
-    """A tokenizer.json for ``ranks`` with every two-token split of a token as a merge."""
-    to_char = {b: c for c, b in byte_alphabet().items()}
-
-    def visible(tok: bytes) -> str:
-        return "".join(to_char[x] for x in tok)
-
-    merges = []
-    for tok in sorted(ranks, key=ranks.__getitem__):
-        local = [(tok[:k], tok[k:]) for k in range(1, len(tok)) if tok[:k] in ranks and tok[k:] in ranks]
-        merges += [[visible(a), visible(b)] for a, b in sorted(local, key=lambda p: (ranks[p[0]], ranks[p[1]]))]
-    model = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-             "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
-             "vocab": {visible(t): r for t, r in ranks.items()}, "merges": merges}
-    pre = {"type": "Sequence", "pretokenizers": [
-        {"type": "Split", "pattern": {"Regex": LLAMA3_SPLIT}, "behavior": "Isolated", "invert": False},
-        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
-    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
-            "pre_tokenizer": pre, "post_processor": None, "decoder": None, "model": model}
+    """A tokenizer.json for ``ranks`` with every two-token split of a token as a merge, HF's own merge
+    order (``ignore_merges`` off), no decoder (tests/_hf_converted.py)."""
+    return converted_json(ranks, LLAMA3_SPLIT, ignore_merges=False, decoder=False)
 
 
 def main(seed: int, count: int) -> int:

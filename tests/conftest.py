@@ -45,6 +45,9 @@ settings.register_profile(
 # that makes the bare `import spec` / `import fast` resolve: exactly what tokspec's layout forbids
 # (tests/test_layout.py). Undo that one entry; tokspec's own layout is what the guard checks.
 sys.path[:] = [p for p in sys.path if p not in (".", "")]
+# test helpers shared by several test files (``_hf_converted``): importable as top-level modules
+# under --import-mode=importlib, which puts no test folder on sys.path itself
+sys.path.append(os.path.dirname(os.path.abspath(__file__)))
 
 settings.load_profile(os.environ.get("TOKSPEC_HYPOTHESIS_PROFILE", "quick"))
 

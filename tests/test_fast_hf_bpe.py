@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import json
 import unicodedata
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,41 +19,15 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from _hf_converted import converted_json, visible
+
 import tokspec
 from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.fast._nfc_windows import hull_offsets, nfc_aligned
 from tokspec.fast.hf_bpe_json import GPT2_SPLIT, LLAMA3_SPLIT, FastHfBpeEncoder, ranks_digest
 from tokspec.fast.hf_bpe_ranks import (IncompleteMergesError, MergeOrderError, NotRankConsistentError,
-                                       byte_alphabet, ranks_from_model)
+                                       ranks_from_model)
 from tokspec.rank_families import QWEN2
-
-TO_CHAR = {b: c for c, b in byte_alphabet().items()}
-
-
-def _visible(token: bytes) -> str:
-    return "".join(TO_CHAR[b] for b in token)
-
-
-def converted_json(ranks: Mapping[bytes, int], pattern: str, *, ignore_merges: bool = True,
-                   added: list[dict[str, Any]] | None = None, merges: list[list[str]] | None = None) -> dict[str, Any]:
-    """A tokenizer.json as converters write one from ranks: every two-token split of a token is a
-    merge, grouped by the produced token's id, inside a group by the parts' ids."""
-    if merges is None:
-        merges = []
-        for tok in sorted(ranks, key=ranks.__getitem__):
-            local = [(tok[:k], tok[k:]) for k in range(1, len(tok)) if tok[:k] in ranks and tok[k:] in ranks]
-            merges += [[_visible(a), _visible(b)] for a, b in sorted(local, key=lambda p: (ranks[p[0]], ranks[p[1]]))]
-    model = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-             "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": ignore_merges,
-             "vocab": {_visible(t): r for t, r in sorted(ranks.items(), key=lambda kv: kv[1])}, "merges": merges}
-    pre = {"type": "Sequence", "pretokenizers": [
-        {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
-        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
-    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added or [],
-            "normalizer": None, "pre_tokenizer": pre, "post_processor": None,
-            "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-            "model": model}
-
 
 def _write(folder: Path, name: str, data: dict[str, Any]) -> str:
     path = folder / name
@@ -162,7 +135,7 @@ def test_non_byte_level_models_are_refused(key: str, value: Any) -> None:
 
 def test_a_missing_byte_is_refused() -> None:
     data = _tiny([b"ab"])
-    del data["model"]["vocab"][_visible(b"\x00")]
+    del data["model"]["vocab"][visible(b"\x00")]
     with pytest.raises(UnsupportedComponentError, match=r"ByteLevel character 'Ā' \(byte 0x00\) is not in the vocab \(1 missing\)"):
         ranks_from_model(data["model"], "tiny")
 

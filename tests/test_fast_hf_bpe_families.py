@@ -16,7 +16,6 @@ import functools
 import json
 import random
 import unicodedata
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,34 +23,15 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from _hf_converted import converted_json
+
 import tokspec
 from tokspec.corpus import build_corpus
 from tokspec.fast.hf_bpe_json import LLAMA3_SPLIT, FastHfBpeEncoder
-from tokspec.fast.hf_bpe_ranks import byte_alphabet
 from tokspec.rank_families import QWEN2
 from tokspec.vocab import load_named_tiktoken
 
 Pair = tuple[tokspec.Encoder, tokspec.Encoder]
-
-
-def converted_json(ranks: Mapping[bytes, int], pattern: str, normalizer: Any = None) -> dict[str, Any]:
-    """A tokenizer.json as a converter writes one from ranks (module docstring)."""
-    to_char = {b: c for c, b in byte_alphabet().items()}
-    visible = lambda tok: "".join(to_char[b] for b in tok)  # noqa: E731
-    merges = []
-    for tok in sorted(ranks, key=ranks.__getitem__):
-        local = [(tok[:k], tok[k:]) for k in range(1, len(tok)) if tok[:k] in ranks and tok[k:] in ranks]
-        merges += [[visible(a), visible(b)] for a, b in sorted(local, key=lambda p: (ranks[p[0]], ranks[p[1]]))]
-    model = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-             "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": True,
-             "vocab": {visible(t): r for t, r in sorted(ranks.items(), key=lambda kv: kv[1])}, "merges": merges}
-    pre = {"type": "Sequence", "pretokenizers": [
-        {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
-        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
-    return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": normalizer,
-            "pre_tokenizer": pre, "post_processor": None,
-            "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-            "model": model}
 
 
 def _pair(folder: Path, data: dict[str, Any]) -> Pair:
@@ -68,7 +48,7 @@ def llama3_like(tmp_path_factory: pytest.TempPathFactory) -> Pair:
 
 @pytest.fixture(scope="module")
 def qwen2_like(tmp_path_factory: pytest.TempPathFactory) -> Pair:
-    data = converted_json(load_named_tiktoken("qwen").ranks, QWEN2, {"type": "NFC"})  # as Qwen2's file
+    data = converted_json(load_named_tiktoken("qwen").ranks, QWEN2, normalizer={"type": "NFC"})  # as Qwen2's file
     return _pair(tmp_path_factory.mktemp("qwen2"), data)
 
 
