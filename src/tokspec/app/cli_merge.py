@@ -28,20 +28,16 @@ import random
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-from tokspec import Encoder, Encoding
+from tokspec import Encoder
 from tokspec._escape import dumps, escape
 from tokspec.app._checks import check_output_dir, load_engine_checked, positive_seconds
-from tokspec.diff import fault_message
+from tokspec.app.merge_findings import merge_outcome, report_finding
+from tokspec.app.merge_fuzz_inputs import gen_text
 from tokspec.errors import TokspecError
 
 __all__ = ["add_arguments", "run", "read_inputs"]
-
-_REPEAT_UNITS = ["a", "ab", " ", "  a", "1", "12 ", "\n", "\t", " the", "'s", "..", "é", "\u0301",
-                 "中", "😀", "\u200d", "aaaa", "    ", "##", "▁", "A", "xyz"]
-
 
 class MergeCheckError(TokspecError):
     """Bad merge-check input (file or option); the message names it."""
@@ -91,134 +87,6 @@ def read_inputs(path: str) -> list[str]:
     return [text for _, text in read_located_inputs(path)]
 
 
-def _vocab_words(engine: Encoder, rng: random.Random, k: int) -> list[str]:
-    """Surfaces of random token ids (byte-level tokens decoded leniently; ## and ▁ undone)."""
-    words = []
-    token_bytes = getattr(engine, "token_bytes", None)
-    for _ in range(k * 3):
-        tid = rng.randrange(30000)
-        try:
-            w = token_bytes(tid).decode("utf-8", "ignore") if token_bytes else engine.token_piece(tid)
-        except Exception:  # noqa: BLE001 - any failure here only skips a word of generated text
-            continue
-        w = w.removeprefix("##").replace("▁", " ")
-        if w:
-            words.append(w)
-        if len(words) >= k:
-            break
-    return words or ["a"]
-
-
-def _gen_text(engine: Encoder, rng: random.Random, corpus: list[str], chunk_len: int) -> str:
-    """One fuzz input: a repetition, edge-targeted, corpus or vocabulary text (chosen at random)."""
-    kind = rng.randrange(5)
-    if kind == 4:  # long runs: one huge pretoken / word / whitespace run, with a little around it
-        run = rng.choice(["x", "a", "ab", " ", "1", "\n", "é", "中"]) * rng.randint(100, 1500)
-        return rng.choice(["", "word ", "a "]) + run + rng.choice(["", " end", "b"])
-    if kind == 0:
-        unit = "".join(rng.choice(_REPEAT_UNITS) for _ in range(rng.randint(1, 3)))
-        return unit * rng.randint(1, 200 // max(1, len(unit)) + 1)
-    if kind == 1:
-        out = []
-        for _ in range(rng.randint(2, 6)):
-            filler = rng.choice(["a", "b ", "x", " ", "ab"]) * max(0, chunk_len - rng.randint(0, 3))
-            out.append(filler + rng.choice(_REPEAT_UNITS) * rng.randint(1, 30))
-        return "".join(out)
-    if kind == 2:
-        return rng.choice(corpus)
-    words = _vocab_words(engine, rng, rng.randint(5, 60))
-    return "".join(w + rng.choice(["", "", " ", "\n", ","]) for w in words)
-
-
-def _merge_differs(engine: Encoder, strategy: str, text: str, chunk_len: int, overlap: int | None,
-                   runner: Any) -> tuple[bool, Any, Encoding]:
-    from tokspec.fast.merge_engines import merge_text
-
-    result = merge_text(engine, text, strategy=strategy, chunk_len=chunk_len, overlap=overlap,
-                        runner=runner)
-    serial = engine.encode(text)
-    return result.encoding != serial, result, serial
-
-
-def _write(engine: Encoder, strategy: str, text: str, chunk_len: int, overlap: int | None,
-           runner: Any, args: argparse.Namespace, original_chars: int) -> dict[str, Any]:
-    """Write the report of ``text`` (JSON then HTML, atomically); return its summary entry."""
-    from tokspec.app.merge_report import build_report, report_name, write_report
-
-    _, result, serial = _merge_differs(engine, strategy, text, chunk_len, overlap, runner)
-    params = {"chunk_len": chunk_len, "overlap": overlap}
-    path = str(Path(args.report) / f"{report_name(engine, strategy, params, text)}.json")
-    rep = build_report(engine, text, result, serial, params=params, reproduce_path=path,
-                       original_chars=original_chars, strategy=strategy)
-    j, h = write_report(rep, args.report)
-    return {"id": rep["id"], "json": str(j), "html": str(h), "classification": rep["classification"],
-            "chars": len(text), "text": text, "chunk_len": chunk_len, "overlap": overlap}
-
-
-def _outcome(engine: Encoder, strategy: str, text: str, chunk_len: int, overlap: int | None,
-             runner: Any) -> tuple[bool, BaseException | None]:
-    """(differs, fault): run the merge and serial encoding; an engine's exception is the fault."""
-    from tokspec.fast._chunking import MergeError
-
-    try:
-        return _merge_differs(engine, strategy, text, chunk_len, overlap, runner)[0], None
-    except (MergeError, KeyboardInterrupt):
-        raise
-    except BaseException as exc:  # noqa: BLE001 - an engine under test may raise anything
-        return True, exc
-
-
-def _write_fault(engine: Encoder, strategy: str, text: str, chunk_len: int, overlap: int | None,
-                 fault: str, args: argparse.Namespace, original_chars: int) -> dict[str, Any]:
-    """Write the fault report of ``text`` (JSON then HTML); return its summary entry."""
-    from tokspec.app.merge_report import build_fault_report, report_name, write_report
-
-    params = {"chunk_len": chunk_len, "overlap": overlap}
-    path = str(Path(args.report) / f"{report_name(engine, strategy, params, text)}.json")
-    rep = build_fault_report(engine, text, strategy=strategy, params=params, fault=fault,
-                             reproduce_path=path, original_chars=original_chars)
-    j, h = write_report(rep, args.report)
-    return {"id": rep["id"], "json": str(j), "html": str(h), "classification": "engine fault",
-            "chars": len(text), "text": text, "chunk_len": chunk_len, "overlap": overlap,
-            "fault": rep["fault"]}
-
-
-def _report(engine: Encoder, strategy: str, text: str, chunk_len: int, overlap: int | None,
-            runner: Any, args: argparse.Namespace, fault: BaseException | None = None) -> dict[str, Any]:
-    """Report the failing text as found first (so nothing is lost if shrinking fails), then
-    minimize it (ddmin, keeping a difference a difference and a fault a fault of the same type)
-    and replace that report by the minimized one."""
-    from tokspec.minimize import minimize_text
-
-    def write(t: str, exc: BaseException | None) -> dict[str, Any]:
-        from tokspec.fast._chunking import MergeError
-
-        if exc is None:
-            try:  # runs the engine again (and token_piece): it may raise this time
-                return _write(engine, strategy, t, chunk_len, overlap, runner, args, len(text))
-            except (MergeError, KeyboardInterrupt):
-                raise
-            except BaseException as again:  # noqa: BLE001 - an engine under test may raise anything
-                exc = again
-        return _write_fault(engine, strategy, t, chunk_len, overlap, fault_message(exc), args, len(text))
-
-    found = write(text, fault)
-    faults: dict[str, BaseException | None] = {}
-
-    def still_fails(t: str) -> bool:
-        differs, exc = _outcome(engine, strategy, t, chunk_len, overlap, runner)
-        faults[t] = exc
-        return differs and type(exc) is type(fault)
-
-    small = minimize_text(text, still_fails, seconds=args.minimize_seconds)
-    if small == text:
-        return found
-    smaller = write(small, faults.get(small, fault))
-    for key in ("json", "html"):
-        Path(found[key]).unlink(missing_ok=True)
-    return smaller
-
-
 def _check_params(args: argparse.Namespace) -> None:
     for name in ("chunk_len", "workers", "chunk_workers", "max_reports"):
         v = getattr(args, name)
@@ -250,7 +118,7 @@ def _cases(engine: Encoder, args: argparse.Namespace, rng: random.Random
         overlap = args.overlap
         if overlap is None and args.strategy != "overlap-filter":  # overlap-filter: the blog's rule
             overlap = rng.choice([None, rng.randint(0, 64)])
-        yield _gen_text(engine, rng, corpus, chunk_len), chunk_len, overlap
+        yield gen_text(engine, rng, corpus, chunk_len), chunk_len, overlap
 
 
 class _Progress:
@@ -299,7 +167,7 @@ def _check_shard(job: tuple[str, str, str, int, list[tuple[str, int, int | None]
     if name not in _SHARD_ENGINES:
         _SHARD_ENGINES[name] = load_engine_checked(name)
     engine, runner = _SHARD_ENGINES[name], Runner(backend, chunk_workers)
-    return [_outcome(engine, strategy, t, c, o, runner)[0] for t, c, o in cases]
+    return [merge_outcome(engine, strategy, t, c, o, runner)[0] for t, c, o in cases]
 
 
 def _verdicts(engine: Encoder, args: argparse.Namespace, runner: Any, backend: str, rng: random.Random
@@ -313,7 +181,7 @@ def _verdicts(engine: Encoder, args: argparse.Namespace, runner: Any, backend: s
     workers = args.workers or usable_cores()
     if args.fuzz or not args.inputs or workers == 1 or sum(1 for _ in iter_inputs(args.inputs)) <= 32:
         for text, chunk_len, overlap in _cases(engine, args, rng):
-            yield (text, chunk_len, overlap, *_outcome(engine, args.strategy, text, chunk_len, overlap, runner))
+            yield (text, chunk_len, overlap, *merge_outcome(engine, args.strategy, text, chunk_len, overlap, runner))
         return
 
     def shards() -> Iterator[list[tuple[str, int, int | None]]]:
@@ -332,7 +200,7 @@ def _verdicts(engine: Encoder, args: argparse.Namespace, runner: Any, backend: s
         for batch, flags in zip(shards(), executor.map(_check_shard, jobs)):
             for (text, chunk_len, overlap), flagged in zip(batch, flags, strict=True):
                 if flagged:
-                    yield (text, chunk_len, overlap, *_outcome(engine, args.strategy, text, chunk_len, overlap, runner))
+                    yield (text, chunk_len, overlap, *merge_outcome(engine, args.strategy, text, chunk_len, overlap, runner))
                 else:
                     yield text, chunk_len, overlap, False, None
     finally:
@@ -353,7 +221,7 @@ def _run(engine: Encoder, args: argparse.Namespace, strategies: Any, runner_clas
         if not differs:
             agreed += 1
             continue
-        entry = _report(engine, args.strategy, text, chunk_len, overlap, runner, args, fault)
+        entry = report_finding(engine, args.strategy, text, chunk_len, overlap, runner, args, fault)
         found.append(entry)
         if not args.json:
             what = entry["classification"] + (f" ({entry['fault']})" if "fault" in entry else "")
