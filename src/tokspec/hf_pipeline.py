@@ -105,7 +105,10 @@ def _metaspace(spec: dict[str, Any]) -> Callable[[Aligned, int], list[Aligned]]:
     def run(a: Aligned, index: int) -> list[Aligned]:
         # HF "first": the piece starts at original offset 0 (the unsplit root always does)
         first = isinstance(a, _Root) or bool(a.spans and a.spans[0][0] == 0)
-        a = nz.apply_edits(a, [(rep if c == " " else c, 0) for c in a.text])
+        if len(rep) == 1:  # one character for one: the same alignment, no edit list
+            a = Aligned(a.text.replace(" ", rep), a.spans, a.origins)
+        else:
+            a = nz.apply_edits(a, [(rep if c == " " else c, 0) for c in a.text])
         if scheme == "always" or (scheme == "first" and first):
             if not a.text.startswith(rep):
                 a = nz.prepend(a, rep)

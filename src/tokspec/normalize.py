@@ -250,10 +250,16 @@ def unicode_form(a: Aligned, form: str) -> Aligned:
 
 def replace(a: Aligned, pattern: regex.Pattern[str], content: str) -> Aligned:
     """HF ``Replace``: each non-empty match is removed, then ``content`` is inserted aligned to the
-    LAST removed character. Matches are found on ``a.text`` left to right, non-overlapping. O(n)."""
+    LAST removed character. Matches are found on ``a.text`` left to right, non-overlapping. O(n).
+
+    Fast path: when every non-empty match is one character equal to ``content`` (``\\p{Zs}`` -> ``" "``
+    on text whose only Zs is the space), the edits would be the identity, and ``a`` is returned."""
+    matches = [m for m in pattern.finditer(a.text) if m.end() > m.start()]
+    if all(m.end() - m.start() == 1 and m.group() == content for m in matches):
+        return a
     edits: list[Edit] = []
     pos = 0
-    for m in pattern.finditer(a.text):
+    for m in matches:
         s, e = m.span()
         if s == e:
             continue
