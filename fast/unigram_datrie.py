@@ -21,9 +21,11 @@ addressing over ``(node, byte)`` keys) for the benchmark.
 
 Normalization: a sentencepiece model's normalizer (precompiled charsmap such as nmt_nfkc, or
 identity) is compiled too (``tokspec.fast._spm_kernels``), so an spm encode runs no Python per
-character. HF pipelines (``tokenizer.json``: NFKC, Metaspace, ...) stay in Python
-(``model.pretokenize``, plus turning its alignment into arrays): O(n) Python steps per text,
-which dominate a full HF encode.
+character. HF pipelines (``tokenizer.json``): on text their normalizer leaves unchanged, a
+``Metaspace`` pretokenizer goes straight to arrays (``tokspec.fast._hf_identity``, C-level checks
+and numpy); other text and other pipelines (Lowercase, Precompiled, WhitespaceSplit, ...) take
+``model.pretokenize`` plus turning its alignment into arrays: O(n) Python steps per text, which
+dominate a full HF encode.
 
 Out of scope: n-best, sampling, user-defined-symbol bonuses, special tokens (ordinary text).
 """
@@ -44,6 +46,7 @@ from tokspec._types import check_text
 from tokspec.fast import _spm_kernels, _unigram_emit, _unigram_kernels
 from tokspec.fast._double_array import DoubleArray
 from tokspec.fast._hash_trie import HashTrie
+from tokspec.fast._hf_identity import IdentityMetaspace, identity_plan
 from tokspec.normalize import Aligned
 from tokspec.spm_normalize import SpmNormalizer
 from tokspec.unigram_model import (
@@ -70,7 +73,8 @@ class DatrieUnigram(Encoder):
     """
 
     def __init__(self, model: UnigramModel, name: str, *, tie_break: TieBreak | None = None,
-                 trie: TrieKind = "double-array", offsets: OffsetMode = "contract", jit: bool = True) -> None:
+                 trie: TrieKind = "double-array", offsets: OffsetMode = "contract", jit: bool = True,
+                 identity: IdentityMetaspace | None = None) -> None:
         if trie not in ("double-array", "hash"):
             raise ValueError(f"trie={trie!r}: expected 'double-array' or 'hash'")
         # jit=False: the same kernel sources run as plain Python, nested calls included (fuzzing
@@ -101,6 +105,7 @@ class DatrieUnigram(Encoder):
         self.reset = float(model.score_reset or 0.0)
         self.byte_ids = np.asarray(model.byte_ids, dtype=np.int64) if model.byte_fallback else _NONE
         self._spm = None if model.spm_normalizer is None else _spm_arrays(model.spm_normalizer, self._sk)
+        self._identity = identity  # HF pipelines: text the normalizer leaves alone, straight to arrays
         self._work = _Workspace()
         self.info = EngineInfo(name=name, kind="tokenizer", library="tokspec.fast",
                                library_version=_VERSION, vocab_sha256=model.sha256,
@@ -163,6 +168,9 @@ class DatrieUnigram(Encoder):
             aligned = tuple(ws.get(name, m, np.int64)[:m] for name in ("o_start", "o_end", "sp_start", "sp_end"))
             self._sk.spm_alignment(n2o, r1, m, table, *aligned)
             return out[:k], np.array([0, k], dtype=np.int64), aligned
+        if self._identity is not None and self._identity.applies(text):
+            data, bounds, aligned = self._identity.arrays(text)
+            return data, bounds, aligned if alignment else (_NONE, _NONE, _NONE, _NONE)
         pres = self.model.pretokenize(text)
         encoded = [p.text.encode("utf-8") for p in pres]
         data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
@@ -249,10 +257,10 @@ def _alignment_arrays(pres: list[Aligned]) -> tuple[np.ndarray, np.ndarray, np.n
 def datrie_encoder(arg: str, *, tie_break: TieBreak | None = None, trie: TrieKind = "double-array",
                    offsets: OffsetMode = "contract", jit: bool = True) -> DatrieUnigram:
     """``fast:ARG``: ``mon-unigram``, a Unigram ``tokenizer.json`` path, or a sentencepiece ``.model``."""
-    if arg in NAMED_FILES:
-        model = unigram_model_from_tokenizer_json(load_tokenizer_json(named_path(arg), NAMED_FILES[arg].sha256))
-    elif Path(arg).suffix == ".model":
-        model = unigram_model_from_spm(arg)
-    else:
-        model = unigram_model_from_tokenizer_json(arg)
-    return DatrieUnigram(model, f"fast:{arg}", tie_break=tie_break, trie=trie, offsets=offsets, jit=jit)
+    if Path(arg).suffix == ".model" and arg not in NAMED_FILES:
+        return DatrieUnigram(unigram_model_from_spm(arg), f"fast:{arg}", tie_break=tie_break, trie=trie,
+                             offsets=offsets, jit=jit)
+    named = NAMED_FILES.get(arg)
+    tj = load_tokenizer_json(named_path(arg), named.sha256) if named else load_tokenizer_json(arg)
+    return DatrieUnigram(unigram_model_from_tokenizer_json(tj), f"fast:{arg}", tie_break=tie_break, trie=trie,
+                         offsets=offsets, jit=jit, identity=identity_plan(tj.data))
