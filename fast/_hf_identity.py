@@ -46,7 +46,21 @@ _WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\
 Check = Callable[[str], bool]
 
 
+#: A pattern source that always matches exactly one character: one property or bracket class.
+_ONE_CHAR_CLASS = regex.compile(r"\\[pP]\{[A-Za-z_ =]+\}|\[(?:\\.|[^\]\\\[])*\]")
+
+
 def _replace_is_identity(pattern: regex.Pattern[str], content: str) -> Check:
+    """Replace is the identity on text where every non-empty match is one character equal to
+    ``content``. When the pattern is one character class and ``content`` at most one character,
+    that is "no character of the class other than ``content``": one C-level search of the class
+    minus ``content`` (a V1 set difference); otherwise the matches are walked."""
+    source = pattern.pattern
+    if len(content) <= 1 and _ONE_CHAR_CLASS.fullmatch(source) and not any(
+            op in source for op in ("--", "&&", "||", "~~")):
+        other = regex.compile(f"[{source}--[{regex.escape(content)}]]" if content else source, flags=regex.V1)
+        return lambda text: other.search(text) is None
+
     def check(text: str) -> bool:
         return all(m.end() - m.start() == 1 and m.group() == content
                    for m in pattern.finditer(text) if m.end() > m.start())

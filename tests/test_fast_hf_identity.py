@@ -11,11 +11,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+import regex
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tokspec import load_engine
-from tokspec.fast._hf_identity import IdentityMetaspace, _starts_of, identity_plan
+from tokspec.fast._hf_identity import IdentityMetaspace, _replace_is_identity, _starts_of, identity_plan
 from tokspec.fast.unigram_datrie import _alignment_arrays
 from tokspec.hf_pipeline import _normalizer, hf_pipeline
 from tokspec.normalize import Aligned
@@ -124,3 +125,28 @@ def test_mon_unigram_takes_the_plan_and_equals_hf() -> None:
     for text in ("Монгол улс бол Зүүн Хойд Азид", "a  b ", " x", "\u2581y z", "a\u00a0b\u200bc"):
         assert fast.encode(text) == hf.encode(text), text
         assert fast.encode_ids(text).tolist() == list(hf.encode(text).ids)  # type: ignore[attr-defined]
+
+
+@given(TEXTS, st.sampled_from([(r"\p{Zs}", " "), (r"\p{Zs}", ""), (r"[\u00AD\u200B]", ""), (r"[ab]", "a"),
+                               (r"[^ab]", " "), (r"[\]x]", "x"), (r" +", " "), (r"\P{L}", "b"), (r"[ab]", "ab")]))
+@example("a b\u00a0", (r"\p{Zs}", " "))
+@example("xa", (r"[ab]", "a"))
+@example("]", (r"[\]x]", "x"))
+def test_replace_identity_check_by_class_equals_the_walk(text: str, rule: tuple[str, str]) -> None:
+    """The one-search check of a one-character class equals walking every match."""
+    pattern, content = regex.compile(rule[0]), rule[1]
+    walked = all(m.end() - m.start() == 1 and m.group() == content
+                 for m in pattern.finditer(text) if m.end() > m.start())
+    assert _replace_is_identity(pattern, content)(text) == walked
+
+
+@pytest.mark.parametrize("source, content, one_search", [
+    (r"\p{Zs}", " ", True), (r"[\u00AD\u200B]", "", True), (r"\P{L}", "", True), (r"[^ab]", "x", True),
+    (r" +", " ", False), (r"[ab]", "ab", False), (r"[--a]", "x", False), (r"[a&&b]", "x", False),
+    (r"[a||b]", "x", False), (r"[a~~b]", "x", False), (r"\p{Zs}\p{Zs}", " ", False), (r"[[a]]", "a", False),
+])
+def test_which_replace_checks_take_one_search(source: str, content: str, one_search: bool) -> None:
+    """One C-level search (the per-call cost the module promises) exactly for one-character
+    classes without V1 set operators and a content of at most one character."""
+    check = _replace_is_identity(regex.compile(source), content)
+    assert (check.__name__ == "<lambda>") is one_search
