@@ -44,6 +44,7 @@ _WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\
                          "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 
 Check = Callable[[str], bool]
+_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 #: A pattern source that always matches exactly one character: one property or bracket class.
@@ -113,9 +114,10 @@ class IdentityMetaspace:
         """Is the normalizer the identity on ``text`` (non-empty)?"""
         return bool(text) and all(check(text) for check in self.checks)
 
-    def arrays(self, text: str) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
+    def arrays(self, text: str, alignment: bool = True) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
         """(normalized UTF-8 bytes, pretoken byte bounds, (origin starts, origin ends, HF span
-        starts, HF span ends) per normalized character) of ``text``, on which :meth:`applies`."""
+        starts, HF span ends) per normalized character) of ``text``, on which :meth:`applies`.
+        ``alignment=False`` (ids only): the four alignment arrays are empty."""
         body = text.replace(" ", self.marker)
         lead = self.prepend and not body.startswith(self.marker)
         data = np.frombuffer(((self.marker if lead else "") + body).encode("utf-8"), dtype=np.uint8)
@@ -125,6 +127,8 @@ class IdentityMetaspace:
         else:
             cuts = np.zeros(0, dtype=np.int64)
         bounds = np.concatenate(([0], cuts, [len(data)])).astype(np.int64)
+        if not alignment:
+            return data, bounds, (_EMPTY, _EMPTY, _EMPTY, _EMPTY)
         n = len(text)
         starts = np.arange(n, dtype=np.int64)
         ends = starts + 1

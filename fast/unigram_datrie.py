@@ -169,8 +169,7 @@ class DatrieUnigram(Encoder):
             self._sk.spm_alignment(n2o, r1, m, table, *aligned)
             return out[:k], np.array([0, k], dtype=np.int64), aligned
         if self._identity is not None and self._identity.applies(text):
-            data, bounds, aligned = self._identity.arrays(text)
-            return data, bounds, aligned if alignment else (_NONE, _NONE, _NONE, _NONE)
+            return self._identity.arrays(text, alignment)
         pres = self.model.pretokenize(text)
         encoded = [p.text.encode("utf-8") for p in pres]
         data = np.frombuffer(b"".join(encoded), dtype=np.uint8)

@@ -75,6 +75,9 @@ def test_plan_equals_the_general_path_wherever_it_applies(text: str, which: int,
     assert got[0].tobytes() == general[0].tobytes()
     assert got[1].tolist() == general[1].tolist()
     assert [a.tolist() for a in got[2]] == [a.tolist() for a in general[2]]
+    bare = plan.arrays(text, alignment=False)  # ids only: the same bytes and bounds, no alignment
+    assert bare[0].tobytes() == got[0].tobytes() and bare[1].tolist() == got[1].tolist()
+    assert [len(a) for a in bare[2]] == [0, 0, 0, 0]
 
 
 def test_old_add_prefix_space_files_and_their_default() -> None:
