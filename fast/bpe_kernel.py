@@ -307,7 +307,9 @@ class CompiledBPE:
 
     def encode_pieces(self, data: bytes, bounds: np.ndarray) -> np.ndarray:
         """Ids of the pieces ``data[bounds[k]:bounds[k+1]]``, concatenated (int64 array)."""
-        buf = np.frombuffer(data, dtype=np.uint8)
+        # a writable copy: the kernel is then called with the types encode_text uses, so one
+        # compiled version serves both (a read-only buffer would compile _encode a second time)
+        buf = np.frombuffer(bytearray(data), dtype=np.uint8)
         bounds = np.asarray(bounds, dtype=np.int64)
         with np.errstate(over="ignore"):
             ids, _, _ = _encode(buf, bounds, np.arange(len(bounds) - 1), np.arange(1, len(bounds)), False,
