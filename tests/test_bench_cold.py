@@ -31,8 +31,8 @@ def test_rows_take_the_best_round_and_mark_differing_ids() -> None:
     runs = {"s": {"cold": uses(3.0, 2.0), "warm": uses(0.5, 0.7)},
             "b": {"cold": uses(4.0, 5.0), "warm": uses(0.4, 0.9, ids=(1, 3))}}
     rows = _rows("s", "b", runs)
-    assert [r.case for r in rows] == ["cold wall (first use)", "cold cpu (first use)",
-                                      "warm wall (first use) INEXACT", "warm cpu (first use) INEXACT"]
+    assert [r.case for r in rows] == ["cold wall 2.00s vs 4.00s", "cold cpu 1.00s vs 2.00s",
+                                      "warm wall 0.50s vs 0.40s INEXACT", "warm cpu 0.25s vs 0.20s INEXACT"]
     assert [(r.subject_s, r.baseline_s) for r in rows] == [(2.0, 4.0), (1.0, 2.0), (0.5, 0.4), (0.25, 0.2)]
     assert all(r.suite == SUITE == "cold" and r.input_bytes == len(TEXT.encode()) for r in rows)
     assert SUITES["cold"] == "tokspec.app.bench.cold"
