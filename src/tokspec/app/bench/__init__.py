@@ -26,6 +26,7 @@ SUITES: dict[str, str] = {
     "counting": "tokspec.app.bench.counting",
     "latency": "tokspec.app.bench.latency",
     "cold": "tokspec.app.bench.cold",
+    "stages": "tokspec.app.bench.stages",
 }
 
 
