@@ -74,8 +74,8 @@ OFFSET_MAPPING = _version(sentencepiece.__version__) >= (0, 2, 3)
 
 #: The installed sentencepiece returns ids as one int32 buffer (``return_type="numpy"``): no Python
 #: int per token. Older releases give the list only.
-NUMPY_IDS = hasattr(getattr(sentencepiece, "_sentencepiece", None) and
-                    sentencepiece._sentencepiece.SentencePieceProcessor, "_EncodeAsBuffer")
+NUMPY_IDS = hasattr(getattr(getattr(sentencepiece, "_sentencepiece", None), "SentencePieceProcessor", None),
+                    "_EncodeAsBuffer")
 
 
 def proto_encode(processor: sentencepiece.SentencePieceProcessor, text: str) -> dict[str, list]:  # type: ignore[type-arg]
