@@ -163,6 +163,20 @@ class DoubleArray:
         trie._pad()
         return trie
 
+    def units(self) -> np.ndarray:
+        """The runtime layout of the compiled kernels: slot ``t`` is ``units[4t:4t+4]`` = (base,
+        check, value, 0), int32. One step of a walk (check and value of ``t``, base of ``t`` for
+        the next step) reads one 16-byte unit, never split across cache lines (numpy's buffers
+        are at least 16-byte aligned), instead of three arrays. O(slots). Every entry is a slot
+        number or a piece id, far below 2**31 for any trie the Python build can hold (a 250K-piece
+        vocabulary takes ~780K slots); numpy refuses a value outside int32 (OverflowError).
+        """
+        units = np.zeros(4 * len(self.check), dtype=np.int32)
+        units[0::4] = self.base
+        units[1::4] = self.check
+        units[2::4] = self.value
+        return units
+
     def __len__(self) -> int:
         """Number of slots (used and free)."""
         return len(self.check)

@@ -89,8 +89,8 @@ def _offsets(ts: np.ndarray, te: np.ndarray, k: int, cob: np.ndarray, o_start: n
 
 
 @kernel
-def encode_pretokens(data: np.ndarray, bounds: np.ndarray, use_hash: bool, base: np.ndarray,
-                     check: np.ndarray, value: np.ndarray, hkeys: np.ndarray, hchild: np.ndarray,
+def encode_pretokens(data: np.ndarray, bounds: np.ndarray, use_hash: bool, units: np.ndarray,
+                     hkeys: np.ndarray, hchild: np.ndarray,
                      hmask: int, hvalue: np.ndarray, scores: np.ndarray, unk_score: float, unk_id: int,
                      f32: bool, last: bool, reset: float, hf: bool, fuse_unk: bool,
                      byte_ids: np.ndarray, contract: bool, o_start: np.ndarray, o_end: np.ndarray,
@@ -117,8 +117,7 @@ def encode_pretokens(data: np.ndarray, bounds: np.ndarray, use_hash: bool, base:
             forward_hash(data, lo, hi, hkeys, hchild, hmask, hvalue, scores, unk_score, f32, last, reset,
                          best, bstart, bid)
         else:
-            forward_da(data, lo, hi, base, check, value, scores, unk_score, f32, last, reset,
-                       best, bstart, bid)
+            forward_da(data, lo, hi, units, scores, unk_score, f32, last, reset, best, bstart, bid)
         m = 0  # backtrack: edges ending at e, collected right to left
         e = hi - lo
         while e > 0:
@@ -143,7 +142,7 @@ def encode_pretokens(data: np.ndarray, bounds: np.ndarray, use_hash: bool, base:
                     j -= 1
                     end = lo + es[j]
                 run = lookup_hash(data, s, end, hkeys, hchild, hmask, hvalue) if use_hash else \
-                    lookup_da(data, s, end, base, check, value)
+                    lookup_da(data, s, end, units)
                 if run >= 0:
                     ids[k] = run
                     ts[k] = s

@@ -20,7 +20,9 @@ float32 rounding, which the kernels reproduce operation for operation.
 Two tries, one Viterbi loop each (the benchmark compares the tries only):
 
 - double array (Aoe; ``tokspec.fast._double_array``): child of ``s`` on byte ``c`` is
-  ``t = base[s] + c`` iff ``check[t] == s``: two loads and a compare per byte.
+  ``t = base[s] + c`` iff ``check[t] == s``: two loads and a compare per byte. Base, check and value
+  of a slot are packed in one 16-byte int32 unit (:meth:`DoubleArray.units`), so a step touches
+  one cache line (the check and value of ``t`` and the base for the next step), not three arrays.
 - ``HashTrie`` (``tokspec.fast._hash_trie``): open addressing with linear probing over int64 keys
   ``node * 256 + byte`` in a power-of-two table (load <= 1/2): a multiply, a mask, one or more
   probes per byte.
@@ -89,10 +91,11 @@ def _rebase(best: np.ndarray, bstart: np.ndarray, start: int, frontier: int, off
 
 
 @kernel
-def forward_da(data: np.ndarray, lo: int, hi: int, base: np.ndarray, check: np.ndarray,
-               value: np.ndarray, scores: np.ndarray, unk_score: float, f32: bool, last: bool,
-               reset: float, best: np.ndarray, bstart: np.ndarray, bid: np.ndarray) -> None:
-    """Viterbi forward pass over ``data[lo:hi]`` walking the double array.
+def forward_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray, scores: np.ndarray,
+               unk_score: float, f32: bool, last: bool, reset: float, best: np.ndarray,
+               bstart: np.ndarray, bid: np.ndarray) -> None:
+    """Viterbi forward pass over ``data[lo:hi]`` walking the double array (packed ``units``: slot
+    ``t`` is ``units[4t:4t+3]`` = base, check, value; :meth:`DoubleArray.units`).
 
     Fills ``best[0..n]``, ``bstart`` (predecessor position, -1 unreached) and ``bid`` (piece id,
     -1 for an unknown edge), positions relative to ``lo``."""
@@ -116,12 +119,12 @@ def forward_da(data: np.ndarray, lo: int, hi: int, base: np.ndarray, check: np.n
         s = 0
         q = start
         while q < n:
-            t = base[s] + data[lo + q]
-            if check[t] != s:  # always in range: the arrays are padded
+            t = units[4 * s] + data[lo + q]
+            if units[4 * t + 1] != s:  # always in range: the arrays are padded
                 break
             s = t
             q += 1
-            v = value[s]
+            v = units[4 * s + 2]  # the same 16-byte unit as the check just read
             if v >= 0:
                 frontier = max(frontier, q)
                 cand = here + scores[v]
@@ -203,16 +206,15 @@ def forward_hash(data: np.ndarray, lo: int, hi: int, keys: np.ndarray, child: np
 
 
 @kernel
-def lookup_da(data: np.ndarray, lo: int, hi: int, base: np.ndarray, check: np.ndarray,
-              value: np.ndarray) -> int:
-    """The id of the piece equal to ``data[lo:hi]``, or -1."""
+def lookup_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray) -> int:
+    """The id of the piece equal to ``data[lo:hi]``, or -1 (``units`` as in :func:`forward_da`)."""
     s = 0
     for q in range(lo, hi):
-        t = base[s] + data[q]
-        if check[t] != s:
+        t = units[4 * s] + data[q]
+        if units[4 * t + 1] != s:
             return -1
         s = t
-    return value[s]
+    return int(units[4 * s + 2])
 
 
 @kernel
@@ -247,8 +249,8 @@ def char_of_byte_into(data: np.ndarray, out: np.ndarray) -> None:
 
 
 @kernel
-def forward_pretokens(data: np.ndarray, bounds: np.ndarray, use_hash: bool, base: np.ndarray,
-                      check: np.ndarray, value: np.ndarray, hkeys: np.ndarray, hchild: np.ndarray,
+def forward_pretokens(data: np.ndarray, bounds: np.ndarray, use_hash: bool, units: np.ndarray,
+                      hkeys: np.ndarray, hchild: np.ndarray,
                       hmask: int, hvalue: np.ndarray, scores: np.ndarray, unk_score: float, f32: bool,
                       last: bool, reset: float) -> tuple[np.ndarray, np.ndarray]:
     """The Viterbi forward pass alone over every pretoken (the trie comparison of the benchmark):
@@ -271,8 +273,7 @@ def forward_pretokens(data: np.ndarray, bounds: np.ndarray, use_hash: bool, base
             forward_hash(data, lo, hi, hkeys, hchild, hmask, hvalue, scores, unk_score, f32, last, reset,
                          best, bstart, bid)
         else:
-            forward_da(data, lo, hi, base, check, value, scores, unk_score, f32, last, reset,
-                       best, bstart, bid)
+            forward_da(data, lo, hi, units, scores, unk_score, f32, last, reset, best, bstart, bid)
         all_start[at:at + hi - lo + 1] = bstart[:hi - lo + 1]
         all_id[at:at + hi - lo + 1] = bid[:hi - lo + 1]
         at += hi - lo + 1

@@ -91,7 +91,7 @@ def _pair_valid(a: int, b: int, left: np.ndarray, right: np.ndarray, pairs: np.n
     """``BacktrackBPE._pair_valid(a, b, inf)``: replay the merge history at the boundary."""
     limit = 1 << 62
     while True:
-        c = _get(pairs, (np.int64(a) << _PAIR_SHIFT) | b, _PAIR_SHIFT)
+        c = _get(pairs, (np.int64(a) << _PAIR_SHIFT) | b, np.int64(_PAIR_SHIFT))  # not a literal: one compiled _get
         if 0 <= c < limit:
             return False
         a_base = left[a] == a
@@ -139,7 +139,7 @@ def _longest(data: np.ndarray, pos: int, end: int, max_len: int, root: np.ndarra
         best = node
     q = pos + 2
     while q < stop:
-        node = _get(trie, (np.int64(node) << 8) | data[q], _NODE_BITS)
+        node = _get(trie, (np.int64(node) << 8) | data[q], np.int64(_NODE_BITS))
         if node < 0:
             break
         if node < n_ids:
@@ -307,7 +307,9 @@ class CompiledBPE:
 
     def encode_pieces(self, data: bytes, bounds: np.ndarray) -> np.ndarray:
         """Ids of the pieces ``data[bounds[k]:bounds[k+1]]``, concatenated (int64 array)."""
-        buf = np.frombuffer(data, dtype=np.uint8)
+        # a writable copy: the kernel is then called with the types encode_text uses, so one
+        # compiled version serves both (a read-only buffer would compile _encode a second time)
+        buf = np.frombuffer(bytearray(data), dtype=np.uint8)
         bounds = np.asarray(bounds, dtype=np.int64)
         with np.errstate(over="ignore"):
             ids, _, _ = _encode(buf, bounds, np.arange(len(bounds) - 1), np.arange(1, len(bounds)), False,

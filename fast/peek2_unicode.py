@@ -42,6 +42,9 @@ O_OTHER, O_SPACE, O_CRLF, O_WS, O_UP, O_LO, O_BOTH, O_MARK, O_NUMBER = range(9)
 _PROBES = ((_F_L, r"\p{L}"), (_F_N, r"\p{N}"), (_F_WS, r"\s"), (_F_UP, r"[\p{Lu}\p{Lt}]"),
            (_F_LO, r"\p{Ll}"), (_F_M, r"\p{M}"))
 
+#: One class holding every probe's class: ``[\p{L}\p{N}\s\p{Lu}\p{Lt}\p{Ll}\p{M}]``.
+_UNION = "[" + "".join(prop[1:-1] if prop.startswith("[") else prop for _, prop in _PROBES) + "]"
+
 
 @functools.lru_cache(maxsize=1)
 def flags() -> np.ndarray:
@@ -72,17 +75,35 @@ def _code_key() -> str:
 
 
 def _derive_flags() -> np.ndarray:
-    from tokenizers import Regex, pre_tokenizers
-    cps = np.concatenate([np.arange(0, 0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
-    text = _all_chars()
+    """The six probes of :data:`_PROBES`, run where they can match.
+
+    Each probe costs HF about a microsecond per character scanned whatever it matches, and 1.1M
+    code points are scanned. So one pass of the union of the probes' classes first picks out the
+    ~150K characters in any class (every probe's class is inside the union by construction, so a
+    character outside it has no flag), and the six probes then run on those characters only. Class
+    membership is per character (``prop+`` runs, nothing looks around), so the flags are what the
+    six probes give over all code points, in about a quarter of the time.
+    """
+    cps = _all_code_points()
+    candidates = cps[_inside(_UNION, _all_chars())]
+    text = candidates.tobytes().decode("utf-32-le")
     out = np.zeros(0x110000, dtype=np.uint8)
     for bit, prop in _PROBES:
-        inside = np.ones(len(text), dtype=bool)
-        split = pre_tokenizers.Split(Regex(prop + "+"), behavior="removed")
-        for _piece, (start, end) in split.pre_tokenize_str(text):  # what is left is outside the class
-            inside[start:end] = False
-        out[cps[inside]] |= bit
+        out[candidates[_inside(prop, text)]] |= bit
     return out
+
+
+def _inside(prop: str, text: str) -> np.ndarray:
+    """Mask over the characters of ``text``: which are in the class ``prop`` in HF's regex engine.
+
+    HF's ``Split`` pre-tokenizer removes the runs ``prop+``; what is left is outside the class.
+    """
+    from tokenizers import Regex, pre_tokenizers
+    inside = np.ones(len(text), dtype=bool)
+    split = pre_tokenizers.Split(Regex(prop + "+"), behavior="removed")
+    for _piece, (start, end) in split.pre_tokenize_str(text):
+        inside[start:end] = False
+    return inside
 
 
 @functools.lru_cache(maxsize=None)
@@ -104,10 +125,14 @@ def fold_table() -> tuple[np.ndarray, np.ndarray]:
     return np.array(cps, dtype=np.int64), np.array([x for _, x in pairs], dtype=np.int64)
 
 
+def _all_code_points() -> np.ndarray:
+    """Every code point but the surrogates, ascending (little-endian uint32)."""
+    return np.concatenate([np.arange(0, 0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
+
+
 @functools.lru_cache(maxsize=1)
 def _all_chars() -> str:
-    cps = np.concatenate([np.arange(0, 0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
-    return cps.tobytes().decode("utf-32-le")
+    return _all_code_points().tobytes().decode("utf-32-le")
 
 
 @functools.lru_cache(maxsize=1)

@@ -141,7 +141,7 @@ def _cl100k_kernel(cps: np.ndarray, table: np.ndarray, branch: np.ndarray, max_d
             while j < n and cat[j] == _CR:
                 j += 1
         elif b != _B_CON:  # whitespace
-            j = _whitespace_end(cat, i, n, to_end_first, _SP, _CR, _WS)
+            j = _whitespace_end(cat, np.int64(i), n, to_end_first, _SP, _CR, _WS)  # i typed int64 at once: one compile
         starts[count] = i
         ends[count] = j
         count += 1

@@ -92,11 +92,11 @@ class DatrieUnigram(Encoder):
         # its fused unknown runs are looked up in.
         self.da: DoubleArray | None = None
         self.ht: HashTrie | None = None
-        self._da = (_NONE, _NONE, _NONE)
+        self._da = (_NONE,)
         self._ht = (_NONE, _NONE, 0, _NONE)
         if trie == "double-array":
             self.da = DoubleArray.cached(keys, ids)
-            self._da = tuple(np.asarray(a, dtype=np.int64) for a in (self.da.base, self.da.check, self.da.value))
+            self._da = (self.da.units(),)
         else:
             self.ht = HashTrie(keys, ids)
             self._ht = (self.ht.keys, self.ht.child, self.ht.mask, self.ht.node_value)

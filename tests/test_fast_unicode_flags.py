@@ -54,6 +54,15 @@ def derived() -> np.ndarray:
     return pu._derive_flags()
 
 
+def test_all_code_points_are_every_scalar_value_once() -> None:
+    """The derivation's domain: 0..0x10FFFF without the surrogates (U+0000 and U+E000 included:
+    no class holds them, so only this test notices if they go missing)."""
+    _, cps = _all_text()
+    got = pu._all_code_points()
+    assert got.dtype == np.dtype("<u4") and np.array_equal(got, cps)
+    assert pu._all_chars() == got.tobytes().decode("utf-32-le")
+
+
 def test_derived_flags_shape(derived: np.ndarray) -> None:
     assert derived.shape == (0x110000,) and derived.dtype == np.uint8
     assert not derived[0xD800:0xE000].any(), "surrogates carry no class"

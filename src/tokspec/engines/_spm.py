@@ -25,7 +25,7 @@ If the pieces do not tile the normalized text (not seen in the tests; checked on
 raw spans are used with the rule of :func:`contract_byte_spans`.
 
 ``encode_arrays`` does the same without a Python object per token: ids from sentencepiece's plain
-``encode`` (its own encode time), the ordinary pieces' text from the vocabulary (sentencepiece's
+``encode`` (its own encode time; as one int32 buffer where the release has ``return_type="numpy"``), the ordinary pieces' text from the vocabulary (sentencepiece's
 pieces are the normalized text they matched, so they equal the vocabulary's), and the tiling by
 the compiled :func:`tile_kernel` (:func:`aligned_spans` over arrays; tests check they agree);
 when it does not tile, the list path above runs.
@@ -71,6 +71,11 @@ def _version(text: str) -> tuple[int, ...]:
 
 #: The installed sentencepiece's ``offset_mapping`` output is the one the adapter reads (0.2.3 on).
 OFFSET_MAPPING = _version(sentencepiece.__version__) >= (0, 2, 3)
+
+#: The installed sentencepiece returns ids as one int32 buffer (``return_type="numpy"``): no Python
+#: int per token. Older releases give the list only.
+NUMPY_IDS = hasattr(getattr(getattr(sentencepiece, "_sentencepiece", None), "SentencePieceProcessor", None),
+                    "_EncodeAsBuffer")
 
 
 def proto_encode(processor: sentencepiece.SentencePieceProcessor, text: str) -> dict[str, list]:  # type: ignore[type-arg]
@@ -314,16 +319,19 @@ class SpmEngine(Encoder):
         """Encode as arrays (module docstring); O(n + tokens) compiled beyond sentencepiece's
         encode and normalization, the list path when the pieces do not tile."""
         try:
-            raw = self.library_processor.encode(text)
+            if NUMPY_IDS:  # the same ids as encode's list (tests/test_adapter_arrays.py)
+                ids = np.asarray(self.library_processor.encode(text, return_type="numpy"), dtype=np.int64)
+            else:
+                raw = self.library_processor.encode(text)
+                ids = np.fromiter(raw, dtype=np.int64, count=len(raw))
         except Exception as exc:
             raise EngineFault(f"{self.info.name}: sentencepiece failed on text={text!r:.80}: {exc}") from exc
-        ids = np.fromiter(raw, dtype=np.int64, count=len(raw))
         norm, offs = self.library_normalizer.normalize(text, with_offsets=True)
         dummy = self._dummy_index(norm)
         if len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= len(self._kind_of_id)):
             raise EngineFault(f"{self.info.name}: sentencepiece returned an id outside the vocabulary")
         starts, ends, tiled = tile_kernel(
-            np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32).astype(np.int64),
+            np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32),
             np.fromiter(offs, dtype=np.int64, count=len(offs)), ids, self._kind_of_id,
             self._piece_flat, self._piece_at, -1 if dummy is None else dummy)
         if not tiled:

@@ -25,6 +25,8 @@ SUITES: dict[str, str] = {
     "scale": "tokspec.app.bench.scale",
     "counting": "tokspec.app.bench.counting",
     "latency": "tokspec.app.bench.latency",
+    "cold": "tokspec.app.bench.cold",
+    "stages": "tokspec.app.bench.stages",
 }
 
 

@@ -14,7 +14,7 @@ Cases (``quick=False``; sizes are UTF-8 bytes of generated text):
   ``fast:cl100k_base`` vs ``reference:cl100k_base`` on 300 KB.
 - ``unigram``: double-array Viterbi vs the same compiled Viterbi over an open-addressing hash trie
   (``tokspec.fast._hash_trie``; forward pass only, on normalized pretokens prepared beforehand, so
-  only the trie differs); ``fast:MODEL`` ids vs ``sentencepiece`` ``encode`` on 1 MB (a trained
+  only the trie differs; on the small trained model and on ``mon-unigram``, 64,256 pieces); ``fast:MODEL`` ids vs ``sentencepiece`` ``encode`` on 1 MB (a trained
   nmt_nfkc + byte-fallback model), ``fast:MODEL`` vs ``spm:MODEL`` (ids + offsets), and
   ``fast:mon-unigram`` vs ``hf:mon-unigram``. Subject and baseline run interleaved, best of 5,
   and each row first checks both outputs are equal (a mismatch marks the case ``INEXACT``).

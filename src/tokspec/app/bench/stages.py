@@ -1,0 +1,100 @@
+"""``tokspec bench --suite stages``: where ``fast:cl100k_base`` ``encode_ids`` spends its time.
+
+``encode_ids`` is four steps, each timed alone here on the same text (1 MB of English-like text,
+Chinese-like text and code; 20 KB with ``quick``), best of 5, steps and the whole call interleaved:
+
+1. ``code points``: the text as a uint32 array (``tokspec.fast.peek2_unicode.code_points``);
+2. ``peek2``: the pretoken spans (the Peek2 kernel, with its category table lookup per character);
+3. ``utf8``: the UTF-8 bytes and each character's first byte (``bpe_kernel.utf8_of_code_points``);
+4. ``merge``: the backtracking BPE kernel over all pretokens (trie walks, pair checks through
+   the pair-validity memo, warm as in steady use); and ``merge, cold memo``: the same with the
+   memo emptied first (what the memo saves).
+
+Each row's subject is one step, its baseline the whole ``encode_ids``: the ratio is whole /
+step (the step's share is its inverse), and the case names the step's nanoseconds per input
+byte. Rows with the whole ``encode_ids`` against tiktoken ``encode_ordinary`` and the fastest
+exact peers that are importable (toktok-rs, quicktok-v1: the ``bench`` extra) put the steps in
+scale. The ids of the steps run in sequence, of ``encode_ids`` and of each peer are checked
+equal in the same run (``INEXACT`` otherwise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from tokspec import load_engine
+from tokspec.app.bench import BenchRow
+from tokspec.app.bench.fast import _exact, chinese_like, code, english
+
+__all__ = ["run"]
+
+SUITE = "stages"
+
+
+def _best(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Best seconds of each function, all called in turn ``repeat`` times (one warm-up round)."""
+    import time
+    best = {name: float("inf") for name in fns}
+    for round_ in range(repeat + 1):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            if round_:
+                best[name] = min(best[name], time.perf_counter() - t0)
+    return best
+
+
+def _stage_rows(lang: str, text: str, repeat: int) -> list[BenchRow]:
+    from tokspec.app.bench.latency import peers
+    from tokspec.fast import bpe_kernel
+    from tokspec.fast.peek2_unicode import code_points
+    from tokspec.fast.pretok_peek2 import spans_of_code_points
+
+    engine = load_engine("fast:cl100k_base")
+    bpe, pattern = engine.bpe, engine.pattern  # type: ignore[attr-defined]
+    cps = code_points(text)
+    starts, ends = spans_of_code_points(cps, pattern)
+    data, cbs = bpe_kernel.utf8_of_code_points(cps)
+
+    def merge() -> np.ndarray:
+        with np.errstate(over="ignore"):
+            ids, _, _ = bpe_kernel._encode(data, cbs, starts, ends, False, *bpe._tables)
+        return ids  # type: ignore[no-any-return]
+
+    def merge_cold() -> np.ndarray:
+        bpe.memo.fill(-1)
+        return merge()
+
+    whole = engine.encode_ids  # type: ignore[attr-defined]
+    want = whole(text).tolist()
+    lib = peers("cl100k_base")
+    fns: dict[str, Callable[[], object]] = {
+        "encode_ids": lambda: whole(text), "code points": lambda: code_points(text),
+        "peek2": lambda: spans_of_code_points(cps, pattern),
+        "utf8": lambda: bpe_kernel.utf8_of_code_points(cps), "merge": merge, "merge, cold memo": merge_cold}
+    names = [n for n in lib if n.split()[0] in ("tiktoken", "toktok-rs", "quicktok-v1")]
+    fns.update({n: (lambda f=lib[n]: f(text)) for n in names})
+    same = {n: list(lib[n](text)) == want for n in names}
+    stages_exact = merge().tolist() == want
+    t = _best(fns, repeat)
+    n_bytes = len(text.encode())
+    rows = []
+    for step in ("code points", "peek2", "utf8", "merge", "merge, cold memo"):
+        case = _exact(f"stages {lang} {step} {t[step] / n_bytes * 1e9:.1f} ns/B", stages_exact)
+        rows.append(BenchRow(SUITE, case, f"fast:cl100k_base {step}", "fast:cl100k_base encode_ids", n_bytes,
+                             t[step], t["encode_ids"]))
+    for name in names:
+        case = _exact(f"stages {lang} whole {t['encode_ids'] / n_bytes * 1e9:.1f} ns/B", same[name])
+        rows.append(BenchRow(SUITE, case, "fast:cl100k_base encode_ids", name, n_bytes, t["encode_ids"], t[name]))
+    return rows
+
+
+def run(*, quick: bool) -> list[BenchRow]:
+    size, repeat = (20_000, 2) if quick else (1_000_000, 5)
+    texts = {"english": english(size), "chinese-like": chinese_like(size), "code": code(size)}
+    rows = []
+    for lang, text in texts.items():
+        rows += _stage_rows(lang, text, repeat)
+    return rows
