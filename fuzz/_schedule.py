@@ -194,7 +194,7 @@ class Scheduler:
         share = min(left / max(1, pending), left - self.min_share * (pending - 1))  # keep the others' minimum
         share = max(share, self.min_share)  # and this one's
         fuzz = min(share, end - now) - self.startup - self.exit  # one process cannot use two slots
-        if self.min_share and end - now >= self.startup + self.exit + 1.0:
+        if self.min_share and end - now >= self.startup + 1.0:  # its exit may then pass the end (< 1 s rule)
             fuzz = max(fuzz, 1.0)  # a guaranteed target gets at least a whole second of fuzzing
         return fuzz
 
