@@ -4,7 +4,8 @@ A :class:`Scheduler` runs one harness subprocess per target, ``jobs`` at a time,
 time ``end``. Budget rule: when a slot frees at time ``t`` with ``P`` targets pending, the slot-seconds
 left, ``(end - t) * jobs`` minus what the running targets still have, are shared equally by the ``P``
 pending targets; each gets ``-max_total_time`` = its share minus the engine start-up time (measured:
-the ``TOKSPEC-READY`` line of the harness; 5 s until a first measurement). So the per-target
+the ``TOKSPEC-READY`` line of the harness, averaged per kind of target, ``hyp``/``diff``/``prop``:
+hypothesis targets load no engine; 5 s until a first measurement). So the per-target
 budget grows with the number of workers, and the phase ends by ``end`` whatever start-up costs.
 A run's plan is start-up + ``-max_total_time`` + exit: libFuzzer stops up to a second past its
 time and the process then tears down; that overshoot is measured on the runs that end on their own
@@ -147,6 +148,10 @@ def exit_note(returncode: int | None, stderr_tail: str = "") -> str:
     return f"exit {returncode}: libFuzzer {what}" if what else f"exit {returncode}"
 
 
+def _kind(name: str) -> str:
+    return name.split("--", 1)[0].split(":", 1)[0]
+
+
 def _tail(path: Path | None, limit: int = 8192) -> str:
     if path is None or not path.exists():
         return ""
@@ -175,6 +180,7 @@ class Scheduler:
         self.start = time.monotonic() if start is None else start
         self.say, self.startup, self.exit = say, startup_s, EXIT_S
         self._startups: list[float] = []
+        self._kind_startups: dict[str, list[float]] = {}
         self._exits: list[float] = []
 
     @property
@@ -185,16 +191,23 @@ class Scheduler:
 
     def _planned_end(self, run: TargetRun) -> float:
         """When ``run`` should be gone: start + start-up (measured, else estimated) + its time + exit."""
-        return run.started + (self.startup if run.ready is None else run.ready) + run.seconds + self.exit
+        return run.started + (self.startup_of(run) if run.ready is None else run.ready) + run.seconds + self.exit
 
-    def _share(self, now: float, pending: int, active: list[TargetRun]) -> float:
+    def startup_of(self, run: TargetRun | None) -> float:
+        """Estimated start-up of ``run``: the mean measured for targets of its kind (name prefix
+        ``hyp``/``diff``/``prop``: hypothesis targets load no engine), else of all, else ``startup_s``."""
+        seen = self._kind_startups.get(_kind(run.name), []) if run is not None else []
+        return max(1.0, sum(seen) / len(seen)) if seen else self.startup
+
+    def _share(self, now: float, pending: int, active: list[TargetRun], run: TargetRun | None = None) -> float:
         end = self.end
         committed = sum(max(0.0, self._planned_end(r) - now) for r in active)
         left = (end - now) * self.jobs - committed
         share = min(left / max(1, pending), left - self.min_share * (pending - 1))  # keep the others' minimum
         share = max(share, self.min_share)  # and this one's
-        fuzz = min(share, end - now) - self.startup - self.exit  # one process cannot use two slots
-        if self.min_share and end - now >= self.startup + 1.0:  # its exit may then pass the end (< 1 s rule)
+        startup = self.startup_of(run)
+        fuzz = min(share, end - now) - startup - self.exit  # one process cannot use two slots
+        if self.min_share and end - now >= startup + 1.0:  # its exit may then pass the end (< 1 s rule)
             fuzz = max(fuzz, 1.0)  # a guaranteed target gets at least a whole second of fuzzing
         return fuzz
 
@@ -244,6 +257,7 @@ class Scheduler:
         if run.ready is None and "TOKSPEC-READY" in _tail(run.stderr_path, 65536):
             run.ready = now - run.started
             self._startups.append(run.ready)
+            self._kind_startups.setdefault(_kind(run.name), []).append(run.ready)
             self.startup = max(2.0, sum(self._startups) / len(self._startups))
         # a slow starter may run past its plan (libFuzzer's clock starts when it is ready); the phase may not
         planned_end = self._planned_end(run) if run.ready is not None else float("inf")
@@ -269,7 +283,7 @@ class Scheduler:
         while pending or active:
             now = time.monotonic()
             while pending and len(active) < self.jobs:
-                share = self._share(now, len(pending), active)
+                share = self._share(now, len(pending), active, pending[0])
                 if share < (1.0 if self.min_share else MIN_FUZZ_S):  # a guaranteed share: any whole second
                     break
                 run = pending.pop(0)

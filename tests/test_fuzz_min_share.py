@@ -160,3 +160,17 @@ def test_an_out_of_memory_exit_is_named_and_not_covered() -> None:
     assert exit_note(70) == "exit 70: libFuzzer timeout" and exit_note(1) == "exit 1"
     run = SimpleNamespace(name="t", note=note, stats={"number_of_executed_units": 5000.0}, findings=[])
     assert not_covered([run]) == [("t", note + " after 5000 inputs")]
+
+
+def test_start_up_is_estimated_per_kind_of_target(tmp_path: Path) -> None:
+    # the 120 s check of the real runner ended 17 s early: hypothesis targets (no engine to load,
+    # ~1 s) were planned with the engine targets' mean start-up, so they finished before the end
+    now = 1000.0
+    sched = Scheduler([], 2, tmp_path, {}, now + 40, start=now, startup_s=5.0)
+    hyp, diff = TargetRun("hyp--a", 0.0, []), TargetRun("diff--b--c", 0.0, [])
+    assert sched.startup_of(hyp) == sched.startup_of(diff) == 5.0  # nothing measured yet
+    sched.startup, sched._kind_startups = 12.0, {"diff": [12.0]}
+    assert sched.startup_of(diff) == 12.0 and sched.startup_of(hyp) == 12.0  # no hypothesis target measured
+    sched._kind_startups["hyp"] = [1.5, 2.5]
+    assert sched.startup_of(hyp) == 2.0 and sched.startup_of(diff) == 12.0
+    assert sched._share(now, 1, [], hyp) - sched._share(now, 1, [], diff) == 10.0  # 10 s more fuzzing
