@@ -175,7 +175,8 @@ def _fuzz(args: argparse.Namespace) -> int:
     _fuzz_s, replay_s, prop_s = plan_phases(args.seconds, args.property_seconds, len(targets), args.jobs)
     # the property stage first: what it leaves unused goes to fuzzing
     properties_failed = _property_stage(args, prop_s) if prop_s > 0 else False
-    fuzz_s = t0 + args.seconds - replay_s - time.monotonic()
+    fuzz_end = t0 + args.seconds - replay_s  # the property stage's unused time is fuzzing time
+    fuzz_s = fuzz_end - time.monotonic()
     chosen, deferred = rotation([t for t, _ in targets], (fuzz_s + replay_s) * args.jobs, _STARTUP_S + MIN_TARGET_S)
     run_dir = _findings.cache_root() / "runs" / time.strftime("%Y%m%dT%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -186,7 +187,7 @@ def _fuzz(args: argparse.Namespace) -> int:
           f"{prop_s:.0f} s); state in {run_dir}", flush=True)
     if deferred:
         print(f"deferred to the next run (budget too small for all): {', '.join(t.name for t in deferred)}")
-    left = Scheduler(runs, args.jobs, run_dir, {}, t0 + fuzz_s, start=t0, reserve=replay_s,
+    left = Scheduler(runs, args.jobs, run_dir, {}, fuzz_end, start=t0, reserve=replay_s,
                      min_share=min_share(fuzz_s, len(runs), args.jobs),
                      say=lambda line: print(line, flush=True)).run(args.seconds)
     for r in left:
