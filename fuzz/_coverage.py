@@ -2,7 +2,8 @@
 
 A target counts as covered only if its harness executed at least :data:`MIN_EXECS` inputs. A target
 skipped (unavailable), deferred (no budget left) or starved (fewer executions: e.g. one target on 2
-inputs while others ran hundreds) is listed as NOT covered, and the last line then never reads as an
+inputs while others ran hundreds) or ended abnormally (a harness exit code that is neither success
+nor a finding, e.g. libFuzzer's out-of-memory exit 71) is listed as NOT covered, and the last line then never reads as an
 all-clear: "0 new finding(s)" is followed by the targets it does not speak for. O(targets).
 
 Out of scope: judging coverage depth (libFuzzer's ``cov`` counts are in the table above it).
@@ -28,6 +29,8 @@ def not_covered(runs: Iterable[Any], skipped: Iterable[tuple[str, str]] = (),
         execs = int(run.stats.get("number_of_executed_units", 0))
         if run.note.startswith(("deferred", "hung")):
             out.append((run.name, run.note))
+        elif run.note.startswith("exit"):  # ended abnormally (e.g. libFuzzer's out-of-memory exit 71)
+            out.append((run.name, f"{run.note} after {execs} inputs"))
         elif execs < min_execs and not run.findings:
             out.append((run.name, f"starved: {execs} inputs executed (< {min_execs})"))
     return out

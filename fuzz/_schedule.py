@@ -4,16 +4,24 @@ A :class:`Scheduler` runs one harness subprocess per target, ``jobs`` at a time,
 time ``end``. Budget rule: when a slot frees at time ``t`` with ``P`` targets pending, the slot-seconds
 left, ``(end - t) * jobs`` minus what the running targets still have, are shared equally by the ``P``
 pending targets; each gets ``-max_total_time`` = its share minus the engine start-up time (measured:
-the ``TOKSPEC-READY`` line of the harness; 5 s until a first measurement). So the per-target
+the ``TOKSPEC-READY`` line of the harness, averaged per kind of target, ``hyp``/``diff``/``prop``:
+hypothesis targets load no engine; 5 s until a first measurement). So the per-target
 budget grows with the number of workers, and the phase ends by ``end`` whatever start-up costs.
+A run's plan is start-up + ``-max_total_time`` + exit: libFuzzer stops up to a second past its
+time and the process then tears down; that overshoot is measured on the runs that end on their own
+(``EXIT_S`` until a first measurement) and planned for, like the start-up.
 Minimum share: with ``min_share`` set (the runner passes ``min(T*W/N/2, ...)``), no target is
 launched with more than the slot-seconds left minus ``min_share`` for each target still pending,
-and none with less than ``min_share`` (bounded by the phase end); a run going past its plan is
-interrupted as soon as it eats into the pending targets' minimum. So every target gets its
-minimum before any gets more, whatever the others' start-up costs.
-A run still going ``GRACE_S`` after its planned end (start-up as measured plus its time), or one
-second after ``end``, is interrupted (SIGINT to its process group: libFuzzer prints its final
-statistics), then killed.
+and none with less than ``min_share`` (bounded by the phase end). A run going past its plan keeps
+running while the slot-seconds left after stopping it (its own slot included, less the time it
+needs to stop) still cover the pending targets' minimum; it is interrupted once they would not. So
+every target gets its minimum before any gets more, whatever the others' start-up costs, and a run
+that merely tears down a little late is not cut.
+A run still going ``GRACE_S`` after its planned end, or one second after ``end``, is interrupted
+(SIGINT to its process group: libFuzzer prints its final statistics), then killed.
+Reserve: ``reserve`` seconds after ``end`` (the runner's replay reserve) are lent to the targets
+until a run reports a finding or a hang (they are then needed to confirm it), so a run without
+findings does not end the reserve early.
 
 Children run under :mod:`tokspec._procs` (own process group, parent-death signal), so a killed
 runner leaves no orphan fuzzers; :func:`kill_group` interrupts a harness, then ends its group.
@@ -40,11 +48,13 @@ from tokspec import _procs
 from tokspec.fuzz import _findings
 
 __all__ = ["TargetRun", "Scheduler", "spawn", "kill_group", "parse_stats", "live_execs", "GRACE_S", "PROGRESS_S",
-           "rotation", "remember"]
+           "EXIT_S", "LIBFUZZER_EXITS", "exit_note", "rotation", "remember"]
 
 GRACE_S = 10.0
 PROGRESS_S = 4.0
 MIN_FUZZ_S = 3.0
+PROGRESS_TICK_S = 0.25  # the scheduler's polling interval
+EXIT_S = 2.0  # planned end-of-run overshoot (final stats, teardown) until measured
 
 
 def spawn(argv: list[str], *, log: Path | None = None, env: dict[str, str] | None = None,
@@ -123,6 +133,25 @@ def parse_stats(stderr: str) -> tuple[dict[str, float], list[tuple[str, float, s
     return stats, found, note
 
 
+#: libFuzzer's own exit codes (its FuzzingOptions defaults), named in the table's note column
+LIBFUZZER_EXITS = {70: "timeout", 71: "out of memory", 72: "interrupted"}
+
+
+def exit_note(returncode: int | None, stderr_tail: str = "") -> str:
+    """The table note for a harness exit code that is neither success nor a finding."""
+    what = LIBFUZZER_EXITS.get(returncode or 0)
+    if what == "out of memory":  # its RSS passed -rss_limit_mb; libFuzzer wrote the input as oom-<sha1>
+        m = re.search(r"out-of-memory \((.*?)\)", stderr_tail)
+        unit = re.search(r"Test unit written to (\S*oom-[0-9a-f]+)", stderr_tail)
+        return (f"exit 71: libFuzzer out of memory ({m.group(1) if m else '-rss_limit_mb exceeded'})"
+                + (f"; input {unit.group(1)}" if unit else ""))
+    return f"exit {returncode}: libFuzzer {what}" if what else f"exit {returncode}"
+
+
+def _kind(name: str) -> str:
+    return name.split("--", 1)[0].split(":", 1)[0]
+
+
 def _tail(path: Path | None, limit: int = 8192) -> str:
     if path is None or not path.exists():
         return ""
@@ -144,35 +173,55 @@ class Scheduler:
 
     def __init__(self, runs: list[TargetRun], jobs: int, run_dir: Path, env: dict[str, str], end: float,
                  *, start: float | None = None, say: Callable[[str], None] = print, startup_s: float = 5.0,
-                 min_share: float = 0.0):
-        self.runs, self.jobs, self.run_dir, self.env, self.end = runs, jobs, run_dir, env, end
-        self.min_share = min_share
+                 min_share: float = 0.0, reserve: float = 0.0):
+        self.runs, self.jobs, self.run_dir, self.env, self.base_end = runs, jobs, run_dir, env, end
+        self.min_share, self.reserve = min_share, reserve
         self._pending = 0
         self.start = time.monotonic() if start is None else start
-        self.say, self.startup = say, startup_s
+        self.say, self.startup, self.exit = say, startup_s, EXIT_S
         self._startups: list[float] = []
+        self._kind_startups: dict[str, list[float]] = {}
+        self._exits: list[float] = []
 
-    def _share(self, now: float, pending: int, active: list[TargetRun]) -> float:
-        committed = sum(max(0.0, r.started + (self.startup if r.ready is None else r.ready) + r.seconds - now)
-                        for r in active)
-        left = (self.end - now) * self.jobs - committed
+    @property
+    def end(self) -> float:
+        """The phase end: ``end``, plus the lent ``reserve`` while no run has reported a finding or a hang."""
+        found = any(r.findings or r.hang is not None for r in self.runs if r.returncode is not None)
+        return self.base_end + (0.0 if found else self.reserve)
+
+    def _planned_end(self, run: TargetRun) -> float:
+        """When ``run`` should be gone: start + start-up (measured, else estimated) + its time + exit."""
+        return run.started + (self.startup_of(run) if run.ready is None else run.ready) + run.seconds + self.exit
+
+    def startup_of(self, run: TargetRun | None) -> float:
+        """Estimated start-up of ``run``: the mean measured for targets of its kind (name prefix
+        ``hyp``/``diff``/``prop``: hypothesis targets load no engine), else of all, else ``startup_s``."""
+        seen = self._kind_startups.get(_kind(run.name), []) if run is not None else []
+        return max(1.0, sum(seen) / len(seen)) if seen else self.startup
+
+    def _share(self, now: float, pending: int, active: list[TargetRun], run: TargetRun | None = None) -> float:
+        end = self.end
+        committed = sum(max(0.0, self._planned_end(r) - now) for r in active)
+        left = (end - now) * self.jobs - committed
         share = min(left / max(1, pending), left - self.min_share * (pending - 1))  # keep the others' minimum
         share = max(share, self.min_share)  # and this one's
-        fuzz = min(share, self.end - now) - self.startup  # one process cannot use two slots
-        if self.min_share and self.end - now >= self.startup + 1.0:
+        startup = self.startup_of(run)
+        fuzz = min(share, end - now) - startup - self.exit  # one process cannot use two slots
+        if self.min_share and end - now >= startup + 1.0:  # its exit may then pass the end (< 1 s rule)
             fuzz = max(fuzz, 1.0)  # a guaranteed target gets at least a whole second of fuzzing
         return fuzz
 
     def _eats_minimum(self, run: TargetRun, now: float, active: list[TargetRun]) -> bool:
-        """True if ``run``, past its plan, now takes slot-seconds owed to the pending targets' minimum."""
+        """True if ``run``, past its plan, now takes slot-seconds owed to the pending targets' minimum:
+        stopped now, it would free its slot after ``exit`` seconds; the slot-seconds left then, less
+        what the other running targets still plan to use, must cover ``min_share`` per pending target."""
         if not self.min_share or not self._pending:
             return False
         others = [r for r in active if r is not run]
-        committed = sum(max(0.0, r.started + (self.startup if r.ready is None else r.ready) + r.seconds - now)
-                        for r in others)
+        committed = sum(max(0.0, self._planned_end(r) - now) for r in others)
         free_slots = self.jobs - len(others) - 1  # slots free now (this run holds one)
-        return ((self.end - now) * (self.jobs - 1) - committed < self.min_share * self._pending
-                and free_slots < self._pending)
+        left = (self.end - now) * self.jobs - committed - self.exit - PROGRESS_TICK_S * self.jobs
+        return left < self.min_share * self._pending and free_slots < self._pending
 
     def _launch(self, run: TargetRun, seconds: float) -> None:
         safe = run.name.replace(":", "--")
@@ -193,7 +242,10 @@ class Scheduler:
         if "average_exec_per_sec" not in run.stats and fuzzing > 0:  # interrupted: no final stats
             run.stats["average_exec_per_sec"] = run.stats.get("number_of_executed_units", 0) / fuzzing
         run.note = run.note or note or ("" if run.returncode in (0, 77, -2, 130) or run.note else
-                                        f"exit {run.returncode}")
+                                        exit_note(run.returncode, text[-8192:]))
+        if run.ready is not None and not run.note and run.returncode == 0:  # ended on its own: its exit
+            self._exits.append(max(0.0, time.monotonic() - (run.started + run.ready + run.seconds)))
+            self.exit = min(GRACE_S / 2, max(0.5, sum(self._exits) / len(self._exits)))
         from tokspec.fuzz._hangs import hang_artifact
         run.hang = hang_artifact(text)
         if run.hang is not None:  # one hang per target and run: it is never launched again
@@ -205,9 +257,10 @@ class Scheduler:
         if run.ready is None and "TOKSPEC-READY" in _tail(run.stderr_path, 65536):
             run.ready = now - run.started
             self._startups.append(run.ready)
+            self._kind_startups.setdefault(_kind(run.name), []).append(run.ready)
             self.startup = max(2.0, sum(self._startups) / len(self._startups))
         # a slow starter may run past its plan (libFuzzer's clock starts when it is ready); the phase may not
-        planned_end = run.started + run.ready + run.seconds if run.ready is not None else float("inf")
+        planned_end = self._planned_end(run) if run.ready is not None else float("inf")
         if run.proc.poll() is None and now > min(planned_end + GRACE_S, self.end + 1.0):
             kill_group(run.proc)
             run.note = "interrupted: over its budget"
@@ -230,7 +283,7 @@ class Scheduler:
         while pending or active:
             now = time.monotonic()
             while pending and len(active) < self.jobs:
-                share = self._share(now, len(pending), active)
+                share = self._share(now, len(pending), active, pending[0])
                 if share < (1.0 if self.min_share else MIN_FUZZ_S):  # a guaranteed share: any whole second
                     break
                 run = pending.pop(0)
@@ -248,7 +301,7 @@ class Scheduler:
             if now >= next_progress:
                 self._progress(now, active, len(pending), total_s)
                 next_progress = now + PROGRESS_S
-            time.sleep(0.25)
+            time.sleep(PROGRESS_TICK_S)
         return pending
 
 

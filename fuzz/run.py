@@ -7,9 +7,12 @@ Usage::
                                [--seed-corpora]
 
 - Budget: ``--seconds`` or ``$TOKSPEC_FUZZ_SECONDS`` (default 540) is a promise for the whole run,
-  within 10%: fuzzing, replay of new findings and the property stage together. The property stage
-  is planned ``min(--property-seconds, a quarter of the budget)`` and gets whatever is left (at most
-  ``--property-seconds``); replay a small reserve; fuzzing the rest.
+  within 10%: the property stage, fuzzing and replay of new findings together. The property stage
+  runs first, for at most ``min(--property-seconds, a quarter of the budget)``, less what the fuzz
+  targets need to all run (start-up plus ``MIN_TARGET_S`` each, down to an eighth of the budget:
+  :func:`plan_phases`); fuzzing gets everything the stage leaves, the replay reserve (a twentieth,
+  at most 30 s) included until a target reports a finding. So a run without findings ends near
+  its budget, not early.
 - Parallel: ``--jobs`` (default: the usable cores) harness processes at a time; each target's
   ``-max_total_time`` is its share of the slot-seconds left (``tokspec.fuzz._schedule``), so the
   per-target budget grows with the number of workers, and every target is guaranteed
@@ -88,11 +91,16 @@ def min_share(fuzz_s: float, n_targets: int, jobs: int) -> float:
     return min(fuzz_s * jobs / max(1, n_targets) / 2, fuzz_s)
 
 
-def plan_phases(total_s: float, property_s: float) -> tuple[float, float, float]:
-    """(fuzzing, replay reserve, property stage) seconds of a ``total_s`` budget (module docstring)."""
-    prop = min(property_s, total_s / 4) if property_s > 0 else 0.0
+def plan_phases(total_s: float, property_s: float, n_targets: int = 0, jobs: int = 1) -> tuple[float, float, float]:
+    """(fuzzing, replay reserve, property stage) seconds of a ``total_s`` budget (module docstring):
+    the stage gets at most ``min(property_s, total_s / 4)``, and gives way, down to ``total_s / 8``,
+    to what ``n_targets`` fuzz targets need on ``jobs`` workers to all run (no rotation)."""
     replay = min(30.0, total_s / 20)
+    prop = min(property_s, total_s / 4) if property_s > 0 else 0.0
+    need = n_targets * (_STARTUP_S + MIN_TARGET_S) / max(1, jobs)
+    prop = max(0.0, min(prop, max(min(prop, total_s / 8), total_s - replay - need)))
     return total_s - prop - replay, replay, prop
+
 
 
 def _corpus_cache(target: str) -> Path:
@@ -158,28 +166,34 @@ def _cheap_unavailable(t: Target) -> str | None:
 
 def _fuzz(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
-    fuzz_s, _replay_s, prop_s = plan_phases(args.seconds, args.property_seconds)
     targets, skipped = [], []
     for t in _select(args.targets):
         reason = _cheap_unavailable(t)
         (skipped if reason else targets).append((t, reason))
     for t, reason in skipped:
         print(f"skip {t.name}: {reason}", flush=True)
-    chosen, deferred = rotation([t for t, _ in targets], fuzz_s * args.jobs, _STARTUP_S + MIN_TARGET_S)
+    _fuzz_s, replay_s, prop_s = plan_phases(args.seconds, args.property_seconds, len(targets), args.jobs)
+    # the property stage first: what it leaves unused goes to fuzzing
+    properties_failed = _property_stage(args, prop_s) if prop_s > 0 else False
+    fuzz_end = t0 + args.seconds - replay_s  # the property stage's unused time is fuzzing time
+    fuzz_s = fuzz_end - time.monotonic()
+    chosen, deferred = rotation([t for t, _ in targets], (fuzz_s + replay_s) * args.jobs, _STARTUP_S + MIN_TARGET_S)
     run_dir = _findings.cache_root() / "runs" / time.strftime("%Y%m%dT%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     harness = {t.name: t.meta.get("harness_name", t.name) for t in chosen}  # pair:[A, B] for any two engines
     runs = [TargetRun(t.name, 0.0, _harness_argv(t.name, 0.0, run_dir, harness_name=harness[t.name])) for t in chosen]
-    print(f"fuzzing {len(runs)} targets on {args.jobs} cores for {fuzz_s:.0f} s (of a {args.seconds:.0f} s "
-          f"budget; property stage {prop_s:.0f} s); state in {run_dir}", flush=True)
+    print(f"fuzzing {len(runs)} targets on {args.jobs} cores for {fuzz_s:.0f} s (+{replay_s:.0f} s replay "
+          f"reserve while nothing is found; of a {args.seconds:.0f} s budget, property stage planned "
+          f"{prop_s:.0f} s); state in {run_dir}", flush=True)
     if deferred:
         print(f"deferred to the next run (budget too small for all): {', '.join(t.name for t in deferred)}")
-    left = Scheduler(runs, args.jobs, run_dir, {}, t0 + fuzz_s, start=t0,
-                     min_share=min_share(fuzz_s, len(runs), args.jobs), say=lambda line: print(line, flush=True)).run(args.seconds)
+    left = Scheduler(runs, args.jobs, run_dir, {}, fuzz_end, start=t0, reserve=replay_s,
+                     min_share=min_share(fuzz_s, len(runs), args.jobs),
+                     say=lambda line: print(line, flush=True)).run(args.seconds)
     for r in left:
         r.note = "deferred: out of time"
     remember(runs)
-    replay_until = t0 + args.seconds - prop_s
+    replay_until = t0 + args.seconds
     new = {r.name: _store_new(r, run_dir, replay_until, harness[r.name]) for r in runs if r.findings}
     from tokspec.fuzz._hang_report import record_hangs
     for name, fids in record_hangs(runs, run_dir, harness, replay_until).items():
@@ -192,8 +206,6 @@ def _fuzz(args: argparse.Namespace) -> int:
     print(verdict_line(total_new, len(runs) + len(skipped) + len(deferred), missing), flush=True)
     print(f"\n{total_new} new finding(s); reports in {run_dir / 'reports'}"
           + (f"; pending in {_findings.cache_root() / 'findings'} (promote with --promote)" if total_new else ""))
-    remaining = t0 + args.seconds - time.monotonic()
-    properties_failed = _property_stage(args, min(args.property_seconds, remaining - 1)) if prop_s > 0 else False
     print(f"fuzz run: {time.monotonic() - t0:.0f} s of a {args.seconds:.0f} s budget", flush=True)
     return 1 if total_new or properties_failed else 0
 
@@ -305,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tokspec.fuzz.run", description=__doc__.split("\n")[0])
     p.add_argument("--seconds", type=float, default=float(os.environ.get("TOKSPEC_FUZZ_SECONDS", "540")))
     p.add_argument("--property-seconds", type=float, default=180.0,
-                   help="time for the deep-profile property stage after fuzzing (0: skip it)")
+                   help="time for the deep-profile property stage, run before fuzzing (0: skip it)")
     p.add_argument("--max-chars", type=int, metavar="N",
                    help="cap generated long texts at N characters (default: none, up to 2 MiB); sets "
                         "TOKSPEC_FUZZ_MAX_CHARS for the harnesses")

@@ -39,7 +39,7 @@ settings.register_profile(
 # it cannot fuzz a @given inside a @given), so the fuzz profile suppresses every other check.
 settings.register_profile(
     "fuzz", max_examples=10**9, deadline=None,
-    suppress_health_check=[h for h in HealthCheck if h is not HealthCheck.nested_given], **_db)
+    suppress_health_check=[h for h in HealthCheck if h.name != "nested_given"], **_db)  # hypothesis >= 6.119
 # hypofuzz registers a hypothesis plugin that imports hypothesis.extra.cli, which appends "." to
 # sys.path when click is installed ("so Ghostwriter just works"). Run from the repository root,
 # that makes the bare `import spec` / `import fast` resolve: exactly what tokspec's layout forbids
@@ -95,3 +95,45 @@ def registry(monkeypatch: pytest.MonkeyPatch) -> dict:
         registrar()
     assert set(fresh) == set(CLAIMS), "re-registering gives other claim ids than importing did"
     return fresh
+
+
+# Test dependencies that cannot install at tokspec's own floors (``tox -e lowest``): the ``test``
+# extra holds them, ``test-lowest`` (pyproject.toml) leaves them out. module -> (requirement, the
+# floor distribution that excludes it, the lowest version of that distribution the package accepts).
+EXCLUDED_BY_FLOORS: dict[str, tuple[str, str, str]] = {
+    "chonkie": ("chonkie>=1.7", "numpy", "2.0"),            # tokspec's numpy floor: 1.26.4
+    "hypofuzz": ("hypofuzz>=25.1", "hypothesis", "6.121"),  # tokspec's hypothesis floor: 6.100
+}
+
+
+def excluded_by_floors(module: str) -> str | None:
+    """Why ``module`` cannot install next to the installed floor distribution, or None if it can."""
+    from packaging.version import Version
+
+    from tokspec.versions import installed
+
+    requirement, floor, needs = EXCLUDED_BY_FLOORS[module]
+    have = installed(floor)
+    if have is not None and Version(have) < Version(needs):
+        return (f"{requirement} requires {floor} >= {needs}, installed {floor} {have} (a floor tox -e "
+                f"lowest tests); it runs in tox -e py")
+    return None
+
+
+@pytest.fixture
+def floor_require() -> object:
+    """``floor_require(module)`` imports ``module``; if it is missing, the test is skipped only when
+    the installed floors exclude it (:func:`excluded_by_floors`), and FAILS anywhere else (tox -e py,
+    ``pip install -e .[test]``): a missing dependency is never a quiet skip."""
+    import importlib
+
+    def require(module: str) -> object:
+        try:
+            return importlib.import_module(module)
+        except ImportError:
+            reason = excluded_by_floors(module)
+            if reason is None:
+                pytest.fail(f"{module} is missing but installable here: pip install 'tokspec[test]'")
+            pytest.skip(reason)
+    require.excluded = EXCLUDED_BY_FLOORS  # type: ignore[attr-defined]
+    return require

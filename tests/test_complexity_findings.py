@@ -21,7 +21,7 @@ from tokspec import load_engine
 from tokspec.app import complexity as C
 from tokspec.app.complexity_families import FAMILIES, family_text
 from tokspec.spec.complexity import SUPERLINEAR
-from tokspec.versions import check_finding
+from tokspec.versions import check_finding, installed
 
 FOLDER = Path(__file__).resolve().parents[1] / "corpora" / "complexity"
 RECORDS = sorted(FOLDER.glob("*.json"))
@@ -40,7 +40,11 @@ def test_record_is_a_flagged_finding_about_cost_only(path: Path) -> None:
     assert rec["exponent"] > SUPERLINEAR == rec["threshold"]
     sizes = [n for n, _ in rec["table"]]
     assert sizes == sorted(sizes) and rec["witness"]["chars"] in sizes
-    text = family_text(rec["family"], rec["witness"]["chars"], rec["seed"])
+    # the recorded release: its witness; another release's cost may differ (tiktoken 0.9.0 is
+    # quadratic on vocab-pieces: 0.33, 1.35, 5.55 s at 32K, 64K, 128K characters, minutes on this
+    # 1M witness), so there "right, only slow" is checked at the table's smallest size
+    chars = rec["witness"]["chars"] if installed(library) == version else sizes[0]
+    text = family_text(rec["family"], chars, rec["seed"])
     engine, linear = load_engine(rec["engine"]["name"]), load_engine("bpe-openai:cl100k_base")
     assert engine.encode_arrays(text).same_as(linear.encode_arrays(text))  # right, only slow
 

@@ -17,14 +17,15 @@ from tokspec.fuzz.targets import TARGETS, diff_verdict, target_by_name, text_fro
 
 
 class _Fixed(Encoder):
-    def __init__(self, shift: int = 0, crash: bool = False) -> None:
-        self.info = EngineInfo("fixed", "tokenizer", "test", "0", None)
-        self.shift, self.crash = shift, crash
+    def __init__(self, shift: int = 0, crash: bool = False, no_ids: bool = False, id_shift: int = 0) -> None:
+        self.info = EngineInfo("fixed", "pretokenizer" if no_ids else "tokenizer", "test", "0", None)
+        self.shift, self.crash, self.no_ids, self.id_shift = shift, crash, no_ids, id_shift
 
     def _encode(self, text: str) -> Encoding:
         if self.crash:
             raise RuntimeError("boom")
-        return Encoding.of(list(range(len(text))), [(i, i + 1 + (self.shift if i == 0 else 0)) for i in range(len(text))])
+        ids = None if self.no_ids else [i + (self.id_shift if i == len(text) - 1 else 0) for i in range(len(text))]
+        return Encoding.of(ids, [(i, i + 1 + (self.shift if i == 0 else 0)) for i in range(len(text))])
 
 
 def test_text_from_bytes_follows_the_text_domain() -> None:
@@ -42,6 +43,13 @@ def test_diff_verdict_cases() -> None:
     assert diff_verdict(names, (_Fixed(), _Fixed()), "\ud800").holds  # both reject
     v = diff_verdict(names, (_Fixed(), _Fixed(crash=True)), "xy")
     assert not v.holds and "crash" in v.witness["outputs"]["b"]  # type: ignore[index]
+    # agreement is decided on arrays (lean on long texts), exactly as the lists did: ids, offsets,
+    # and ids present on one side only all count
+    assert diff_verdict(names, (_Fixed(), _Fixed()), "xyz" * 1000).holds
+    v = diff_verdict(names, (_Fixed(), _Fixed(id_shift=5)), "xyz")
+    assert not v.holds and v.witness["classification"] == "different tokens" and v.witness["first_divergence"] == 2  # type: ignore[index]
+    v = diff_verdict(names, (_Fixed(), _Fixed(no_ids=True)), "xyz")
+    assert not v.holds and v.witness["outputs"]["b"]["ids"] is None  # type: ignore[index]
 
 
 def test_targets_have_unique_safe_names() -> None:

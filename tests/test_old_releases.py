@@ -9,17 +9,26 @@ from pathlib import Path
 
 import sentencepiece
 import tiktoken
+import tokenizers
+import unicodedata2
 
 from tokspec import load_engine
 from tokspec.engines._bytelevel import TiktokenEngine, numpy_respects_allowed_special
 from tokspec.engines._spm import OFFSET_MAPPING, _version
+from tokspec.reference import pretok_regex as pr
+from tokspec.versions import RECORDED
 from tokspec.vocab import NAMED_FILES, SAME_CONTENT, named_path, read_verified
 
 FINDINGS = Path(__file__).resolve().parents[1] / "corpora" / "production" / "findings_old_releases.json"
 
 
+def _record(fid: str) -> dict:
+    (record,) = [r for r in json.loads(FINDINGS.read_text(encoding="utf-8")) if r["id"] == fid]
+    return record
+
+
 def test_tiktoken_encode_to_numpy_finding() -> None:
-    (record,) = json.loads(FINDINGS.read_text(encoding="utf-8"))
+    record = _record("tiktoken-0.9-encode-to-numpy-matches-specials")
     engine = load_engine(record["engine"])
     assert isinstance(engine, TiktokenEngine)
     lib = engine.library_encoding
@@ -47,3 +56,40 @@ def test_cl100k_has_one_content_in_both_packages() -> None:
     assert NAMED_FILES[other].sha256 == NAMED_FILES["cl100k_base"].sha256
     _, digest = read_verified(named_path("cl100k_base"), NAMED_FILES["cl100k_base"].sha256)
     assert digest == NAMED_FILES["cl100k_base"].sha256
+
+
+def test_tokenizers_split_unicode_tables_finding() -> None:
+    """tokenizers 0.21.0's Split reads Unicode 14.0 tables (the record's ``what``): expected per
+    installed release, and the record's own consistency checked on any release."""
+    record = _record("tokenizers-0.21-split-unicode-14-tables")
+    unassigned = {cp: 0x0378 for lo, hi in record["unassigned_to_library"] for cp in range(lo, hi + 1)}
+    assert len(unassigned) == 10301 and unicodedata2.category("\u0378") == "Cn"
+    assert all(unicodedata2.category(chr(cp)) != "Cn" for cp in unassigned)  # all assigned by Unicode 16
+    text = record["text"]
+    assert pr.split(text, "llama3") == [tuple(s) for s in record["reference_output"]["offsets"]]
+    # the recorded library output is exactly the Unicode 16 split with those code points unassigned
+    assert pr.split(text.translate(unassigned), "llama3") == [tuple(s) for s in record["library_output"]["offsets"]]
+    engine = load_engine(record["engine"])
+    observed = [list(s) for s in engine.encode(text).offsets]
+    if tokenizers.__version__ == record["library"].split()[1]:  # the recorded release: still the finding
+        assert observed == record["library_output"]["offsets"]
+        for lo, hi in record["unassigned_to_library"]:  # each range, at both ends
+            for c in {chr(lo), chr(hi)}:
+                sample = f"a{c}'s 1{c} {c}{c}A"
+                assert list(engine.encode(sample).offsets) == pr.split(sample.translate(unassigned), "llama3"), hex(ord(c))
+    if tokenizers.__version__ == RECORDED["tokenizers"]:  # tokspec's CI release: Unicode 16 tables
+        assert observed == record["reference_output"]["offsets"]
+
+
+def test_tokenizers_bytelevel_trim_offsets_finding() -> None:
+    record = _record("tokenizers-0.21-bytelevel-ignores-trim-offsets")
+    from tokenizers import pre_tokenizers
+    state = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False, trim_offsets=False).__getstate__()
+    observed = json.loads(state)
+    if tokenizers.__version__ == record["library"].split()[1]:  # the recorded release: still ignored
+        assert observed == json.loads(record["library_output"])
+    if tokenizers.__version__ == RECORDED["tokenizers"]:  # tokspec's CI release: honoured
+        assert observed == json.loads(record["expected_output"])
+    # whichever release: the parameter is honoured exactly when the signature has it
+    signature = pre_tokenizers.ByteLevel.__text_signature__ or ""
+    assert (observed["trim_offsets"] is False) == ("trim_offsets" in signature)

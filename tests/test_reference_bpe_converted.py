@@ -57,6 +57,14 @@ def _hf_built(ranks: dict[bytes, int], pattern: str, ignore_merges: bool) -> dic
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False, trim_offsets=False)])
     tok.decoder = decoders.ByteLevel()
     out: dict[str, object] = json.loads(tok.to_str())
+    if "trim_offsets" not in (pre_tokenizers.ByteLevel.__text_signature__ or ""):
+        # finding tokenizers-0.21-bytelevel-ignores-trim-offsets (corpora/production/
+        # findings_old_releases.json): that release's Python API ignores trim_offsets=False, so what
+        # it serializes cannot be the documented pipeline; write the documented value in
+        assert tokenizers.__version__ == "0.21.0", tokenizers.__version__
+        byte_level = out["pre_tokenizer"]["pretokenizers"][1]  # type: ignore[index]
+        assert byte_level["trim_offsets"] is True  # the recorded library output
+        byte_level["trim_offsets"] = False
     return out
 
 

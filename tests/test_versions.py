@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from packaging.requirements import Requirement
@@ -97,3 +99,28 @@ def test_versions_view(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     for lib, recorded in RECORDED.items():
         assert re.search(rf"^{lib}\s+\S+\s+{re.escape(recorded)}\s", out, re.M), out
+
+
+def test_the_lowest_extra_leaves_out_only_what_the_floors_exclude(floor_require: Any) -> None:
+    # tox -e lowest installs test-lowest: the test extra minus the packages conftest names, and each
+    # of those really cannot install at the floor pinned in constraints/lowest.txt
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    excluded = floor_require.excluded
+    assert "tokspec[test-lowest]" in extras["test"]
+    rest = [Requirement(r) for r in extras["test"] if not r.startswith("tokspec[")]
+    assert sorted(r.name for r in rest) == sorted(excluded)
+    lowest = _pins("lowest.txt")
+    for module, (_requirement, floor, needs) in excluded.items():
+        assert Version(lowest[floor]) < Version(needs), (module, floor, lowest[floor], needs)
+    assert "extras = test-lowest" in (ROOT / "tox.ini").read_text()
+
+
+def test_a_missing_test_dependency_fails_unless_the_floors_exclude_it(
+        floor_require: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "chonkie", None)  # import chonkie raises ImportError
+    monkeypatch.setattr(versions, "installed", lambda dist: "2.3.5")
+    with pytest.raises(pytest.fail.Exception, match="chonkie is missing but installable here"):
+        floor_require("chonkie")
+    monkeypatch.setattr(versions, "installed", lambda dist: "1.26.4")
+    with pytest.raises(pytest.skip.Exception, match=r"numpy >= 2.0, installed numpy 1.26.4"):
+        floor_require("chonkie")
