@@ -90,6 +90,9 @@ def test_d2_second_check_and_the_cut() -> None:
     # a U+FFFD not at the end is text that must be there
     assert not sd.prop_bytelevel_prefixes(_Engine(decode, [2, 0]), "a", pieces.__getitem__)
     assert sd.prop_bytelevel_prefixes(_Engine(decode, [2, 0]), "\ufffda", pieces.__getitem__)
+    # without a U+FFFD at the end, the whole decode must be a prefix of the text
+    pieces[3] = b"ax"
+    assert not sd.prop_bytelevel_prefixes(_Engine(decode, [3]), "a", pieces.__getitem__)
 
 
 def test_d3_verdicts_exactly() -> None:
