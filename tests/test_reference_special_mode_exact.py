@@ -37,9 +37,13 @@ def test_pieces_between_matches() -> None:
     spaced = AddedToken("<a> ", 1)  # a token ending in a space: lstrip of the next stops at it
     left = AddedToken("<l>", 2, lstrip=True)
     assert split_special("<a>  <l>", [spaced, left]) == [(0, 4, spaced), (4, 8, left)]
+    assert split_special("x <l>", [left]) == [(0, 1, None), (1, 5, left)]
     right = AddedToken("<r>", 3, rstrip=True)
     assert split_special("<r>  ", [right]) == [(0, 5, right)]
     assert split_special("x<r>", [right]) == [(0, 1, None), (1, 4, right)]
+    assert split_special("<r> x", [right]) == [(0, 4, right), (4, 5, None)]  # one space absorbed, not two
+    w = AddedToken("<w>", 4, single_word=True)
+    assert split_special(" <w>a", [w]) == [(0, 5, None)]  # the character after the match is checked
     assert split_special("<a><a>", [A]) == [(0, 3, A), (3, 6, A)]  # no empty piece between
     assert split_special("a<a", [A]) == [(0, 3, None)]
     longer, shorter = AddedToken("<ab>", 2), AddedToken("<a", 3)
@@ -63,6 +67,7 @@ def test_encode_special_pieces_and_template() -> None:
     before = encode_special("ab", [A], _plain, template=[5, 6, None], post_process=True)
     assert before.offsets == ((0, 0), (0, 0), (0, 1), (1, 2))
     assert encode_special("ab", [A], _plain, template=[], post_process=True).ids == (97, 98)
+    assert encode_special("ab", [A], _plain, template=[7, None]).ids == (97, 98)  # post_process is off by default
     assert encode_special("ab", [A], _plain, template=[7, None], post_process=False).offsets == ((0, 1), (1, 2))
 
 
