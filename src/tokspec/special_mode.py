@@ -4,21 +4,21 @@ Text mode (``encode``) treats every special token as text. Special mode is the p
 other call, made an engine so the whole of tokspec (``diff``, ``--fuzz``, workers, the plugin,
 records) compares it unchanged:
 
-=========================  ==========================================================================
-name                       what ``encode(text)`` does
-=========================  ==========================================================================
-``special:ENGINE``         ENGINE's ``encode_special(text, post_process=False)``: special (control)
-                           tokens spelled in the text become their ids (tiktoken
-                           ``encode(text, allowed_special="all")``; HF added tokens matched with their
-                           ``lstrip``, ``rstrip``, ``single_word`` flags, ``add_special_tokens=False``)
-``special-post:ENGINE``    the same with ``post_process=True``: HF's post-processor adds its tokens
-                           (``[CLS] ... [SEP]``); engines without one behave as ``special:``
-``special-refuse:ENGINE``  tiktoken's default ``encode(text)``: a text spelling any special token is
-                           *refused* (DisallowedSpecialError); other texts are encoded as text
-``special-allow:IDS:ENGINE``  ``encode(text, allowed_special={...})`` (IDS: special ids, comma-separated,
-                           e.g. ``special-allow:100257:tiktoken:cl100k_base``): those are matched,
-                           a text spelling any other special token is refused
-=========================  ==========================================================================
+==============================  ============================================================================
+name                            what ``encode(text)`` does
+==============================  ============================================================================
+``special:ENGINE``              ENGINE's ``encode_special(text, post_process=False)``: special (control)
+                                tokens spelled in the text become their ids (tiktoken
+                                ``encode(text, allowed_special="all")``; HF added tokens matched with their
+                                ``lstrip``, ``rstrip``, ``single_word`` flags, ``add_special_tokens=False``)
+``special-post:ENGINE``         the same with ``post_process=True``: HF's post-processor adds its tokens
+                                (``[CLS] ... [SEP]``); engines without one behave as ``special:``
+``special-refuse:ENGINE``       tiktoken's default ``encode(text)``: a text spelling any special token is
+                                *refused* (DisallowedSpecialError); other texts are encoded as text
+``special-allow:IDS:ENGINE``    ``encode(text, allowed_special={...})`` (IDS: special ids, comma-
+                                separated, e.g. ``special-allow:100257:tiktoken:cl100k_base``): those
+                                are matched, a text spelling any other special token is refused
+==============================  ============================================================================
 
 An engine offers special mode with the optional method ``encode_special(text, *, post_process)``
 returning an :class:`~tokspec.Encoding` (contract offsets: a matched special token covers the
@@ -26,7 +26,7 @@ characters it matched, including whitespace its ``lstrip``/``rstrip`` flags abso
 post-processor inserts covers nothing: ``(0, 0)`` before the text, ``(n, n)`` after it).
 ``special:E`` of an engine without it is a setup error. The refusing forms call
 ``encode_special(text, post_process=False, allowed_special=frozenset_of_strings)`` (an engine offers
-them by accepting that keyword: ``tiktoken:`` and the byte-level ``reference:`` engines); a refusal
+them by accepting that keyword: ``tiktoken:`` and the ``reference:`` engines with a special mode); a refusal
 is :class:`~tokspec.errors.DisallowedSpecialError`, and :mod:`tokspec.diff` counts two engines
 refusing a text as agreeing, one refusing while the other encodes as ``"special refusal differs"``.
 ``decode`` and ``n_vocab`` pass through;
@@ -100,7 +100,7 @@ def _allowed_strings(inner: Encoder, ids: tuple[int, ...]) -> frozenset[str]:
     if "allowed_special" not in params:
         raise UnknownEngineError(f"engine {inner.info.name!r} has no refusal of disallowed special tokens "
                                  "(its encode_special takes no allowed_special); special-refuse: and special-allow: "
-                                 "are offered by tiktoken: and the byte-level reference: engines")
+                                 "are offered by tiktoken: and reference: engines")
     table = special_ids(inner)
     unknown = [i for i in ids if i not in table]
     if unknown:
