@@ -14,7 +14,11 @@ Metaspace's prefix included, run per piece as HF runs them per split), offsets s
 Refusal (tiktoken's ``encode`` with ``disallowed_special``; its default ``encode(text)`` disallows
 every special token not allowed): before any matching, the text is searched for the strings of the
 *disallowed* tokens; if one occurs anywhere, the text is refused with DisallowedSpecialError naming
-the leftmost occurrence (the longest string starting there). Only the allowed tokens are then matched.
+the leftmost occurrence (the longest string starting there: tiktoken's regex alternation takes the
+first in its set's order, which differs only when one special string is a prefix of another, as in
+no vocabulary tokspec ships; tokspec.diff does not compare the token named). Only the allowed tokens
+are then matched, so tiktoken's skipping of a non-allowed match (never reached: it would refuse) is
+not modelled.
 
 Post-processing (``post_process=True``, HF ``TemplateProcessing`` single template): the template's
 special tokens are inserted around the encoded text with empty spans, ``(0, 0)`` before the text and
