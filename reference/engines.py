@@ -145,8 +145,16 @@ def _attach_special(engine: Encoder, tokens: list, template: list) -> None:  # t
     """Give ``engine`` the optional ``encode_special`` of ``tokspec.special_mode``."""
     from tokspec.reference.special_mode import encode_special
 
-    def encode_special_mode(text: str, *, post_process: bool = False) -> object:
-        return encode_special(text, tokens, engine.encode, template=template, post_process=post_process)
+    def encode_special_mode(text: str, *, post_process: bool = False,
+                            allowed_special: frozenset[str] | None = None) -> object:
+        # allowed_special (tiktoken's): None promotes every special token; a set promotes those
+        # and refuses a text spelling any other (tokspec.special_mode's special-refuse/-allow)
+        if allowed_special is None:
+            return encode_special(text, tokens, engine.encode, template=template, post_process=post_process)
+        allowed = [t for t in tokens if t.content in allowed_special]
+        refused = [t.content for t in tokens if t.content not in allowed_special]
+        return encode_special(text, allowed, engine.encode, template=template, post_process=post_process,
+                              disallowed=refused)
 
     engine.encode_special = encode_special_mode  # type: ignore[attr-defined]
 

@@ -11,11 +11,21 @@ Metaspace's prefix included, run per piece as HF runs them per split), offsets s
 - ``lstrip`` / ``rstrip``: the whitespace run (``str.isspace``) right before / after the match is
   absorbed into the token's span.
 
+Refusal (tiktoken's ``encode`` with ``disallowed_special``; its default ``encode(text)`` disallows
+every special token not allowed): before any matching, the text is searched for the strings of the
+*disallowed* tokens; if one occurs anywhere, the text is refused with DisallowedSpecialError naming
+the leftmost occurrence (the longest string starting there: tiktoken's regex alternation takes the
+first in its set's order, which differs only when one special string is a prefix of another, as in
+no vocabulary tokspec ships; tokspec.diff does not compare the token named). Only the allowed tokens
+are then matched, so tiktoken's skipping of a non-allowed match (never reached: it would refuse) is
+not modelled.
+
 Post-processing (``post_process=True``, HF ``TemplateProcessing`` single template): the template's
 special tokens are inserted around the encoded text with empty spans, ``(0, 0)`` before the text and
 ``(n, n)`` after it.
 
-Complexity: O(n * k * L) for k special tokens of length at most L, plus the ordinary encodes.
+Complexity: O(n * k * L) for k special tokens of length at most L, plus the ordinary encodes (the
+refusal search: O(n * d * L) for d disallowed strings).
 Out of scope: ``normalized=True`` added tokens (matched on normalized text) raise
 UnsupportedComponentError when built; other post-processors (RobertaProcessing, ByteLevel).
 """
@@ -27,9 +37,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokspec._types import Encoding
-from tokspec.errors import UnsupportedComponentError
+from tokspec.errors import DisallowedSpecialError, UnsupportedComponentError
 
-__all__ = ["AddedToken", "split_special", "encode_special", "added_tokens_of", "template_of"]
+__all__ = ["AddedToken", "split_special", "refused_special", "encode_special", "added_tokens_of", "template_of"]
 
 
 @dataclass(frozen=True)
@@ -85,10 +95,27 @@ def split_special(text: str, tokens: Sequence[AddedToken]) -> list[tuple[int, in
     return out
 
 
+def refused_special(text: str, disallowed: Sequence[str]) -> str | None:
+    """The disallowed string occurring leftmost in ``text`` (the longest of those starting at that
+    position), or None when none occurs: the token tiktoken's refusal names. Examples:
+    ``refused_special("a<|x|>b<|y|>", ["<|y|>", "<|x|>"]) == "<|x|>"``; a fragment (``"<|x|"``) is
+    no occurrence. Empty strings never occur."""
+    for pos in range(len(text)):
+        found = [s for s in disallowed if s and text.startswith(s, pos)]
+        if found:
+            return max(found, key=len)
+    return None
+
+
 def encode_special(text: str, tokens: Sequence[AddedToken], encode: Callable[[str], Encoding], *,
-                   template: Sequence[int | None] = (), post_process: bool = False) -> Encoding:
+                   template: Sequence[int | None] = (), post_process: bool = False,
+                   disallowed: Sequence[str] = ()) -> Encoding:
     """Special mode (module docstring). ``template`` is the single template as ids, ``None`` standing
-    for the text (empty: no post-processor)."""
+    for the text (empty: no post-processor). ``tokens`` are the allowed tokens; a text spelling one
+    of ``disallowed`` raises DisallowedSpecialError (nothing is encoded)."""
+    refused = refused_special(text, disallowed)
+    if refused is not None:
+        raise DisallowedSpecialError(refused)
     ids: list[int] = []
     offsets: list[tuple[int, int]] = []
     for start, end, token in split_special(text, tokens):

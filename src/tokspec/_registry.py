@@ -43,6 +43,8 @@ PROVIDERS: dict[str, str] = {
     "golden": "tokspec.engines.golden",
     "special": "tokspec.special_mode",
     "special-post": "tokspec.special_mode",
+    "special-refuse": "tokspec.special_mode",
+    "special-allow": "tokspec.special_mode",
 }
 
 

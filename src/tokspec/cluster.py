@@ -199,7 +199,7 @@ def cause_of(a: Encoder, b: Encoder, comparison: Any) -> Cause:
     """The cause of one disagreement (module docstring). O(text) for the pretoken scan."""
     cls = str(comparison.classification)
     text = comparison.text
-    if cls == "engine fault":
+    if cls in ("engine fault", "special refusal differs"):  # the refusing side raised
         side = "A" if comparison.a.fault is not None else "B"
         fault = comparison.a.fault if side == "A" else comparison.b.fault
         message = str(fault)

@@ -6,7 +6,11 @@ with a pretokenizer is a usage error (:func:`check_pair`).
 
 Classification of a disagreement (first matching rule wins):
 
-1. ``"engine fault"``: an engine raised (any exception) or returned an invalid Encoding.
+1. ``"engine fault"``: an engine raised (any exception) or returned an invalid Encoding. A
+   *refusal* (:class:`~tokspec.errors.DisallowedSpecialError`: tiktoken's ``encode`` refusing text
+   that spells a disallowed special token, :mod:`tokspec.special_mode`) is no fault: both engines
+   refusing a text agree on it (whichever token each names), and one refusing while the other
+   encodes is class ``"special refusal differs"``.
 2. ``"decoded text differs"``: the two token sequences do not stand for the same text. When both
    engines have a ``decode(ids) -> str`` method (optional, not part of the Encoder contract), the
    decoded strings are compared; otherwise the sets of characters covered by the offsets are.
@@ -63,7 +67,7 @@ from tokspec._escape import escape
 from tokspec._limits import DeadlineExceeded, ResourceLimitError, max_input_bytes
 from tokspec._types import Encoder, Encoding, EncodingArrays, check_text
 from tokspec.decoding import DecodeDifference, decode_difference, format_decode, promoted_special
-from tokspec.errors import TokspecError
+from tokspec.errors import DisallowedSpecialError, TokspecError
 from tokspec.records import (RECORD_VERSION, array_window, dumps_record, make_record, record_name,
                              reproduce_command, save_counterexample, write_record)
 
@@ -89,7 +93,7 @@ __all__ = [
 
 CLASSES = ("engine fault", "decoded text differs", "same ids, different offsets",
            "same segmentation, different ids", "different segmentation", "different ids",
-           "special token from text", "decode differs")
+           "special token from text", "decode differs", "special refusal differs")
 
 
 class Outcome:
@@ -100,10 +104,13 @@ class Outcome:
     unless the engine gave one. Two outcomes are equal iff their faults and encodings are.
     """
 
-    __slots__ = ("arrays", "fault", "_encoding")
+    __slots__ = ("arrays", "fault", "_encoding", "refused")
 
-    def __init__(self, encoding: Encoding | EncodingArrays | None, fault: str | None = None) -> None:
+    def __init__(self, encoding: Encoding | EncodingArrays | None, fault: str | None = None, *,
+                 refused: str | None = None) -> None:
         self.fault = fault
+        #: the special token's string when the fault is a refusal (DisallowedSpecialError)
+        self.refused = refused
         self._encoding = encoding if isinstance(encoding, Encoding) else None
         if isinstance(encoding, Encoding):
             self.arrays: EncodingArrays | None = EncodingArrays.from_encoding(encoding)
@@ -198,6 +205,8 @@ def run_engine(engine: Encoder, text: str) -> Outcome:
         raise ResourceLimitError(f"out of memory while {engine.info.name} encoded an input of {len(text)} "
                                  f"characters (TOKSPEC_MAX_INPUT_BYTES={max_input_bytes()} bounds one input)"
                                  ) from None
+    except DisallowedSpecialError as exc:  # a refusal, compared as an outcome (module docstring)
+        return Outcome(None, fault_message(exc), refused=str(exc.token))
     except BaseException as exc:  # noqa: BLE001 - an engine under test may raise anything
         return Outcome(None, fault_message(exc))
     if _natively_arrays(engine) or len(encoding) > _KEEP_PIECES:
@@ -256,6 +265,15 @@ def _classify(a: Encoder, b: Encoder, ea: EncodingArrays, eb: EncodingArrays, n:
     return "different segmentation"
 
 
+def _fault_class(oa: Outcome, ob: Outcome) -> str | None:
+    """Rule 1 with refusals (module docstring): None when both engines refused the text."""
+    if oa.refused is not None and ob.refused is not None:
+        return None
+    if (oa.refused is not None and ob.arrays is not None) or (ob.refused is not None and oa.arrays is not None):
+        return "special refusal differs"
+    return "engine fault"
+
+
 def offsets_compared(a: Encoder, b: Encoder) -> bool:
     """False when either engine declares it has no offsets (``EngineInfo.offsets``): the pair is
     then compared on ids alone (rule 6 of the module docstring)."""
@@ -278,7 +296,7 @@ def compare(a: Encoder, b: Encoder, text: str) -> Comparison:
     check_text(text)
     oa, ob = run_engine(a, text), run_engine(b, text)
     if oa.arrays is None or ob.arrays is None:
-        return Comparison(text, oa, ob, None, "engine fault")
+        return Comparison(text, oa, ob, None, _fault_class(oa, ob))
     if not offsets_compared(a, b) and oa.arrays.ids is not None:
         index = _ids_difference(oa.arrays, ob.arrays)
         if index is None:
@@ -328,7 +346,7 @@ def format_comparison(a: Encoder, b: Encoder, comparison: Comparison, *, width: 
         name = f"{label} {escape(engine.info.name)}"
         shown = outcome.shown()
         if shown is None:
-            lines.append(f"  {name}: FAULT {escape(outcome.fault)}")
+            lines.append(f"  {name}: {'FAULT' if outcome.refused is None else 'REFUSED'} {escape(outcome.fault)}")
             continue
         index = comparison.index
         window = token_window(engine, text, shown, index or 0, width)

@@ -13,6 +13,7 @@ __all__ = [
     "UnknownEngineError",
     "UnsupportedComponentError",
     "EngineFault",
+    "DisallowedSpecialError",
 ]
 
 
@@ -41,3 +42,19 @@ class UnsupportedComponentError(TokspecError):
 
 class EngineFault(TokspecError):
     """An engine crashed, hung, or returned something that is not a valid Encoding for the input."""
+
+
+class DisallowedSpecialError(TokspecError):
+    """Special mode refused the text: it spells a special token that is neither allowed nor text.
+
+    tiktoken's ``encode(text)`` (``disallowed_special="all"``) refuses such text with a ValueError;
+    the engines of :mod:`tokspec.special_mode` refuse it with this error, whose ``token`` is the
+    special token's string found (the leftmost occurrence). Two engines that both refuse a text
+    agree on it (:mod:`tokspec.diff`). Raise it from a user engine to model the refusal.
+    """
+
+    def __init__(self, token: str, message: str | None = None) -> None:
+        self.token = token
+        super().__init__(message or (
+            f"the text spells the disallowed special token token={token!r}: allow it (special-allow:IDS:ENGINE, "
+            "tiktoken's allowed_special) or compare it as text (text mode)"))

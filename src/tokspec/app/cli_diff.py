@@ -113,6 +113,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--special", action="store_true",
                         help="compare special mode (special tokens in the text are matched): "
                              "the same as naming the engines special:A special:B (tokspec.special_mode)")
+    parser.add_argument("--allowed-special", metavar="IDS", default=None,
+                        help="special mode with tiktoken's refusal: only these special ids (comma-separated) are "
+                             "matched, a text spelling any other special token is refused; 'none': tiktoken's "
+                             "default encode(text), every special token refused (special-allow:IDS:A / "
+                             "special-refuse:A); implies --special")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr (default: every "
                         "second on a terminal, every 30 s into a log, TOKSPEC_PROGRESS_SECONDS)")
     parser.add_argument("--raw", action="store_true",
@@ -415,8 +420,9 @@ def run(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | No
     if getattr(args, "workers", None) is None:
         args.workers = usable_cores()
     args.scheduler = getattr(args, "scheduler", None)
-    if getattr(args, "special", False):  # special mode is an engine of its own (tokspec.special_mode)
-        args.a, args.b = (n if n.startswith(("special:", "special-post:")) else f"special:{n}" for n in (args.a, args.b))
+    if getattr(args, "special", False) or getattr(args, "allowed_special", None) is not None:
+        from tokspec.special_mode import mode_name  # special mode is an engine of its own
+        args.a, args.b = (mode_name(n, getattr(args, "allowed_special", None)) for n in (args.a, args.b))
     try:
         _check_arguments(args)
         a, b = engines_for(args.a, args.b, _compare_on(args))  # setup errors first, whatever the executor

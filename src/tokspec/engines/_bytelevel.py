@@ -28,6 +28,7 @@ and o200k_base for ``bpe-openai``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from importlib import metadata
 from typing import Any
@@ -166,12 +167,20 @@ class TiktokenEngine(_ByteLevelEngine):
         """The encoding's special tokens (string -> id)."""
         return {s: i for i, s in self._special.items()}
 
-    def encode_special(self, text: str, *, post_process: bool = False) -> Encoding:
+    def encode_special(self, text: str, *, post_process: bool = False,
+                       allowed_special: frozenset[str] | None = None) -> Encoding:
         """Special mode (``tokspec.special_mode``): ``encode(text, allowed_special="all")``; offsets
-        from each token's byte length (a special token's: its string's). No post-processor."""
+        from each token's byte length (a special token's: its string's). No post-processor.
+        ``allowed_special``: a set is passed to ``encode`` with its default ``disallowed_special``
+        ("all": every other special token), so tiktoken refuses a text spelling one of those; its
+        ValueError becomes DisallowedSpecialError (naming the token tiktoken named)."""
         from tokspec._offsets import char_offsets_from_byte_lengths
 
-        ids = self.library_encoding.encode(text, allowed_special="all")
+        try:
+            ids = self.library_encoding.encode(
+                text, allowed_special="all" if allowed_special is None else set(allowed_special))
+        except ValueError as exc:
+            raise _refusal(exc) from None
         lengths = [len(self._special[i].encode("utf-8")) if i in self._special else len(self._token_bytes[i])
                    for i in ids]
         return Encoding.of(ids, char_offsets_from_byte_lengths(text, lengths))
@@ -182,6 +191,24 @@ class TiktokenEngine(_ByteLevelEngine):
         # allowed_special=set(), disallowed_special=(): no special token is matched nor refused,
         # which is encode_ordinary (tests compare the two on every corpus text)
         return self.library_encoding.encode_to_numpy(text, allowed_special=set(), disallowed_special=())
+
+
+#: tiktoken's refusal message (``raise_disallowed_special_token``): its first line names the token's repr
+_REFUSAL = re.compile(r"\AEncountered text corresponding to disallowed special token (.+)\.\n")
+
+
+def _refusal(exc: ValueError) -> Exception:
+    """tiktoken's refusal as DisallowedSpecialError; any other ValueError is returned unchanged (a
+    fault). The token is read back from the message's ``repr`` (a literal: ``ast.literal_eval``)."""
+    import ast
+
+    from tokspec.errors import DisallowedSpecialError
+
+    match = _REFUSAL.match(str(exc))
+    if match is None:
+        return exc
+    token = ast.literal_eval(match.group(1))
+    return DisallowedSpecialError(token, f"tiktoken refused the text: it spells the disallowed special token {token!r}")
 
 
 def numpy_respects_allowed_special(encoding: Any) -> bool:
