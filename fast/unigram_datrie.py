@@ -249,10 +249,21 @@ def _alignment_arrays(pres: list[Aligned]) -> tuple[np.ndarray, np.ndarray, np.n
 def datrie_encoder(arg: str, *, tie_break: TieBreak | None = None, trie: TrieKind = "double-array",
                    offsets: OffsetMode = "contract", jit: bool = True) -> DatrieUnigram:
     """``fast:ARG``: ``mon-unigram``, a Unigram ``tokenizer.json`` path, or a sentencepiece ``.model``."""
+    from tokspec.fast.unigram_decode import decoder_or_none
+    from tokspec.spm_model import load_spm_model
+
     if arg in NAMED_FILES:
-        model = unigram_model_from_tokenizer_json(load_tokenizer_json(named_path(arg), NAMED_FILES[arg].sha256))
+        tj = load_tokenizer_json(named_path(arg), NAMED_FILES[arg].sha256)
+        model, source = unigram_model_from_tokenizer_json(tj), tj.data
     elif Path(arg).suffix == ".model":
-        model = unigram_model_from_spm(arg)
+        model, source = unigram_model_from_spm(arg), load_spm_model(arg)
     else:
-        model = unigram_model_from_tokenizer_json(arg)
-    return DatrieUnigram(model, f"fast:{arg}", tie_break=tie_break, trie=trie, offsets=offsets, jit=jit)
+        tj = load_tokenizer_json(arg)
+        model, source = unigram_model_from_tokenizer_json(tj), tj.data
+    engine = DatrieUnigram(model, f"fast:{arg}", tie_break=tie_break, trie=trie, offsets=offsets, jit=jit)
+    decoder = decoder_or_none(source)
+    if decoder is not None:  # the optional contract of tokspec.decoding (decode, specials, n_vocab)
+        engine.decode = decoder.decode  # type: ignore[attr-defined]
+        engine.special_tokens = lambda: dict(decoder.specials)  # type: ignore[attr-defined]
+        engine.n_vocab = decoder.n_vocab  # type: ignore[attr-defined]
+    return engine
