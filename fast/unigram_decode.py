@@ -194,10 +194,9 @@ class HfChainDecoder:
             return "", ""
         # the first token: the first id's string, or the first run's text (one U+FFFD if invalid)
         first = int(np.argmin(np.append(self.is_byte[arr], False))) if self.is_byte[arr[0]] else 1
-        head = self._runs(arr[:first])
-        head = head if not self.is_byte[arr[0]] or _valid(self.tokens.gather(arr[:first])) else FFFD
-        text = "".join(parts)
-        return head, text[len(head):]
+        run = self.tokens.gather(arr[:first])  # a token's own string is valid UTF-8
+        head = run.decode("utf-8") if _valid(run) else FFFD
+        return head, "".join(parts)[len(head):]
 
     def _runs(self, seg: np.ndarray) -> str:
         """One segment's text, each run of byte tokens alone: its bytes, or U+FFFD per token."""
