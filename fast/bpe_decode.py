@@ -7,9 +7,9 @@ So the tokens' bytes are gathered from one flat ``uint8`` table by numpy fancy i
 ``[start, end)`` ranges -> one index array) and decoded once.
 
 Invariant of :class:`FlatBytes`: token ``i``'s bytes are ``flat[at[i]:at[i + 1]]``; an id with
-``at[i] == at[i + 1]`` and no special string is no token (decode raises ValueError naming it).
+``at[i] == at[i + 1]`` and no special string is no token (decode raises UnknownIdError, a ValueError, naming it).
 Cost: O(vocab bytes) to build, O(total bytes) per decode in numpy. Out of scope: HF/sentencepiece
-decoders (Unigram engines of tokspec.fast have no decode).
+decoders (the Unigram engines' decode is ``tokspec.fast.unigram_decode``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["FlatBytes"]
+from tokspec.fast._decode_errors import UnknownIdError
+
+__all__ = ["FlatBytes", "UnknownIdError"]
 
 
 class FlatBytes:
@@ -44,7 +46,7 @@ class FlatBytes:
         arr = np.asarray(ids, dtype=np.int64).reshape(-1)
         if len(arr) and (arr.min() < 0 or arr.max() >= len(self.known) or not self.known[arr].all()):
             bad = next(int(i) for i in arr if not 0 <= i < len(self.known) or not self.known[i])
-            raise ValueError(f"id={bad!r} is no token of this vocabulary")
+            raise UnknownIdError(f"id={bad!r} is no token of this vocabulary")
         starts, ends = self.at[arr], self.at[arr + 1]
         lengths = ends - starts
         # index of every byte: for token k, starts[k] + 0 .. lengths[k] - 1

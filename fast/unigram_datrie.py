@@ -26,6 +26,7 @@ character. HF pipelines (``tokenizer.json``: NFKC, Metaspace, ...) stay in Pytho
 which dominate a full HF encode.
 
 Out of scope: n-best, sampling, user-defined-symbol bonuses, special tokens (ordinary text).
+Decoding: :func:`datrie_encoder` gives the engine ``decode`` (``tokspec.fast.unigram_decode``).
 """
 
 from __future__ import annotations

@@ -42,7 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from tokspec.errors import TokspecError, UnsupportedComponentError
+from tokspec.errors import UnsupportedComponentError
+from tokspec.fast._decode_errors import UnknownIdError
 
 __all__ = ["HfChainDecoder", "SpmDecoder", "UnknownIdError", "decoder_or_none", "hf_byte_of_piece"]
 
@@ -52,10 +53,6 @@ FFFD = "\ufffd"
 #: surrogateescape's U+DC80..U+DCFF (one per invalid byte, U2) -> U+FFFD
 _PER_BYTE = {0xDC00 + b: FFFD for b in range(0x80, 0x100)}
 _SURROGATE = re.compile("[\udc80-\udcff]")
-
-
-class UnknownIdError(TokspecError):
-    """An id outside the vocabulary given to a fast Unigram decoder."""
 
 
 class _Surfaces:

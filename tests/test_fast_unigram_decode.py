@@ -22,6 +22,7 @@ from tokspec import load_engine
 from tokspec.decoding import decode_difference, has_decode
 from tokspec.errors import TokspecError
 from tokspec.fast import unigram_decode as ud
+from tokspec.fast.bpe_decode import UnknownIdError as FlatBytesError
 from tokspec.fast.unigram_decode import HfChainDecoder, SpmDecoder, UnknownIdError, decoder_or_none, hf_byte_of_piece
 from tokspec.models import trained_model
 from tokspec.spec import decode as sd
@@ -78,6 +79,7 @@ def test_ids_outside_the_vocabulary_are_refused_by_name(ids: list[int], bad: int
         with pytest.raises(UnknownIdError, match=rf"^id={bad} is outside the vocabulary of 13 ids$"):
             dec.decode(ids)
     assert issubclass(UnknownIdError, TokspecError) and issubclass(UnknownIdError, ValueError)
+    assert UnknownIdError is FlatBytesError  # one named error for every fast decoder
 
 
 def _per_byte(data: bytes) -> str:
