@@ -68,12 +68,12 @@ class _Surfaces:
         starts = self.at[arr]
         lengths = self.at[arr + 1] - starts
         before = np.cumsum(lengths) - lengths  # bytes of the surfaces before token k
-        index = np.repeat(starts - before, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+        index = np.repeat(starts - before, lengths) + np.arange(int(lengths.sum()))
         return self.flat[index].tobytes()
 
 
 def _checked(ids: Sequence[int], n: int) -> np.ndarray:
-    arr = np.asarray(ids, dtype=np.int64).reshape(-1)
+    arr = np.asarray(ids, dtype=np.int64)
     if len(arr) and (arr.min() < 0 or arr.max() >= n):
         bad = next(int(i) for i in arr if not 0 <= i < n)
         raise UnknownIdError(f"id={bad!r} is outside the vocabulary of {n} ids")
@@ -104,12 +104,13 @@ class SpmDecoder:
                 surfaces.append(piece.replace(SPACE_MARK, " ").encode("utf-8"))
         self.surfaces = _Surfaces(surfaces)
         self.n_vocab = len(surfaces)
-        self.control = np.array([k == "control" for k in types], dtype=bool).reshape(-1)
-        ordinary = np.array([k not in ("control", "unknown", "byte") for k in types], dtype=bool).reshape(-1)
-        marked = np.array([p.startswith(SPACE_MARK) for p in pieces], dtype=bool).reshape(-1)
-        # lead: loses one leading mark at the start; vanish: gives nothing at the start
-        self.lead = ordinary & marked & add_dummy_prefix
-        self.vanish = self.control | (self.lead & np.array([p == SPACE_MARK for p in pieces], dtype=bool).reshape(-1))
+        kinds = np.array(types)  # a model has pieces: never empty
+        self.control = kinds == "control"
+        # lead: loses one leading mark at the start (not the unknown piece, whatever its name; a
+        # control piece never comes first: it vanishes); vanish: gives nothing at the start
+        marked = np.array([p.startswith(SPACE_MARK) for p in pieces])
+        self.lead = marked & (kinds != "unknown") & add_dummy_prefix
+        self.vanish = self.control | (self.lead & (np.array(pieces) == SPACE_MARK))
         self.specials = {p: i for i, (p, k) in enumerate(zip(pieces, types)) if k == "control"}
 
     def decode(self, ids: Sequence[int]) -> str:
@@ -125,7 +126,7 @@ def hf_byte_of_piece(piece: str) -> int | None:
     if len(piece.encode("utf-8")) != 6 or not (piece.startswith("<0x") and piece.endswith(">")):
         return None
     digits = piece[3:5].removeprefix("+")
-    if digits and all(c in "0123456789abcdefABCDEF" for c in digits):
+    if all(c in "0123456789abcdefABCDEF" for c in digits):
         return int(digits, 16)
     return None
 
@@ -138,7 +139,7 @@ def _plan(decoder: Any) -> list[dict[str, Any]]:
     fused = False
     for k, step in enumerate(steps):
         kind = step.get("type")
-        pattern = step.get("pattern", {}).get("String") if kind == "Replace" else None
+        pattern = step["pattern"].get("String") if kind == "Replace" else None
         if kind == "ByteFallback" and k == 0 or kind == "Metaspace" or kind == "Fuse" \
                 or kind == "Replace" and isinstance(pattern, str) and (fused or len(pattern) == 1) \
                 or kind == "Strip" and fused:
@@ -154,30 +155,31 @@ class HfChainDecoder:
     def __init__(self, vocab: Sequence[str], added: Mapping[int, str], decoder: Any) -> None:
         self.steps = _plan(decoder)
         self.n_vocab = max([len(vocab) - 1, *added]) + 1
-        tokens = [added.get(i, vocab[i] if i < len(vocab) else "") for i in range(self.n_vocab)]
+        # an id that is neither (a hole) is skipped, as HF does: it does not end a byte run
+        tokens = [added[i] if i in added else vocab[i] if i < len(vocab) else None for i in range(self.n_vocab)]
+        self.hole = np.array([t is None for t in tokens])
         fallback = bool(self.steps) and self.steps[0].get("type") == "ByteFallback"
-        byte = [hf_byte_of_piece(t) if fallback else None for t in tokens]
-        self.is_byte = np.array([b is not None for b in byte], dtype=bool).reshape(-1)
-        self.tokens = _Surfaces([t.encode("utf-8") if b is None else bytes([b]) for t, b in zip(tokens, byte)])
+        byte = [hf_byte_of_piece(t) if fallback and t else None for t in tokens]
+        self.is_byte = np.array([b is not None for b in byte])
+        self.tokens = _Surfaces([(t or "").encode("utf-8") if b is None else bytes([b]) for t, b in zip(tokens, byte)])
         self.cut = ~self.is_byte & (np.diff(self.tokens.at) == 0)  # empty tokens end byte runs
         self.specials: dict[str, int] = {}
 
     def decode(self, ids: Sequence[int]) -> str:
         arr = _checked(ids, self.n_vocab)
-        head, tail = self._fallback(arr)
-        fused = False
+        head, tail = self._fallback(arr[~self.hole[arr]])
         for step in self.steps:
             kind = step.get("type")
             if kind == "Fuse":
-                head, tail, fused = head + tail, "", True
+                head, tail = head + tail, ""
             elif kind == "Replace":
                 head, tail = (t.replace(step["pattern"]["String"], step["content"]) for t in (head, tail))
             elif kind == "Metaspace":
-                mark = step.get("replacement", SPACE_MARK)
-                first = " " if step.get("prepend_scheme", "always") == "never" else ""
+                mark = step["replacement"]
+                first = " " if step.get("prepend_scheme") == "never" else ""
                 head, tail = head.replace(mark, first), tail.replace(mark, " ")
             elif kind == "Strip":
-                head = _strip(head, step["content"], step.get("start", 0), step.get("stop", 0))
+                head = _strip(head, step["content"], step["start"], step["stop"])
         return head + tail
 
     def _fallback(self, arr: np.ndarray) -> tuple[str, str]:
@@ -197,7 +199,7 @@ class HfChainDecoder:
 
     def _runs(self, seg: np.ndarray) -> str:
         """One segment's text, each run of byte tokens alone: its bytes, or U+FFFD per token."""
-        edges = np.flatnonzero(np.diff(np.concatenate(([False], self.is_byte[seg], [False])).astype(np.int8)))
+        edges = np.flatnonzero(np.diff(np.concatenate(([False], self.is_byte[seg], [False]))))
         out, at = [], 0
         for lo, hi in zip(edges[::2], edges[1::2]):
             out.append(self.tokens.gather(seg[at:lo]).decode("utf-8"))

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from tokspec import load_engine
 from tokspec.decoding import decode_difference, has_decode
-from tokspec.errors import TokspecError
+from tokspec.errors import TokspecError, UnsupportedComponentError
 from tokspec.fast import unigram_decode as ud
 from tokspec.fast.bpe_decode import UnknownIdError as FlatBytesError
 from tokspec.fast.unigram_decode import HfChainDecoder, SpmDecoder, UnknownIdError, decoder_or_none, hf_byte_of_piece
@@ -128,6 +128,8 @@ CHAINS = {
                       {"type": "Replace", "pattern": {"String": "a_"}, "content": "Q"}],
     "fuse-metaspace": [{"type": "Fuse"}, {"type": "Metaspace", "replacement": "b", "prepend_scheme": "always",
                                           "split": True}, {"type": "Strip", "content": " ", "start": 0, "stop": 1}],
+    "empty": [],
+    "legacy": [{"type": "ByteFallback"}, {"type": "Metaspace", "replacement": "\u2581", "add_prefix_space": True}],
     "metaspace-b": [{"type": "ByteFallback"}, {"type": "Metaspace", "replacement": "b", "prepend_scheme": "always",
                                                 "split": True}],
 }
@@ -153,12 +155,13 @@ def hf_pair(chain: str) -> tuple[HfChainDecoder, tokenizers.Tokenizer]:
 @pytest.mark.parametrize("chain", CHAINS)
 def test_hf_chains_against_tokenizers(chain: str) -> None:
     dec, lib = hf_pair(chain)
-    assert dec.n_vocab == 24 == lib.get_vocab_size(with_added_tokens=True)
+    assert dec.n_vocab == 24 == lib.get_vocab_size(with_added_tokens=True) and not dec.hole.any()
     assert dec.specials == {"<unk>": 0, "</s>": 2}
     seqs = [list(s) for n in range(3) for s in itertools.product(range(24), repeat=n)]
     rng = random.Random(chain)
     seqs += [[rng.randrange(24) for _ in range(rng.randint(3, 7))] for _ in range(400)]
     bytes_ids = [8, 9, 10, 11, 12, 13, 14, 16, 19, 20, 21, 3]
+    seqs += [[19, 20, 21], [19, 20, 21, 19, 20, 21, 5], [7, 5]]
     seqs += [[rng.choice(bytes_ids) for _ in range(rng.randint(2, 6))] for _ in range(300)]
     panics = 0
     for ids in seqs:
@@ -196,12 +199,14 @@ def test_hf_single_step_decoder_and_first_token_rules() -> None:
     fb = HfChainDecoder(HF_VOCAB, ADDED, {"type": "Sequence", "decoders": CHAINS["fallback-metaspace"]})
     assert fb.decode([11, 5]) == "Aa b" and fb.decode([8, 5]) == "\ufffda b" and fb.decode([8, 9, 10, 5]) == "中a b"
     assert fb.decode([13, 9, 5]) == "\ufffd\ufffda b" and fb.decode([18, 9, 5]) == "中\ufffda b"
+    assert fb.decode([19, 20, 21]) == "" and fb.decode([19, 20, 21, 19, 20, 21, 3]) == " "  # marks from bytes
 
 
 @pytest.mark.parametrize("piece, byte", [("<0xEA>", 0xEA), ("<0xea>", 0xEA), ("<0x+A>", 0x0A), ("<0x00>", 0),
                                          ("<0XEA>", None), ("<0x-1>", None), ("<0x 1>", None), ("<0x++>", None),
                                          ("<0xEAA>", None), ("<0xE>", None), ("<0x\u00e9>", None), ("(0xEA>", None),
-                                         ("<0xEA)", None), ("<0x1g>", None), ("<0xFF>", 0xFF)])
+                                         ("<0xEA)", None), ("<0x1g>", None), ("<0xFF>", 0xFF),
+                                         ("<0xXA>", None), ("<0x+>>", None)])
 def test_hf_byte_pieces(piece: str, byte: int | None) -> None:
     assert hf_byte_of_piece(piece) == byte
     lib = tokenizers.decoders.ByteFallback().decode([piece])
@@ -214,9 +219,29 @@ def test_hf_byte_pieces(piece: str, byte: int | None) -> None:
     {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "ab"}, "content": "x"}]},
     {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"Regex": "a"}, "content": "x"}, {"type": "Fuse"}]},
     {"type": "Sequence", "decoders": [{"type": "Metaspace"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+    {"type": "Sequence", "decoders": [{"type": "Fuse"}, {"type": "WordPiece"}]},
+    {"type": "Sequence", "decoders": [{"type": "Fuse"}, {"type": "ByteFallback"}]},
 ])
 def test_decoders_out_of_scope_give_no_decoder(decoder: Any) -> None:
     assert decoder_or_none(hf_json(decoder)) is None
+
+
+def test_an_id_between_vocabulary_and_added_tokens_is_skipped() -> None:
+    """A file whose added token ids leave a hole (HF itself renumbers such tokens on load, which
+    tokspec's hf: adapter maps back to the file's ids): the hole decodes to nothing, like an id HF
+    does not know, and does not end a byte run."""
+    mon = HfChainDecoder(HF_VOCAB, {0: "<unk>", 24: "<eot>"}, {"type": "Sequence", "decoders": CHAINS["mon"]})
+    assert mon.n_vocab == 25 and mon.hole.tolist() == [i == 23 for i in range(25)]
+    assert mon.decode([23]) == "" and mon.decode([8, 23, 9, 23, 10]) == "中" and mon.decode([24, 23, 4]) == "<eot> a"
+
+
+def test_refusals_name_the_step() -> None:
+    with pytest.raises(UnsupportedComponentError, match=r"^no HF decoder: the fast decoder covers a decoder chain only$"):
+        ud._plan(None)
+    with pytest.raises(UnsupportedComponentError, match=r"^HF decoder step type='Strip' at 1 has no fast decoder$"):
+        ud._plan({"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Strip"}]})
+    with pytest.raises(UnsupportedComponentError, match=r"^HF decoder step type='CTC' at 0 has no fast decoder$"):
+        ud._plan({"type": "CTC"})
 
 
 def test_in_scope_edges() -> None:
@@ -318,3 +343,25 @@ def test_d3_round_trip_of_the_fast_engines(kind: str, text: str) -> None:
     fast, _ = engines(kind)
     normalized = "".join(p.text for p in fast.model.pretokenize(text))
     assert sd.prop_metaspace_round_trip(fast, text, normalized, fast.model.unk_id)
+
+
+def test_custom_pieces_against_decode_ids(tmp_path: Any) -> None:
+    """A model whose unknown piece is '▁u', with user pieces '▁usr' and 'x▁y' and a control '▁ctl':
+    the unknown piece keeps its surface at the start, a user piece loses its mark there, a control
+    piece vanishes (sentencepiece 0.2, trained here in well under a second)."""
+    path = tmp_path / "custom.model"
+    with path.open("wb") as out:
+        sentencepiece.SentencePieceTrainer.train(
+            sentence_iterator=iter(["the cat sat on the mat", "a dog and a cat", "x y z the end"] * 20),
+            model_writer=out, vocab_size=300, model_type="unigram", unk_piece="\u2581u", byte_fallback=True,
+            user_defined_symbols=["\u2581usr", "x\u2581y"], control_symbols=["\u2581ctl"], num_threads=1,
+            minloglevel=2, hard_vocab_limit=False, normalization_rule_name="identity")
+    dec = decoder_or_none(load_spm_model(path))
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(path))
+    assert isinstance(dec, SpmDecoder)
+    word = sp.piece_to_id("\u2581a")
+    hot = [sp.piece_to_id(p) for p in ("\u2581u", "<s>", "\u2581ctl", "\u2581usr", "x\u2581y", "\u2581", "<0xE4>", "<0xB8>")]
+    assert dec.decode([hot[0], word]) == " \u2047  a" == sp.decode_ids([hot[0], word])
+    assert dec.decode([hot[2], hot[3], word]) == "usr a" == sp.decode_ids([hot[2], hot[3], word])
+    for ids in _sequences(sp.get_piece_size(), [*hot, word], "custom"):
+        assert dec.decode(ids) == sp.decode_ids(ids), ids
