@@ -5,7 +5,7 @@ Relies on theorem D2's premise (:mod:`tokspec.spec.decode`) that a decoded text 
 the pieces' bytes joined, and on two facts of UTF-8 checked by tests/test_fast_unigram_decode.py:
 (U1) the UTF-8 of a ``str`` never starts with a continuation byte, so a run of byte pieces is
 never completed by the piece after it, and bytes joined across an ordinary piece decode as each
-part alone; (U2) ``bytes.decode("utf-8", "surrogateescape")`` turns each byte of a maximal
+part alone; (U2) ``bytes.decode(errors="surrogateescape")`` turns each byte of a maximal
 invalid subpart into one surrogate U+DC80..U+DCFF and nothing else into one, so one pass over the
 joined bytes finds every invalid byte (sentencepiece: one U+FFFD per invalid byte) and whether a
 run was valid. An id with an empty surface (a control piece, an empty token) separates runs, so
@@ -82,26 +82,22 @@ def _checked(ids: Sequence[int], n: int) -> np.ndarray:
 
 def _segments(arr: np.ndarray, cut: np.ndarray) -> list[np.ndarray]:
     """``arr`` split at the ids flagged in ``cut``, those ids dropped."""
-    at = np.flatnonzero(cut[arr])
-    if not len(at):
-        return [arr]
-    return [arr[lo + 1:hi] for lo, hi in zip(np.concatenate(([-1], at)), np.append(at, len(arr)))]
+    parts = np.split(arr, np.flatnonzero(cut[arr]))
+    return [parts[0], *(part[1:] for part in parts[1:])]  # each later part starts with its cut id
 
 
 class SpmDecoder:
     """sentencepiece's ``DecodeIds`` (module docstring) from a model's pieces and piece types."""
 
     def __init__(self, pieces: Sequence[str], types: Sequence[str], *, add_dummy_prefix: bool) -> None:
-        surfaces = []
+        surfaces = []  # a control piece's is never read: control ids cut (_segments drops them)
         for piece, kind in zip(pieces, types):
-            if kind == "control":
-                surfaces.append(b"")
-            elif kind == "unknown":
-                surfaces.append(UNK_SURFACE.encode("utf-8"))
+            if kind == "unknown":
+                surfaces.append(UNK_SURFACE.encode())
             elif kind == "byte":
                 surfaces.append(bytes([int(piece[3:5], 16)]))
             else:
-                surfaces.append(piece.replace(SPACE_MARK, " ").encode("utf-8"))
+                surfaces.append(piece.replace(SPACE_MARK, " ").encode())
         self.surfaces = _Surfaces(surfaces)
         self.n_vocab = len(surfaces)
         kinds = np.array(types)  # a model has pieces: never empty
@@ -116,14 +112,14 @@ class SpmDecoder:
     def decode(self, ids: Sequence[int]) -> str:
         arr = _checked(ids, self.n_vocab)
         arr = arr[int(np.argmin(np.append(self.vanish[arr], False))):]  # the first visible id on
-        text = "".join(self.surfaces.gather(seg).decode("utf-8", "surrogateescape").translate(_PER_BYTE)
+        text = "".join(self.surfaces.gather(seg).decode(errors="surrogateescape").translate(_PER_BYTE)
                        for seg in _segments(arr, self.control))
         return text[1:] if len(arr) and self.lead[arr[0]] else text
 
 
 def hf_byte_of_piece(piece: str) -> int | None:
     """HF ByteFallback's byte of a token (module docstring), else None."""
-    if len(piece.encode("utf-8")) != 6 or not (piece.startswith("<0x") and piece.endswith(">")):
+    if len(piece.encode()) != 6 or not (piece.startswith("<0x") and piece.endswith(">")):
         return None
     digits = piece[3:5].removeprefix("+")
     if all(c in "0123456789abcdefABCDEF" for c in digits):
@@ -136,14 +132,13 @@ def _plan(decoder: Any) -> list[dict[str, Any]]:
     if not isinstance(decoder, dict):
         raise UnsupportedComponentError("no HF decoder: the fast decoder covers a decoder chain only")
     steps = list(decoder.get("decoders") or []) if decoder.get("type") == "Sequence" else [decoder]
-    fused = False
     for k, step in enumerate(steps):
         kind = step.get("type")
+        fused = any(earlier.get("type") == "Fuse" for earlier in steps[:k])
         pattern = step["pattern"].get("String") if kind == "Replace" else None
         if kind == "ByteFallback" and k == 0 or kind == "Metaspace" or kind == "Fuse" \
                 or kind == "Replace" and isinstance(pattern, str) and (fused or len(pattern) == 1) \
                 or kind == "Strip" and fused:
-            fused = fused or kind == "Fuse"
             continue
         raise UnsupportedComponentError(f"HF decoder step type={kind!r} at {k} has no fast decoder")
     return steps
@@ -161,7 +156,7 @@ class HfChainDecoder:
         fallback = bool(self.steps) and self.steps[0].get("type") == "ByteFallback"
         byte = [hf_byte_of_piece(t) if fallback and t else None for t in tokens]
         self.is_byte = np.array([b is not None for b in byte])
-        self.tokens = _Surfaces([(t or "").encode("utf-8") if b is None else bytes([b]) for t, b in zip(tokens, byte)])
+        self.tokens = _Surfaces([(t or "").encode() if b is None else bytes([b]) for t, b in zip(tokens, byte)])
         self.cut = ~self.is_byte & (np.diff(self.tokens.at) == 0)  # empty tokens end byte runs
         self.specials: dict[str, int] = {}
 
@@ -187,14 +182,14 @@ class HfChainDecoder:
         with no surrogate had only valid runs (U1, U2); only other segments are decoded run by run."""
         parts = []
         for seg in _segments(arr, self.cut):
-            text = self.tokens.gather(seg).decode("utf-8", "surrogateescape")
+            text = self.tokens.gather(seg).decode(errors="surrogateescape")
             parts.append(self._runs(seg) if _SURROGATE.search(text) else text)
         if not len(arr):
             return "", ""
         # the first token: the first id's string, or the first run's text (one U+FFFD if invalid)
         first = int(np.argmin(np.append(self.is_byte[arr], False))) if self.is_byte[arr[0]] else 1
         run = self.tokens.gather(arr[:first])  # a token's own string is valid UTF-8
-        head = run.decode("utf-8") if _valid(run) else FFFD
+        head = run.decode() if _valid(run) else FFFD
         return head, "".join(parts)[len(head):]
 
     def _runs(self, seg: np.ndarray) -> str:
@@ -202,20 +197,20 @@ class HfChainDecoder:
         edges = np.flatnonzero(np.diff(np.concatenate(([False], self.is_byte[seg], [False]))))
         out, at = [], 0
         for lo, hi in zip(edges[::2], edges[1::2]):
-            out.append(self.tokens.gather(seg[at:lo]).decode("utf-8"))
+            out.append(self.tokens.gather(seg[at:lo]).decode())
             run = self.tokens.gather(seg[lo:hi])
             try:
-                out.append(run.decode("utf-8"))
+                out.append(run.decode())
             except UnicodeDecodeError:
                 out.append(FFFD * int(hi - lo))
             at = hi
-        out.append(self.tokens.gather(seg[at:]).decode("utf-8"))
+        out.append(self.tokens.gather(seg[at:]).decode())
         return "".join(out)
 
 
 def _valid(data: bytes) -> bool:
     try:
-        data.decode("utf-8")
+        data.decode()
     except UnicodeDecodeError:
         return False
     return True

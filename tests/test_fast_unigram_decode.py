@@ -144,7 +144,6 @@ def hf_json(decoder: Any) -> dict[str, Any]:
                       "vocab": [[p, -1.0] for p in HF_VOCAB]}}
 
 
-@functools.lru_cache(maxsize=None)
 def hf_pair(chain: str) -> tuple[HfChainDecoder, tokenizers.Tokenizer]:
     data = hf_json({"type": "Sequence", "decoders": CHAINS[chain]})
     dec = decoder_or_none(data)
@@ -193,6 +192,7 @@ def test_hf_single_step_decoder_and_first_token_rules() -> None:
     assert dec.decode([5, 5]) == "aba b"         # tokenizers 0.23: every mark of the first token removed
     assert dec.decode([16, 5]) == "a b"          # an empty first token takes the rule
     mon = HfChainDecoder(HF_VOCAB, ADDED, {"type": "Sequence", "decoders": CHAINS["mon"]})
+    assert mon.specials == {} and dec.specials == {}  # decoder_or_none fills them from the file
     assert mon.decode([8, 9, 10, 4]) == "中 a" and mon.decode([19, 20, 21, 6]) == "b"
     assert mon.decode([8, 9, 3]) == "\ufffd\ufffd " and mon.decode([8, 16, 9, 10]) == "\ufffd" * 3
     assert mon.decode([12, 12, 6]) == " b" and mon.decode([23, 0, 1]) == "<eot><unk><s>"
