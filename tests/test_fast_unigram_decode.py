@@ -23,6 +23,7 @@ from tokspec.decoding import decode_difference, has_decode
 from tokspec.errors import TokspecError, UnsupportedComponentError
 from tokspec.fast import unigram_decode as ud
 from tokspec.fast.bpe_decode import UnknownIdError as FlatBytesError
+from tokspec.fast.unigram_datrie import datrie_encoder
 from tokspec.fast.unigram_decode import HfChainDecoder, SpmDecoder, UnknownIdError, decoder_or_none, hf_byte_of_piece
 from tokspec.models import trained_model
 from tokspec.spec import decode as sd
@@ -312,14 +313,15 @@ def test_real_tokenizer_json_against_hf_decode(name: str) -> None:
 @functools.lru_cache(maxsize=None)
 def engines(kind: str) -> tuple[Any, Any]:
     if kind == "mon-unigram":
-        return load_engine("fast:mon-unigram"), load_engine("hf:mon-unigram")
+        return datrie_encoder("mon-unigram"), load_engine("hf:mon-unigram")
     path = str(trained_model(kind))
-    return load_engine(f"fast:{path}"), load_engine(f"spm:{path}")
+    return datrie_encoder(path), load_engine(("hf:" if path.endswith(".json") else "spm:") + path)
 
 
-@pytest.mark.parametrize("kind", ["mon-unigram", "spm-unigram-bytes"])
+@pytest.mark.parametrize("kind", ["mon-unigram", "spm-unigram-bytes", "hf-unigram"])
 def test_fast_engines_carry_the_decoder(kind: str) -> None:
     fast, lib = engines(kind)
+    assert fast.info.name == lib.info.name.replace("spm:", "fast:").replace("hf:", "fast:")
     assert has_decode(fast) and fast.n_vocab == lib.n_vocab and fast.special_tokens() == lib.special_tokens()
     ids = list(lib.encode(MIXED).ids)
     assert fast.decode(ids) == lib.decode(ids)
@@ -333,7 +335,8 @@ def test_out_of_scope_tokenizer_json_engine_has_no_decode(tmp_path: Any) -> None
     data = load_tokenizer_json(trained_model("hf-unigram")).data
     path = tmp_path / "no-decoder.json"
     path.write_text(json.dumps({**data, "decoder": None}), encoding="utf-8")
-    assert not has_decode(load_engine(f"fast:{path}"))
+    assert not has_decode(datrie_encoder(str(path)))
+    assert load_engine(f"fast:{path}").info.name == f"fast:{path}"
 
 
 @pytest.mark.parametrize("kind", ["mon-unigram", "spm-unigram-bytes"])
