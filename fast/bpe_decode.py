@@ -7,13 +7,13 @@ So the tokens' bytes are gathered from one flat ``uint8`` table by numpy fancy i
 ``[start, end)`` ranges -> one index array) and decoded once.
 
 Invariant of :class:`FlatBytes`: token ``i``'s bytes are ``flat[at[i]:at[i + 1]]``; an id with
-``at[i] == at[i + 1]`` and no special string is no token (decode raises ValueError naming it).
-Cost: O(vocab bytes) to build, O(total bytes) per decode in numpy. A numpy call costs about 10 us
-whatever its size, more than the whole decode of a few tokens (decode comparison calls decode on
-every short prefix of an encoding), so a list of at most :data:`SHORT` Python ints is joined from a
-list of the tokens' ``bytes`` instead (one Python object per token, built once): the same result,
-several times cheaper per call.
-Out of scope: HF/sentencepiece decoders.
+``at[i] == at[i + 1]`` and no special string is no token (decode raises UnknownIdError, a
+ValueError, naming it). Cost: O(vocab bytes) to build, O(total bytes) per decode in numpy. A numpy
+call costs about 10 us whatever its size, more than the whole decode of a few tokens (decode
+comparison calls decode on every short prefix of an encoding), so a list of at most :data:`SHORT`
+Python ints is joined from a list of the tokens' ``bytes`` instead (one Python object per token,
+built once): the same result, several times cheaper per call. Out of scope: HF/sentencepiece
+decoders (the Unigram engines' decode is ``tokspec.fast.unigram_decode``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["FlatBytes", "SHORT"]
+from tokspec.fast._decode_errors import UnknownIdError
+
+__all__ = ["FlatBytes", "SHORT", "UnknownIdError"]
 
 #: A list of at most this many Python ints takes the short path (module docstring).
 SHORT = 64
@@ -55,7 +57,7 @@ class FlatBytes:
         arr = np.asarray(ids, dtype=np.int64).reshape(-1)
         if len(arr) and (arr.min() < 0 or arr.max() >= len(self.known) or not self.known[arr].all()):
             bad = next(int(i) for i in arr if not 0 <= i < len(self.known) or not self.known[i])
-            raise ValueError(f"id={bad!r} is no token of this vocabulary")
+            raise UnknownIdError(f"id={bad!r} is no token of this vocabulary")
         starts, ends = self.at[arr], self.at[arr + 1]
         lengths = ends - starts
         # index of every byte: for token k, starts[k] + 0 .. lengths[k] - 1
@@ -72,4 +74,4 @@ class FlatBytes:
             return b"".join([pieces[i] for i in ids]).decode("utf-8", errors="replace")
         except (IndexError, TypeError):  # out of range, or a hole (None)
             bad = next(i for i in ids if not 0 <= i < len(pieces) or pieces[i] is None)
-            raise ValueError(f"id={bad!r} is no token of this vocabulary") from None
+            raise UnknownIdError(f"id={bad!r} is no token of this vocabulary") from None

@@ -21,7 +21,9 @@ The ``fast:`` BPE and ``peek2:`` engines implement ``_encode_arrays`` on compile
 them in parallel); ``tokspec.fast.interpreted`` gives the same engines with the kernels as plain
 Python. Engines here use the tokspec core only (never tokspec.reference or tokspec.spec). Special
 tokens are ordinary text. ``fast:`` BPE engines decode (``tokspec.fast.bpe_decode``, theorem D2) and
-declare the named encodings' special tokens (:mod:`tokspec.decoding`). BPE tokenizer.json files: only those ``tokspec.fast.hf_bpe_json`` accepts (others refused, named).
+declare the named encodings' special tokens (:mod:`tokspec.decoding`). ``fast:`` Unigram engines decode as
+sentencepiece's ``DecodeIds`` or the tokenizer.json's HF decoder chain (``tokspec.fast.unigram_decode``; a
+chain it does not cover leaves the engine without ``decode``). BPE tokenizer.json files: only those ``tokspec.fast.hf_bpe_json`` accepts (others refused, named).
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ and numpy); other text and other pipelines (Lowercase, Precompiled, WhitespaceSp
 dominate a full HF encode.
 
 Out of scope: n-best, sampling, user-defined-symbol bonuses, special tokens (ordinary text).
+Decoding: :func:`datrie_encoder` gives the engine ``decode`` (``tokspec.fast.unigram_decode``).
 """
 
 from __future__ import annotations
@@ -256,10 +257,23 @@ def _alignment_arrays(pres: list[Aligned]) -> tuple[np.ndarray, np.ndarray, np.n
 def datrie_encoder(arg: str, *, tie_break: TieBreak | None = None, trie: TrieKind = "double-array",
                    offsets: OffsetMode = "contract", jit: bool = True) -> DatrieUnigram:
     """``fast:ARG``: ``mon-unigram``, a Unigram ``tokenizer.json`` path, or a sentencepiece ``.model``."""
-    if Path(arg).suffix == ".model" and arg not in NAMED_FILES:
-        return DatrieUnigram(unigram_model_from_spm(arg), f"fast:{arg}", tie_break=tie_break, trie=trie,
-                             offsets=offsets, jit=jit)
-    named = NAMED_FILES.get(arg)
-    tj = load_tokenizer_json(named_path(arg), named.sha256) if named else load_tokenizer_json(arg)
-    return DatrieUnigram(unigram_model_from_tokenizer_json(tj), f"fast:{arg}", tie_break=tie_break, trie=trie,
-                         offsets=offsets, jit=jit, identity=identity_plan(tj.data))
+    from tokspec.fast.unigram_decode import decoder_or_none
+    from tokspec.spm_model import load_spm_model
+
+    identity = None
+    if arg in NAMED_FILES:
+        tj = load_tokenizer_json(named_path(arg), NAMED_FILES[arg].sha256)
+        model, source, identity = unigram_model_from_tokenizer_json(tj), tj.data, identity_plan(tj.data)
+    elif Path(arg).suffix == ".model":
+        model, source = unigram_model_from_spm(arg), load_spm_model(arg)
+    else:
+        tj = load_tokenizer_json(arg)
+        model, source, identity = unigram_model_from_tokenizer_json(tj), tj.data, identity_plan(tj.data)
+    engine = DatrieUnigram(model, f"fast:{arg}", tie_break=tie_break, trie=trie, offsets=offsets, jit=jit,
+                           identity=identity)
+    decoder = decoder_or_none(source)
+    if decoder is not None:  # the optional contract of tokspec.decoding (decode, specials, n_vocab)
+        engine.decode = decoder.decode  # type: ignore[attr-defined]
+        engine.special_tokens = lambda: dict(decoder.specials)  # type: ignore[attr-defined]
+        engine.n_vocab = decoder.n_vocab  # type: ignore[attr-defined]
+    return engine

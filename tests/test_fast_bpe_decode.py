@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokspec import load_engine
-from tokspec.fast.bpe_decode import SHORT, FlatBytes
+from tokspec.fast.bpe_decode import SHORT, FlatBytes, UnknownIdError
 from tokspec.vocab import load_named_tiktoken
 
 # ids 2, 7, 8, 9 are holes; 4-6 are the three bytes of U+20AC; 10 is a special token only
@@ -59,11 +59,11 @@ def test_n_vocab_is_the_first_id_that_is_no_token() -> None:
 @pytest.mark.parametrize("ids, bad", [([2], 2), ([-1], -1), ([11], 11), ([0, 7, 9], 7), ([10, 1000], 1000),
                                       ([0, 1, 8], 8)])
 def test_an_id_that_is_no_token_is_refused_by_name(ids: list[int], bad: int) -> None:
-    with pytest.raises(ValueError, match=rf"^id={bad} is no token of this vocabulary$"):
+    with pytest.raises(UnknownIdError, match=rf"^id={bad} is no token of this vocabulary$"):
         FlatBytes(TINY, SPECIALS).decode(ids)
-    with pytest.raises(ValueError, match=rf"^id={bad} is no token of this vocabulary$"):
+    with pytest.raises(UnknownIdError, match=rf"^id={bad} is no token of this vocabulary$"):
         FlatBytes(TINY, SPECIALS).decode(np.asarray(ids, dtype=np.int64))
-    with pytest.raises(ValueError, match=rf"^id={bad} is no token of this vocabulary$"):
+    with pytest.raises(UnknownIdError, match=rf"^id={bad} is no token of this vocabulary$"):
         FlatBytes(TINY, SPECIALS).decode([0] * SHORT + ids)  # past SHORT: the numpy path
 
 
