@@ -1,7 +1,7 @@
 """Theorem M5's conditions on a sentencepiece precompiled charsmap, checked on the whole trie.
 
 :func:`charsmap_entries` lists every (key, replacement) of a charsmap (a darts-clone double-array
-trie, see ``tokspec.spm_normalize``) by a breadth-first walk, one numpy step per key length: at a
+trie, see ``tokspec.formats.spm_normalize``) by a breadth-first walk, one numpy step per key length: at a
 node ``v`` the child for byte ``b`` is ``v ^ b``, valid when its label is ``b``. O(units * 256 /
 vectorized) per level; the ~100k units of ``nmt_nfkc`` take well under a second, cached per trie.
 
@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 import regex
 
-from tokspec.spm_normalize import CharsMap
+from tokspec.formats.spm_normalize import CharsMap
 
 __all__ = ["charsmap_entries", "spm_cut_pattern"]
 

@@ -155,7 +155,7 @@ DEFAULT_MAX_TOKEN_CHARS = 128
 
 def _named_max_token_chars(sha256: str) -> int | None:
     """Longest token (in UTF-8 bytes, an upper bound on characters) of a named vocabulary."""
-    from tokspec import vocab  # core; imported lazily because reading a vocabulary is slow
+    from tokspec.formats import vocab  # core; imported lazily because reading a vocabulary is slow
 
     for name, entry in vocab.NAMED_FILES.items():
         if entry.sha256 != sha256:

@@ -7,7 +7,7 @@ original character is its own normalized character, aligned to itself), and the 
 marker. :class:`IdentityMetaspace` checks the first condition in C-level calls (regex searches,
 ``unicodedata.is_normalized``) and computes the second's output (normalized UTF-8 bytes, pretoken
 byte bounds, per-character contract origins and HF spans) with numpy, with no Python object per
-character. Written from HF's documented behaviour, separately from ``tokspec.hf_pipeline`` (which
+character. Written from HF's documented behaviour, separately from ``tokspec.formats.hf_pipeline`` (which
 the reference engines use), so ``fast:`` and ``reference:`` are checked against each other and HF
 (``tests/test_fast_hf_identity.py``, ``tests/test_fast_unigram_datrie.py``).
 

@@ -1,7 +1,7 @@
 """NFC with alignment, paying Python's per-character cost only where NFC changes something.
 
 :func:`nfc_aligned` normalizes ``text[start:end]`` as HF's ``NFC`` normalizer does (the core's
-aligned ``tokspec.normalize.unicode_form``, HF's tables) and returns the contract's origin of every
+aligned ``tokspec.formats.normalize.unicode_form``, HF's tables) and returns the contract's origin of every
 normalized character as two int64 arrays. Invariant it relies on: a boundary just before an ASCII
 character is a normalization boundary, ``NFC(x + y) == NFC(x) + NFC(y)`` when ``y`` starts with an
 ASCII character: ASCII characters are starters (combining class 0) that no canonical composition
@@ -22,7 +22,7 @@ import unicodedata
 import numpy as np
 import regex
 
-from tokspec.normalize import Aligned, unicode_form
+from tokspec.formats.normalize import Aligned, unicode_form
 
 __all__ = ["hull_offsets", "nfc_aligned"]
 

@@ -1,6 +1,6 @@
 """sentencepiece's normalizer as compiled kernels (one source, two modes: ``tokspec._jit``).
 
-Computes exactly what ``tokspec.spm_normalize.SpmNormalizer.normalize`` computes (the readable
+Computes exactly what ``tokspec.formats.spm_normalize.SpmNormalizer.normalize`` computes (the readable
 version; ``tests/test_fast_unigram_kernels.py`` checks the two agree, and both against
 sentencepiece), over UTF-8 bytes instead of characters:
 

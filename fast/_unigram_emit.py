@@ -3,7 +3,7 @@
 :func:`encode_pretokens` is the whole fast encode after normalization, in one kernel call per text:
 the Viterbi of ``tokspec.fast._unigram_kernels`` per pretoken, the backtrack, unknown edges turned
 into tokens as the model's library does, then original-text offsets. Definitions:
-``tokspec.unigram_model``; checked by ``tests/test_fast_unigram_datrie.py`` and
+``tokspec.formats.unigram_model``; checked by ``tests/test_fast_unigram_datrie.py`` and
 ``tests/test_fast_unigram_kernels.py`` against the reference and the libraries.
 Out of scope: n-best, sampling, user-defined symbols.
 """

@@ -3,7 +3,7 @@
 One source, two modes (``tokspec._jit``): every function here is a numba ``@kernel`` (nopython,
 nogil) and runs unchanged as plain Python with ``TOKSPEC_JIT=0``. Inputs are numpy arrays only.
 
-Definitions are ``tokspec.unigram_model``'s (the spec ``Unigram exactness``, checked by
+Definitions are ``tokspec.formats.unigram_model``'s (the spec ``Unigram exactness``, checked by
 ``tests/test_fast_unigram_datrie.py`` against ``tokspec.reference.unigram`` and the libraries):
 positions are UTF-8 byte offsets of one normalized pretoken ``data[lo:hi]``; only character
 starts are relaxed (pieces are whole strings); an edge ``start -> end`` is a matchable piece, or

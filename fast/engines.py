@@ -42,7 +42,7 @@ from tokspec.fast.bpe_decode import FlatBytes
 from tokspec.fast.bpe_kernel import CompiledBPE
 from tokspec.fast.peek2_unicode import code_points
 from tokspec.fast.pretok_peek2 import PATTERN_NAMES, spans, spans_of_code_points
-from tokspec.vocab import TiktokenVocab, load_named_tiktoken, load_tiktoken
+from tokspec.formats.vocab import TiktokenVocab, load_named_tiktoken, load_tiktoken
 
 __all__ = ["load", "engines", "FastBpeEncoder", "Peek2Pretokenizer"]
 
@@ -132,7 +132,7 @@ def _refuse_other_models(arg: str) -> None:
     """Name the files ``fast:`` has no engine for (instead of a Unigram loader's complaint)."""
     import json
     if Path(arg).suffix == ".model" and Path(arg).is_file():
-        from tokspec.spm_model import load_spm_model
+        from tokspec.formats.spm_model import load_spm_model
         if load_spm_model(arg).model_type == "bpe":
             raise UnsupportedComponentError(
                 f"engine name='fast:{arg}': fast: has no sentencepiece BPE engine (the backtracking "
@@ -158,7 +158,7 @@ def _bpe_json_engine(arg: str) -> Encoder | None:
     """``fast:PATH.json`` for a BPE tokenizer.json (tokspec.fast.hf_bpe_json), else None."""
     if Path(arg).suffix != ".json":
         return None
-    from tokspec.vocab import load_tokenizer_json
+    from tokspec.formats.vocab import load_tokenizer_json
     tj = load_tokenizer_json(arg)
     if tj.data.get("model", {}).get("type") != "BPE":
         return None

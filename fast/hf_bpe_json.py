@@ -53,7 +53,7 @@ from tokspec.fast.hf_bpe_ranks import byte_alphabet, ranks_from_model
 from tokspec.fast.peek2_unicode import code_points
 from tokspec.fast.pretok_peek2 import spans_of_code_points
 from tokspec.rank_families import QWEN2
-from tokspec.vocab import TokenizerJson
+from tokspec.formats.vocab import TokenizerJson
 
 __all__ = ["FastHfBpeEncoder", "GPT2_SPLIT", "LLAMA3_SPLIT", "PEEK2_SPLITS", "pretokenizer", "ranks_digest"]
 

@@ -6,7 +6,7 @@ A *structure* is a plain dict describing what an engine does, in one of three fo
   "added_tokens": [...]}``: the HF ``tokenizer.json`` sections, as HF writes them;
 - ``{"format": "sentencepiece", "model_type": ..., "add_dummy_prefix": ..., ...}``: the
   ``NormalizerSpec``/``TrainerSpec`` fields of a sentencepiece ``.model``, plus ``charsmap`` (a
-  parsed :class:`~tokspec.spm_normalize.CharsMap`, None for ``identity``) and ``user_symbols``;
+  parsed :class:`~tokspec.formats.spm_normalize.CharsMap`, None for ``identity``) and ``user_symbols``;
 - ``{"format": "regex-bpe", "pattern": REGEX}``: byte-level BPE over the pretokens of a regex
   scan (tiktoken, bpe-openai, ``fast:`` BPE).
 

@@ -7,7 +7,7 @@ declares ``merge_structure``  that dict, as declared (``cmd:`` engines via the p
                            ``structure`` field, ``module:attr`` engines via the attribute);
                            ``tokspec merge-check`` tests the declaration
 ``hf:`` (HF tokenizers)    the loaded tokenizer's own ``to_str()`` JSON (what HF runs)
-``spm:``                   the ``.model``'s NormalizerSpec/TrainerSpec, read by ``tokspec.spm_model``
+``spm:``                   the ``.model``'s NormalizerSpec/TrainerSpec, read by ``tokspec.formats.spm_model``
 ``tiktoken:``              the pattern string the ``tiktoken.Encoding`` was built with
 ``bpe-openai:NAME``        the pattern of encoding NAME (the binding is built for it)
 ``fast:`` BPE              its Peek2 pattern name
@@ -35,8 +35,8 @@ _decisions: OrderedDict[int, tuple[Encoder, Decision, str]] = OrderedDict()
 
 
 def spm_structure(model: Any) -> dict[str, Any]:
-    """The sentencepiece structure of a :class:`tokspec.spm_model.SpmModel`."""
-    from tokspec.spm_normalize import CharsMap
+    """The sentencepiece structure of a :class:`tokspec.formats.spm_model.SpmModel`."""
+    from tokspec.formats.spm_normalize import CharsMap
 
     keys = ("model_type", "normalizer_name", "add_dummy_prefix", "remove_extra_whitespaces",
             "escape_whitespaces", "treat_whitespace_as_suffix", "split_by_whitespace",
@@ -49,7 +49,7 @@ def spm_structure(model: Any) -> dict[str, Any]:
 
 
 def _file_structure(source: str) -> dict[str, Any] | None:
-    from tokspec import spm_model
+    from tokspec.formats import spm_model
 
     path = Path(source)
     if path.suffix == ".model" and path.is_file():

@@ -1,6 +1,6 @@
 """Unigram Viterbi over a double-array trie (seed ``unigram-double-array-viterbi``), compiled.
 
-What it computes (the definitions of ``tokspec.unigram_model`` and the Unigram spec): the maximal-
+What it computes (the definitions of ``tokspec.formats.unigram_model`` and the Unigram spec): the maximal-
 score segmentation of each normalized pretoken into matchable pieces, where a character that no
 one-character piece covers may be crossed by an *unknown edge* (score ``model.unk_score``); path
 scores are float64 (HF) or float32 (sentencepiece) sums, re-based past ``model.score_reset`` as
@@ -48,14 +48,14 @@ from tokspec.fast import _spm_kernels, _unigram_emit, _unigram_kernels
 from tokspec.fast._double_array import DoubleArray
 from tokspec.fast._hash_trie import HashTrie
 from tokspec.fast._hf_identity import IdentityMetaspace, identity_plan
-from tokspec.normalize import Aligned
-from tokspec.spm_normalize import SpmNormalizer
-from tokspec.unigram_model import (
+from tokspec.formats.normalize import Aligned
+from tokspec.formats.spm_normalize import SpmNormalizer
+from tokspec.formats.unigram_model import (
     UnigramModel,
     unigram_model_from_spm,
     unigram_model_from_tokenizer_json,
 )
-from tokspec.vocab import NAMED_FILES, load_tokenizer_json, named_path
+from tokspec.formats.vocab import NAMED_FILES, load_tokenizer_json, named_path
 
 __all__ = ["DatrieUnigram", "OffsetMode", "TieBreak", "TrieKind", "datrie_encoder"]
 
@@ -258,7 +258,7 @@ def datrie_encoder(arg: str, *, tie_break: TieBreak | None = None, trie: TrieKin
                    offsets: OffsetMode = "contract", jit: bool = True) -> DatrieUnigram:
     """``fast:ARG``: ``mon-unigram``, a Unigram ``tokenizer.json`` path, or a sentencepiece ``.model``."""
     from tokspec.fast.unigram_decode import decoder_or_none
-    from tokspec.spm_model import load_spm_model
+    from tokspec.formats.spm_model import load_spm_model
 
     identity = None
     if arg in NAMED_FILES:

@@ -224,7 +224,7 @@ def _strip(token: str, content: str, start: int, stop: int) -> str:
 
 
 def decoder_or_none(source: Any) -> SpmDecoder | HfChainDecoder | None:
-    """The decoder of a loaded model: a :class:`tokspec.spm_model.SpmModel` or a tokenizer.json's
+    """The decoder of a loaded model: a :class:`tokspec.formats.spm_model.SpmModel` or a tokenizer.json's
     data (dict); None when its configuration is out of scope (module docstring)."""
     if isinstance(source, dict):
         model = source.get("model") or {}

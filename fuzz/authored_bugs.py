@@ -34,7 +34,7 @@ import tiktoken
 from tokspec import Encoder, Encoding, EngineInfo
 from tokspec._offsets import char_offsets_from_byte_lengths
 from tokspec.spec.pretok import cl100k_pattern
-from tokspec.vocab import TokenizerJson, load_named_tiktoken, load_tokenizer_json, named_path
+from tokspec.formats.vocab import TokenizerJson, load_named_tiktoken, load_tokenizer_json, named_path
 
 __all__ = ["AuthoredBug", "AUTHORED_BUGS", "CLEAN_TWINS", "by_name"]
 

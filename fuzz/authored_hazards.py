@@ -22,7 +22,7 @@ from __future__ import annotations
 from tokspec import Encoder, EngineInfo
 from tokspec.fuzz.authored_bugs import _Cl100k
 from tokspec.spec.pretok import cl100k_pattern
-from tokspec.vocab import load_named_tiktoken
+from tokspec.formats.vocab import load_named_tiktoken
 
 __all__ = ["shared_scratch", "local_scratch", "quadratic_offsets", "linear_offsets", "HAZARDS"]
 

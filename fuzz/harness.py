@@ -48,7 +48,7 @@ EXIT_UNAVAILABLE = 3
 
 class FindingCrash(AssertionError):
     """A new finding in crash mode (``TOKSPEC_FUZZ_CRASH=1``); never caught by the harness."""
-_NOT_INSTRUMENTED = ("tokspec.vocab", "tokspec.spec", "tokspec.fuzz", "tokspec.minimize", "tokspec.corpus",
+_NOT_INSTRUMENTED = ("tokspec.formats.vocab", "tokspec.spec", "tokspec.fuzz", "tokspec.minimize", "tokspec.corpus",
                      # modules with numba kernels (tokspec._jit): numba cannot compile instrumented
                      # bytecode (TypingError on atheris._trace_branch); their branches are fuzzed
                      # through tokspec.fast.interpreted's plain-Python copies instead

@@ -95,7 +95,7 @@ def peek2_cell(c0: str, c1: str, rest: str) -> Verdict:
 
 
 def _tiny_model(scores: dict[str, float]) -> Any:
-    from tokspec.unigram_model import UnigramModel
+    from tokspec.formats.unigram_model import UnigramModel
     pieces = ("<unk>",) + tuple(scores)
     unk = min(scores.values(), default=0.0) - 10.0
     return UnigramModel(

@@ -124,7 +124,7 @@ def _hf_byte_bpe(draw: st.DrawFn) -> dict[str, Any]:
 
 def _hf_engine(sections: dict[str, Any]) -> Encoder:
     from tokspec.engines._hf import HfEngine
-    from tokspec.vocab import TokenizerJson
+    from tokspec.formats.vocab import TokenizerJson
 
     data = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
             "post_processor": None, "decoder": None, **sections}
@@ -137,7 +137,7 @@ def _spm_engine(options: tuple[tuple[str, Any], ...]) -> Encoder | None:
     import sentencepiece
 
     from tokspec.engines._spm import SpmEngine
-    from tokspec.spm_model import load_spm_model
+    from tokspec.formats.spm_model import load_spm_model
 
     text = ["ab ab abba ba", "AB 1 ab ba", "aab  bba é ab", "ba ab ab ab", "中 ab 中中"] * 20
     out = io.BytesIO()
@@ -171,7 +171,7 @@ def _spm(draw: st.DrawFn) -> Encoder | None:
 def _tiktoken(draw: st.DrawFn) -> Encoder:
     from tokspec.engines._bytelevel import PATTERNS, TiktokenEngine
     from tokspec.fast.merge_rules import GPT2_PATTERN
-    from tokspec.vocab import TiktokenVocab
+    from tokspec.formats.vocab import TiktokenVocab
 
     ranks = {bytes([b]): b for b in range(256)}
     for extra in draw(st.lists(st.sampled_from([b"ab", b" a", b"bb", b" ab", b"aa"]), max_size=4,

@@ -127,7 +127,7 @@ def bpe_dropped_merge() -> Encoder:
     import tiktoken
 
     from tokspec.spec.pretok import cl100k_pattern
-    from tokspec.vocab import load_named_tiktoken
+    from tokspec.formats.vocab import load_named_tiktoken
     ranks = dict(load_named_tiktoken("cl100k_base").ranks)
     del ranks[DROPPED_TOKEN]
     enc = tiktoken.Encoding("cl100k_mutant", pat_str=cl100k_pattern(), mergeable_ranks=ranks, special_tokens={})

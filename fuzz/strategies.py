@@ -127,10 +127,10 @@ def boundary_text(draw: st.DrawFn, *, chunk_len: int = 64, max_chunks: int = 4) 
 
 
 def named_vocab_tokens(name: str) -> list[bytes] | list[str]:
-    """The tokens of a named vocabulary (``tokspec.vocab``), in id order, for :func:`vocab_text`
+    """The tokens of a named vocabulary (``tokspec.formats.vocab``), in id order, for :func:`vocab_text`
     and :func:`single_token`: bytes for rank files (cl100k_base, o200k_base, qwen), strings for
     tokenizer.json models (bert-base-uncased, mon-unigram). Raises VocabularyError if missing."""
-    from tokspec import vocab
+    from tokspec.formats import vocab
     if name in ("cl100k_base", "o200k_base", "qwen"):
         ranks = vocab.load_named_tiktoken(name).ranks
         return sorted(ranks, key=ranks.__getitem__)

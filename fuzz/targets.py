@@ -238,13 +238,13 @@ def diff_verdict(names: tuple[str, str], engines: tuple[Encoder, Encoder], text:
 
 @functools.lru_cache(maxsize=None)
 def _cl100k_token_bytes() -> dict[int, bytes]:
-    from tokspec.vocab import load_named_tiktoken
+    from tokspec.formats.vocab import load_named_tiktoken
     return {rank: tok for tok, rank in load_named_tiktoken("cl100k_base").ranks.items()}
 
 
 @functools.lru_cache(maxsize=None)
 def _bert_pieces() -> dict[int, str]:
-    from tokspec.vocab import load_tokenizer_json, named_path
+    from tokspec.formats.vocab import load_tokenizer_json, named_path
     vocab = load_tokenizer_json(named_path("bert-base-uncased")).data["model"]["vocab"]
     return {int(i): str(p) for p, i in vocab.items()}
 

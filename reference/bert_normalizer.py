@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokspec import _hf_unicode as hfu
-from tokspec import normalize as nz
+from tokspec.formats import normalize as nz
 from tokspec.errors import TokspecError, UnsupportedComponentError
-from tokspec.normalize import Aligned, Edit
+from tokspec.formats.normalize import Aligned, Edit
 
 __all__ = ["BertNormalizerConfig", "bert_normalize", "is_cjk_ideograph", "cjk_spacing"]
 

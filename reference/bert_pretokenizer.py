@@ -15,7 +15,7 @@ import string
 import unicodedata
 
 from tokspec import _hf_unicode as hfu
-from tokspec.normalize import Aligned, is_rust_whitespace
+from tokspec.formats.normalize import Aligned, is_rust_whitespace
 
 __all__ = ["is_bert_punctuation", "bert_pretokenize"]
 

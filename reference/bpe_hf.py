@@ -47,7 +47,7 @@ from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.reference.bpe_hf_pretok import (  # noqa: F401 - re-exported: bpe_hf's public names
     _BEHAVIORS, GPT2_PATTERN, WHITESPACE_PATTERN, Dialect, Pretokenizer, SplitStep, Word, _apply_behavior,
     _byte_word, bytes_to_unicode, compile_split_regex, oniguruma_compat, parse_pretokenizer)
-from tokspec.vocab import TokenizerJson
+from tokspec.formats.vocab import TokenizerJson
 
 __all__ = ["BpeModel", "HfBpeEncoder", "Dialect", "bytes_to_unicode", "bpe_word", "model_from_json",
            "oniguruma_compat", "parse_pretokenizer"]

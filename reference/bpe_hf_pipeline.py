@@ -6,7 +6,7 @@ front of it, in HF's order for ``encode(text, add_special_tokens=False)``:
 
 1. non-special added tokens with ``normalized=false`` are cut out of the ORIGINAL text
    (leftmost-longest, ``bpe_hf._cut_added``);
-2. each remaining run is normalized (an :class:`~tokspec.normalize.Aligned` string: every
+2. each remaining run is normalized (an :class:`~tokspec.formats.normalize.Aligned` string: every
    normalized character knows its original characters);
 3. added tokens with ``normalized=true`` are cut out of the NORMALIZED run, matched by their own
    normalized content (HF normalizes those tokens' contents with the same normalizer);
@@ -27,11 +27,11 @@ from typing import Any, cast
 
 from tokspec._types import Encoder, Encoding, EngineInfo, Span
 from tokspec.errors import UnsupportedComponentError, VocabularyError
-from tokspec.normalize import Aligned
+from tokspec.formats.normalize import Aligned
 from tokspec.reference.bpe_hf import Dialect, HfBpeEncoder, Pretokenizer, SplitStep, _cut_added, bpe_word, \
     parse_pretokenizer
 from tokspec.reference.hf_components import normalizer_of, split_steps
-from tokspec.vocab import TokenizerJson
+from tokspec.formats.vocab import TokenizerJson
 
 __all__ = ["HfBpePipelineEncoder", "parse_pipeline_pretokenizer"]
 

@@ -42,7 +42,7 @@ from tokspec._types import Encoder
 from tokspec.errors import UnknownEngineError, UnsupportedComponentError
 from tokspec.rank_families import resolve_pattern, split_pattern_option
 from tokspec.reference.pretok_regex import PATTERNS, RegexPretokenizer, UnicodeVersion, compiled
-from tokspec.vocab import NAMED_FILES, TiktokenVocab, load_named_tiktoken, load_tiktoken, load_tokenizer_json
+from tokspec.formats.vocab import NAMED_FILES, TiktokenVocab, load_named_tiktoken, load_tiktoken, load_tokenizer_json
 
 __all__ = ["load", "engines"]
 
@@ -119,11 +119,11 @@ def _load_reference(arg: str) -> Encoder:
         _attach_special(engine, [AddedToken(s, i) for s, i in table.items()], [])
         return attach(engine, ByteLevelDecoder(engine.ranks, table))  # type: ignore[attr-defined]
     if arg.endswith(".model"):
-        from tokspec.spm_model import load_spm_model
+        from tokspec.formats.spm_model import load_spm_model
         model = load_spm_model(arg)
         return attach(engine, SpmDecoder(model.pieces, model.types, model.add_dummy_prefix))
     if arg in NAMED_JSON or arg.endswith(".json"):
-        from tokspec.vocab import named_path
+        from tokspec.formats.vocab import named_path
         path = named_path(arg) if arg in NAMED_JSON else arg
         sha = NAMED_FILES[arg].sha256 if arg in NAMED_JSON else None
         data = load_tokenizer_json(path, sha).data
@@ -170,7 +170,7 @@ def _load_reference_encoder(arg: str) -> Encoder:
         from tokspec.reference.bpe_hf import HfBpeEncoder
         return HfBpeEncoder(load_tokenizer_json(_converted_path(arg[len("hf-converted-"):])), name)
     if arg in NAMED_JSON:
-        from tokspec.vocab import named_path
+        from tokspec.formats.vocab import named_path
         tj = load_tokenizer_json(named_path(arg), NAMED_FILES[arg].sha256)
         if tj.model_type == "WordPiece":
             return _delegate("wordpiece", "wordpiece_encoder_from_tokenizer_json", tj, name)
@@ -201,7 +201,7 @@ def _load_reference_encoder(arg: str) -> Encoder:
 
 def _from_spm_model(path: str, name: str) -> Encoder:
     """A sentencepiece model by its ``model_type``: BPE -> ``spm_bpe``, else the Unigram reference."""
-    from tokspec.spm_model import load_spm_model
+    from tokspec.formats.spm_model import load_spm_model
     if load_spm_model(path).model_type == "bpe":
         from tokspec.reference.spm_bpe import spm_bpe_encoder
         return spm_bpe_encoder(path, name)

@@ -1,19 +1,19 @@
 """HF ``tokenizers`` normalizers and pretokenizers beyond those of ``bpe_hf``, from their definitions.
 
-Normalizers (:func:`normalizer_of`) work on :class:`~tokspec.normalize.Aligned` strings, so every
+Normalizers (:func:`normalizer_of`) work on :class:`~tokspec.formats.normalize.Aligned` strings, so every
 normalized character knows the original characters it came from (the contract's offsets):
 
 ==================  ===========================================================================
 type                definition
 ==================  ===========================================================================
 ``Sequence``        the steps in order; an empty Sequence is the identity
-``NFC`` ... NFKD    Unicode normalization forms (HF's tables, ``tokspec.normalize.unicode_form``)
+``NFC`` ... NFKD    Unicode normalization forms (HF's tables, ``tokspec.formats.normalize.unicode_form``)
 ``Lowercase``       Rust ``char::to_lowercase`` per character
 ``Strip``           drop leading / trailing White_Space (``strip_left``, ``strip_right``)
 ``StripAccents``    drop every character of General_Category Mark (Mn, Mc, Me)
 ``Replace``         every match of a literal or regex by ``content``
 ``Prepend``         ``prepend`` before a non-empty text
-``Precompiled``     a sentencepiece charsmap applied HF's way (``tokspec.spm_normalize``)
+``Precompiled``     a sentencepiece charsmap applied HF's way (``tokspec.formats.spm_normalize``)
 ``BertNormalizer``  clean text, space CJK ideographs, strip accents, lowercase (``bert_normalizer``)
 ==================  ===========================================================================
 
@@ -46,12 +46,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tokspec import normalize as nz
+from tokspec.formats import normalize as nz
 from tokspec._types import Span
 from tokspec.errors import UnsupportedComponentError, VocabularyError
-from tokspec.hf_pipeline import NORMALIZERS as _CORE_NORMALIZERS
-from tokspec.hf_pipeline import _normalizer as _core_normalizer
-from tokspec.normalize import Aligned
+from tokspec.formats.hf_pipeline import NORMALIZERS as _CORE_NORMALIZERS
+from tokspec.formats.hf_pipeline import _normalizer as _core_normalizer
+from tokspec.formats.normalize import Aligned
 from tokspec.reference.bert_normalizer import BertNormalizerConfig, bert_normalize_aligned
 from tokspec.reference.bert_pretokenizer import is_bert_punctuation
 from tokspec.reference.bpe_hf import _BEHAVIORS, _apply_behavior
@@ -67,7 +67,7 @@ PRETOKENIZER_TYPES = ("Split", "Whitespace", "WhitespaceSplit", "Punctuation", "
 #: component type -> why it is refused.
 REFUSED: dict[str, str] = {
     "UnicodeScripts": "needs a Unicode script table and HF's script-fusion rules (not reimplemented)",
-    "Metaspace": "edits characters inside a BPE pipeline (supported for Unigram by tokspec.hf_pipeline)",
+    "Metaspace": "edits characters inside a BPE pipeline (supported for Unigram by tokspec.formats.hf_pipeline)",
 }
 
 

@@ -1,7 +1,7 @@
 """Reference sentencepiece BPE (``model_type: BPE`` ``.model`` files: Llama 2, Mistral v1-v7, Gemma).
 
 The algorithm of sentencepiece's ``bpe_model.cc`` ``Encode``, on the normalized text of
-:class:`tokspec.spm_normalize.SpmNormalizer` (charsmap, extra whitespace, dummy prefix, ``▁``):
+:class:`tokspec.formats.spm_normalize.SpmNormalizer` (charsmap, extra whitespace, dummy prefix, ``▁``):
 
 1. One symbol per character of the whole normalized text (no pretokenization: a piece may cross a
    ``▁`` when the vocabulary has one).
@@ -33,9 +33,9 @@ from pathlib import Path
 
 from tokspec._types import Encoder, Encoding, EngineInfo, Span
 from tokspec.errors import UnsupportedComponentError
-from tokspec.normalize import Aligned
-from tokspec.spm_model import SpmModel, load_spm_model
-from tokspec.spm_normalize import SpmNormalizer
+from tokspec.formats.normalize import Aligned
+from tokspec.formats.spm_model import SpmModel, load_spm_model
+from tokspec.formats.spm_normalize import SpmNormalizer
 
 __all__ = ["SpmBpeReference", "spm_bpe_encoder", "initial_symbols", "merge_symbols"]
 

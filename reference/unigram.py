@@ -1,4 +1,4 @@
-"""The reference Unigram encoder: normalize + pretokenize (``tokspec.unigram_model``), Viterbi
+"""The reference Unigram encoder: normalize + pretokenize (``tokspec.formats.unigram_model``), Viterbi
 (``unigram_viterbi``), then turn unknown edges into tokens the way the model's library does.
 
 Unknown handling, per flavour (found by experiment against the libraries, replayed in
@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Literal
 
 from tokspec import Encoder, Encoding, EngineInfo
-from tokspec.normalize import Aligned
+from tokspec.formats.normalize import Aligned
 from tokspec.reference.unigram_viterbi import Edge, TieBreak, viterbi
-from tokspec.unigram_model import (
+from tokspec.formats.unigram_model import (
     UnigramModel,
     unigram_model_from_spm,
     unigram_model_from_tokenizer_json,
 )
-from tokspec.vocab import TokenizerJson
+from tokspec.formats.vocab import TokenizerJson
 
 __all__ = [
     "UnigramReference",

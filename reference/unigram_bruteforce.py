@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tokspec.reference.unigram_viterbi import Edge, TieBreak, edge_score, edges_at, path_add
-from tokspec.unigram_model import UnigramModel
+from tokspec.formats.unigram_model import UnigramModel
 
 __all__ = ["all_segmentations", "segmentation_score", "best_segmentations", "bruteforce"]
 

@@ -14,7 +14,7 @@ Definitions (the spec this module implements; ``unigram_bruteforce`` checks it b
   each library (they coincide); ``"last"`` (keep the latest predecessor) exists so tests show the
   tie-break matters. The libraries still pick different segmentations of the same model when
   their ARITHMETIC differs: sentencepiece sums in float32 (``model.float32``), and HF parses
-  tokenizer.json scores 1 ulp off (``tokspec.unigram_model.serde_json_f64``); an early experiment
+  tokenizer.json scores 1 ulp off (``tokspec.formats.unigram_model.serde_json_f64``); an early experiment
   that looked like a different HF tie-break was exactly that.
 - Score re-basing (``model.score_reset``, sentencepiece 0.2.x; None for HF): before relaxing the
   edges leaving ``start``, if ``|best[start]| > score_reset``, that score is subtracted (in the
@@ -35,7 +35,7 @@ from __future__ import annotations
 import struct
 from typing import Literal
 
-from tokspec.unigram_model import UnigramModel
+from tokspec.formats.unigram_model import UnigramModel
 
 __all__ = ["TieBreak", "Edge", "viterbi", "edges_at", "edge_score", "f32", "path_add"]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from tokspec._types import EngineInfo, Span
 from tokspec.errors import UnsupportedComponentError, VocabularyError
-from tokspec.normalize import Aligned
+from tokspec.formats.normalize import Aligned
 from tokspec.reference.bpe_hf_pipeline import HfBpePipelineEncoder
-from tokspec.vocab import TokenizerJson
+from tokspec.formats.vocab import TokenizerJson
 
 __all__ = ["WordLevelEncoder"]
 

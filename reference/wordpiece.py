@@ -20,10 +20,10 @@ from pathlib import Path
 
 from tokspec import Encoder, Encoding, EngineInfo
 from tokspec.errors import TokspecError, UnsupportedComponentError, VocabularyError
-from tokspec.normalize import Aligned
+from tokspec.formats.normalize import Aligned
 from tokspec.reference.bert_normalizer import BertNormalizerConfig, bert_normalize
 from tokspec.reference.bert_pretokenizer import bert_pretokenize
-from tokspec.vocab import TokenizerJson, load_tokenizer_json
+from tokspec.formats.vocab import TokenizerJson, load_tokenizer_json
 
 __all__ = ["WordPieceConfig", "wordpiece_word", "WordPieceReference",
            "wordpiece_encoder_from_tokenizer_json"]

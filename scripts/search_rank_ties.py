@@ -27,7 +27,7 @@ from _hf_converted import converted_json  # noqa: E402 - the tests' converter, o
 from tokspec.engines._hf import HfEngine
 from tokspec.errors import TokspecError
 from tokspec.fast.hf_bpe_json import LLAMA3_SPLIT, FastHfBpeEncoder
-from tokspec.vocab import TokenizerJson
+from tokspec.formats.vocab import TokenizerJson
 
 
 def converted(ranks: dict[bytes, int]) -> dict[str, object]:

@@ -1,7 +1,7 @@
 """Train (or find in the cache) tokspec's reproducible models and print their engine names.
 
 Usage: python scripts/train_models.py [--kind KIND ...] [--vocab-size N] [--seed S]
-A thin CLI over :mod:`tokspec.models` (see its docstring for kinds, sizes and the cache).
+A thin CLI over :mod:`tokspec.formats.models` (see its docstring for kinds, sizes and the cache).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from tokspec import models
+from tokspec.formats import models
 
 
 def main(argv: list[str] | None = None) -> int:

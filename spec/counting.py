@@ -182,7 +182,7 @@ def prop_prefix_pretokens(pattern: str, text: str, k: int) -> Verdict:
 def _vocabulary(vocab: str) -> tuple[Ranks, regex.Pattern[str]]:
     """Ranks (sha256-checked) and pretokenizer of a named tiktoken vocabulary, loaded once."""
     from tokspec.reference.pretok_regex import compiled
-    from tokspec.vocab import load_named_tiktoken
+    from tokspec.formats.vocab import load_named_tiktoken
     return load_named_tiktoken(vocab).ranks, compiled(vocab)
 
 

@@ -19,7 +19,7 @@ __all__ = ["lopt_theorem_4_1", "lopt_lemma_7_1", "lopt_lemma_7_3", "blog_overlap
 def max_token_chars(engine: Encoder) -> int:
     """An upper bound on the characters of one token: its vocabulary's longest entry in UTF-8
     bytes (without the WordPiece "##"). Raises VocabularyError for an unknown vocabulary."""
-    from tokspec import vocab
+    from tokspec.formats import vocab
 
     sha = engine.info.vocab_sha256
     for name, entry in vocab.NAMED_FILES.items():

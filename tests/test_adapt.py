@@ -22,7 +22,7 @@ TEXTS = ["hello world", "naïve café 🙂 的的 x", "  \n\r\n\t a'S b'll", "é
 def _cl100k() -> tiktoken.Encoding:
     """tiktoken's cl100k_base from the vocabulary tokspec ships (tiktoken.get_encoding needs the network)."""
     from tokspec.spec.pretok import cl100k_pattern
-    from tokspec.vocab import load_named_tiktoken
+    from tokspec.formats.vocab import load_named_tiktoken
 
     return tiktoken.Encoding("cl100k", pat_str=cl100k_pattern(),
                              mergeable_ranks=load_named_tiktoken("cl100k_base").ranks, special_tokens={})

@@ -28,7 +28,7 @@ from tokspec.engines._hf import HfEngine
 from tokspec.engines._spm import SpmEngine
 from tokspec.corpus import build_corpus
 from tokspec.engines._bytelevel import SPECIAL_TOKENS
-from tokspec.vocab import NAMED_FILES, named_path
+from tokspec.formats.vocab import NAMED_FILES, named_path
 from tokspec.versions import check_finding, is_recorded
 
 TIKTOKEN = ["tiktoken:cl100k_base", "tiktoken:o200k_base"]
@@ -346,7 +346,7 @@ def test_spm_ids_equal_library_api(key: str) -> None:
 def test_spm_offset_mapping_equals_serialized_proto(key: str) -> None:
     """offset_mapping's byte spans are the proto's begin/end (read with tokspec's wire reader), and
     the adapter's path for releases before 0.2.3 (proto_encode) gives offset_mapping's output."""
-    from tokspec.engines._protowire import iter_fields
+    from tokspec.formats._protowire import iter_fields
     from tokspec.engines._spm import OFFSET_MAPPING, proto_encode
 
     sp = spm_engine(key).library_processor
@@ -409,7 +409,7 @@ def test_engine_info_and_cache(key: str) -> None:
     else:
         assert info.library == "bpe-openai" and info.library_version.startswith("0.1.4")
     if key in models.KINDS or key in HF_NAMED:
-        from tokspec.vocab import sha256_hex
+        from tokspec.formats.vocab import sha256_hex
 
         assert info.vocab_sha256 == sha256_hex(Path(model_path(key)).read_bytes())
     else:

@@ -13,7 +13,7 @@ from tokspec import load_engine
 from tokspec.app import cli
 from tokspec.corpus import build_corpus
 from tokspec.engines._bytelevel import PATTERNS
-from tokspec.vocab import load_tiktoken
+from tokspec.formats.vocab import load_tiktoken
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from tokspec.corpus import build_corpus
 from tokspec.errors import VocabularyError
 from tokspec.fuzz.strategies import trained_bpe_ranks
 from tokspec.fast.bpe_backtrack import BacktrackBPE, NonMonotoneVocabularyError, SelfCheckError
-from tokspec.vocab import load_named_tiktoken
+from tokspec.formats.vocab import load_named_tiktoken
 
 
 def naive_bpe(ranks: dict[bytes, int], data: bytes) -> list[int]:

@@ -17,7 +17,7 @@ from tokspec.fast.bpe_counting import (AppendingCounter, CountingTables, Interva
 from tokspec.fast.bpe_kernel import CompiledBPE
 from tokspec.fuzz.strategies import trained_bpe_ranks
 from tokspec.reference import bpe_counting as R
-from tokspec.vocab import load_named_tiktoken
+from tokspec.formats.vocab import load_named_tiktoken
 
 ALPHABET = "ab cé"
 

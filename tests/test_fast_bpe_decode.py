@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tokspec import load_engine
 from tokspec.fast.bpe_decode import SHORT, FlatBytes, UnknownIdError
-from tokspec.vocab import load_named_tiktoken
+from tokspec.formats.vocab import load_named_tiktoken
 
 # ids 2, 7, 8, 9 are holes; 4-6 are the three bytes of U+20AC; 10 is a special token only
 TINY = {b"a": 0, b"b": 1, b"ab": 3, b"\xe2": 4, b"\x82": 5, b"\xac": 6}

@@ -131,7 +131,7 @@ def test_fast_engine_caches_its_tables_under_the_vocabulary_hash(tmp_path: Path,
     """``FastBpeEncoder`` passes its vocabulary's hash on, so a second engine over the same
     vocabulary loads the tables instead of rebuilding them."""
     from tokspec.fast.engines import FastBpeEncoder
-    from tokspec.vocab import TiktokenVocab
+    from tokspec.formats.vocab import TiktokenVocab
 
     monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
     vocab = TiktokenVocab("generated", "ef" * 32, _ranks())

@@ -2,7 +2,7 @@
 
 Oracles: sentencepiece's own charsmap compiler (a model trained with ``normalization_rule_tsv``: the
 listing must give back exactly the rules it was fed), the readable trie walk
-``tokspec.spm_normalize.CharsMap.prefix_matches`` (on nmt_nfkc's ~27K rules), and M5's rule as the
+``tokspec.formats.spm_normalize.CharsMap.prefix_matches`` (on nmt_nfkc's ~27K rules), and M5's rule as the
 spec states it (``tokspec.spec.merge.rule_spm_space``). Finding (fixed): a charsmap rewriting the
 space itself (" " -> "_") passed the M5 check, because keys starting with a space were looked for
 among the vanishing/space-producing rules only; sentencepiece shows that cut is unsound.
@@ -20,10 +20,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tokspec.fast._charsmap import _pattern_for, charsmap_entries, spm_cut_pattern
-from tokspec.models import trained_model
+from tokspec.formats.models import trained_model
 from tokspec.spec.merge import rule_spm_space
-from tokspec.spm_normalize import CharsMap
-from tokspec.spm_model import load_spm_model
+from tokspec.formats.spm_normalize import CharsMap
+from tokspec.formats.spm_model import load_spm_model
 
 TRAINING = ["hello world, the quick brown fox jumps over the lazy dog 42 times"] * 100
 # rules whose replacement vanishes, ends with a space, is only a space, or is ordinary

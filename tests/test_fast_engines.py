@@ -41,7 +41,7 @@ def test_fast_bpe_engine_info_built_directly(tmp_path: Path, monkeypatch: pytest
     done by this package, carrying the vocabulary's hash and the name it was given."""
     from tokspec.fast.engines import FastBpeEncoder
     from tokspec.fuzz.strategies import trained_bpe_ranks
-    from tokspec.vocab import TiktokenVocab
+    from tokspec.formats.vocab import TiktokenVocab
 
     monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
     vocab = TiktokenVocab("generated", "ab" * 32, trained_bpe_ranks(0, alphabet=b"abc", merges=20))
@@ -113,7 +113,7 @@ def test_regression_recorded_disagreements(path: Path) -> None:
 
 def test_unigram_engine_rejects_non_unigram_files() -> None:
     from tokspec import TokspecError
-    from tokspec.models import trained_model
+    from tokspec.formats.models import trained_model
     for arg, msg in (("/nonexistent.json", "cannot read"), (str(trained_model("hf-bpe")), "has no such merge"),
                      (str(trained_model("spm-bpe")), "no sentencepiece BPE engine")):
         with pytest.raises(TokspecError, match=msg):
@@ -121,7 +121,7 @@ def test_unigram_engine_rejects_non_unigram_files() -> None:
 
 
 def test_rank_file_path_engine_equals_reference() -> None:
-    from tokspec.vocab import named_path
+    from tokspec.formats.vocab import named_path
     path = str(named_path("cl100k_base"))
     fast, ref = load_engine(f"fast:{path}"), load_engine(f"reference:{path}")
     assert fast.info.vocab_sha256 == ref.info.vocab_sha256

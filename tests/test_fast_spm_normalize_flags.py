@@ -10,7 +10,7 @@ replacements of 1 to 4 UTF-8 bytes, a rule for the space itself).
 
 Oracles: ``sentencepiece.SentencePieceNormalizer`` (production) for the normalized text and the
 byte offsets ``n2o`` (its ``norm_to_orig``, one entry per character plus the end); the readable
-``tokspec.spm_normalize.SpmNormalizer`` for the rule ends ``r1`` (its per-character byte records)
+``tokspec.formats.spm_normalize.SpmNormalizer`` for the rule ends ``r1`` (its per-character byte records)
 and for what :func:`spm_alignment` makes of them (library spans and contract origins);
 ``CharsMap.longest_match`` and the rule list for ``_replacement`` and ``starters`` (and, on a
 hand-built trie with extended offsets, for ``tokspec.fast._charsmap.charsmap_entries``). The output
@@ -32,16 +32,16 @@ import numpy as np
 import pytest
 import sentencepiece
 
-from tokspec import spm_normalize as readable
+from tokspec.formats import spm_normalize as readable
 from tokspec._offsets import byte_to_char_index
-from tokspec.engines._protowire import iter_fields
+from tokspec.formats._protowire import iter_fields
 from tokspec.engines._spm import _version
 from tokspec.fast import _spm_kernels as sk
 from tokspec.fast._charsmap import charsmap_entries
 from tokspec.fast.unigram_datrie import _spm_arrays
-from tokspec.models import trained_model
-from tokspec.spm_normalize import CharsMap, SpmNormalizer
-from tokspec.spm_model import load_spm_model
+from tokspec.formats.models import trained_model
+from tokspec.formats.spm_normalize import CharsMap, SpmNormalizer
+from tokspec.formats.spm_model import load_spm_model
 
 RULES = {
     "a": "A", "ab": "X", "abc": "", "q": "", "s": " ", "t": "  t  ", "u": "u ", "w": "w w",
@@ -340,7 +340,7 @@ def test_regression_n2o_overflow_after_workspace_regrowth(jit: bool) -> None:
     from tokspec.fast.unigram_datrie import DatrieUnigram
 
     from tokspec import load_engine
-    from tokspec.unigram_model import unigram_model_from_spm
+    from tokspec.formats.unigram_model import unigram_model_from_spm
     doc = json.loads((Path(__file__).resolve().parent.parent / "corpora" / "fast" / "spm-normalize-buffers"
                       / "n2o-overflow.json").read_text(encoding="utf-8"))
     path = str(trained_model("spm-unigram"))

@@ -30,10 +30,10 @@ import tokspec
 
 from tokspec.fast._unigram_kernels import lookup_da, lookup_hash
 from tokspec.fast.unigram_datrie import DatrieUnigram
-from tokspec.normalize import Aligned
+from tokspec.formats.normalize import Aligned
 from tokspec.reference.unigram import UnigramReference
 from tokspec.reference.unigram_viterbi import viterbi
-from tokspec.unigram_model import UnigramModel, byte_piece
+from tokspec.formats.unigram_model import UnigramModel, byte_piece
 
 Edge = tuple[int, int, int, bool]
 

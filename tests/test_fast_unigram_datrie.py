@@ -20,7 +20,7 @@ from tokspec import load_engine
 from tokspec.corpus import build_corpus
 from tokspec.fast._double_array import DoubleArray
 from tokspec.fast.unigram_datrie import DatrieUnigram, datrie_encoder
-from tokspec.models import trained_model
+from tokspec.formats.models import trained_model
 from tokspec.reference.unigram import UnigramReference
 
 KINDS = ["hf-unigram", "spm-unigram", "spm-unigram-bytes", "spm-unigram-identity"]
@@ -135,7 +135,7 @@ def test_named_model_is_verified_against_its_sha256(monkeypatch: pytest.MonkeyPa
     # ``fast:mon-unigram`` reads the packaged file only after checking its pinned sha256: another
     # (valid) Unigram tokenizer.json in its place is refused, not silently encoded with.
     import tokspec.fast.unigram_datrie as ud
-    from tokspec.vocab import VocabularyError
+    from tokspec.formats.vocab import VocabularyError
 
     monkeypatch.setattr(ud, "named_path", lambda name: trained_model("hf-unigram"))
     with pytest.raises(VocabularyError, match="sha256"):

@@ -25,10 +25,10 @@ from tokspec.fast import unigram_decode as ud
 from tokspec.fast.bpe_decode import UnknownIdError as FlatBytesError
 from tokspec.fast.unigram_datrie import datrie_encoder
 from tokspec.fast.unigram_decode import HfChainDecoder, SpmDecoder, UnknownIdError, decoder_or_none, hf_byte_of_piece
-from tokspec.models import trained_model
+from tokspec.formats.models import trained_model
 from tokspec.spec import decode as sd
-from tokspec.spm_model import load_spm_model
-from tokspec.vocab import NAMED_FILES, load_tokenizer_json, named_path
+from tokspec.formats.spm_model import load_spm_model
+from tokspec.formats.vocab import NAMED_FILES, load_tokenizer_json, named_path
 
 MIXED = "Grüße, 世界! naïve café 🙂 ﬁx  x\u0301 Ωμέγα — مرحبا 12½ \U0001d538 <s> end"
 

@@ -24,8 +24,8 @@ from tokspec.fast.unigram_datrie import DatrieUnigram, _alignment_arrays, datrie
 from tokspec import load_engine
 from tokspec.app.bench.fast import english
 from tokspec.corpus import build_corpus
-from tokspec.models import trained_model
-from tokspec.unigram_model import unigram_model_from_spm
+from tokspec.formats.models import trained_model
+from tokspec.formats.unigram_model import unigram_model_from_spm
 
 SPM_KINDS = ["spm-unigram-bytes", "spm-unigram"]
 KINDS = ["hf-unigram", "spm-unigram", "spm-unigram-bytes", "spm-unigram-identity"]

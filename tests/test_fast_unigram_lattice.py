@@ -31,11 +31,11 @@ from tokspec.corpus import build_corpus
 from tokspec.fast._double_array import DoubleArray
 from tokspec.fast._unigram_kernels import char_of_byte
 from tokspec.fast.unigram_datrie import DatrieUnigram, datrie_encoder
-from tokspec.models import trained_model
-from tokspec.normalize import Aligned
+from tokspec.formats.models import trained_model
+from tokspec.formats.normalize import Aligned
 from tokspec.reference.unigram import UnigramReference
 from tokspec.reference.unigram_viterbi import viterbi
-from tokspec.unigram_model import UnigramModel
+from tokspec.formats.unigram_model import UnigramModel
 
 Edge = tuple[int, int, int, bool]  # (start, end, id, is_unknown), bytes of one pretoken
 KINDS = ["hf-unigram", "spm-unigram", "spm-unigram-bytes", "spm-unigram-identity"]

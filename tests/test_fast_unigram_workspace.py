@@ -23,7 +23,7 @@ import sentencepiece
 
 from tokspec import load_engine
 from tokspec.fast.unigram_datrie import DatrieUnigram, datrie_encoder
-from tokspec.models import trained_model
+from tokspec.formats.models import trained_model
 from tokspec.reference.unigram import UnigramReference
 
 KINDS = ["spm-unigram", "spm-unigram-bytes", "spm-unigram-identity", "hf-unigram"]

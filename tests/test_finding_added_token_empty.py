@@ -15,7 +15,7 @@ from tokspec.engines._hf import HfEngine
 from tokspec.errors import UnsupportedComponentError
 from tokspec.reference.bpe_hf_pipeline import HfBpePipelineEncoder
 from tokspec.versions import check_finding
-from tokspec.vocab import TokenizerJson
+from tokspec.formats.vocab import TokenizerJson
 
 RECORD = json.loads((FINDINGS_DIR / "hf_added_token_normalized_empty.json").read_text(encoding="utf-8"))
 

@@ -125,7 +125,7 @@ def test_max_token_chars_refuses_a_vocabulary_file_that_is_not_the_named_one(
         name: str, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The bound is read only from the file whose sha256 is the named vocabulary's: a different
     file at that path (here a one-token forgery) is a named error, not a silently wrong bound."""
-    from tokspec import vocab
+    from tokspec.formats import vocab
     from tokspec.errors import VocabularyError
     from tokspec.fast._chunking import _named_max_token_chars
     suffix = ".tiktoken" if name == "cl100k_base" else ".json"
@@ -147,7 +147,7 @@ def _claiming(sha: str | None):  # type: ignore[no-untyped-def]
 def test_named_bound_is_read_from_each_kind_of_named_file(name: str) -> None:
     """Called directly (no cache in between): the longest entry of the named file, as
     ``tokspec.spec`` reads it independently (tiktoken ranks, tokenizer.json dict or list vocab)."""
-    from tokspec import vocab
+    from tokspec.formats import vocab
     from tokspec.fast._chunking import _named_max_token_chars
     sha = vocab.NAMED_FILES[name].sha256
     assert _named_max_token_chars(sha) == spec_max_token_chars(_claiming(sha))
@@ -156,7 +156,7 @@ def test_named_bound_is_read_from_each_kind_of_named_file(name: str) -> None:
 def test_a_vocab_txt_only_vocabulary_has_no_named_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     """A vocabulary known only as a WordPiece vocab.txt ("<name>.vocab") is not read as a
     tokenizer.json: no named bound, so max_token_chars gives the default."""
-    from tokspec import vocab
+    from tokspec.formats import vocab
     from tokspec.fast import _chunking
     sha = vocab.NAMED_FILES["bert-base-uncased.vocab"].sha256
     assert all(e.sha256 != sha for n, e in vocab.NAMED_FILES.items() if not n.endswith(".vocab"))
@@ -166,7 +166,7 @@ def test_a_vocab_txt_only_vocabulary_has_no_named_bound(monkeypatch: pytest.Monk
 
 
 def test_max_token_chars_computes_a_named_bound_once_then_caches_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tokspec import vocab
+    from tokspec.formats import vocab
     from tokspec.fast import _chunking
     sha = vocab.NAMED_FILES["bert-base-uncased"].sha256
     want = (spec_max_token_chars(_claiming(sha)), f"vocabulary sha256 {sha[:12]}")

@@ -352,8 +352,8 @@ def test_sentencepiece_charsmap_that_rewrites_the_space_is_serial() -> None:
     import sentencepiece
 
     from tokspec.fast._charsmap import spm_cut_pattern
-    from tokspec.spm_normalize import CharsMap
-    from tokspec.spm_model import load_spm_model
+    from tokspec.formats.spm_normalize import CharsMap
+    from tokspec.formats.spm_model import load_spm_model
 
     folder = Path(tempfile.mkdtemp(prefix="tokspec-rules-"))
     (folder / "rules.tsv").write_text("20\t5F\n", encoding="utf-8")

@@ -46,7 +46,7 @@ def test_named_vocabularies_are_instances_of_the_structural_rules() -> None:
 
 def _cased_wordpiece() -> Encoder:
     from tokspec.engines._hf import HfEngine
-    from tokspec.vocab import load_tokenizer_json
+    from tokspec.formats.vocab import load_tokenizer_json
 
     tj = load_tokenizer_json(models.trained_model("hf-wordpiece"))
     tj.data["normalizer"]["lowercase"] = False

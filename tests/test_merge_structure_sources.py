@@ -4,7 +4,7 @@ the sentencepiece structure holds, and ``decision_for``'s per-engine cache.
 Each row of the table is exercised with a minimal engine exposing exactly the attribute the row
 reads (and real engines where they are cheap: ``fast:`` Unigram over a trained ``.model``); the
 oracle for the sentencepiece fields is the model as sentencepiece itself reports it
-(``SentencePieceProcessor``: piece types, normalizer behaviour via ``tokspec.vocab``'s reader).
+(``SentencePieceProcessor``: piece types, normalizer behaviour via ``tokspec.formats.vocab``'s reader).
 """
 
 from __future__ import annotations
@@ -121,8 +121,8 @@ def spm_files() -> list[Path]:
 def test_spm_structure_is_what_sentencepiece_says(spm_files: list[Path]) -> None:
     import sentencepiece
 
-    from tokspec.spm_normalize import CharsMap
-    from tokspec.spm_model import load_spm_model
+    from tokspec.formats.spm_normalize import CharsMap
+    from tokspec.formats.spm_model import load_spm_model
 
     for path in spm_files:
         model = load_spm_model(path)
@@ -153,7 +153,7 @@ def test_spm_structure_is_what_sentencepiece_says(spm_files: list[Path]) -> None
 
 
 def test_user_symbol_with_a_space_piece_is_read(spm_files: list[Path]) -> None:
-    from tokspec.spm_model import load_spm_model
+    from tokspec.formats.spm_model import load_spm_model
 
     model = load_spm_model(spm_files[0])
     types = tuple("unused" if p == "\u2581" else t for p, t in zip(model.pieces, model.types))
@@ -166,7 +166,7 @@ def test_user_symbol_with_a_space_piece_is_read(spm_files: list[Path]) -> None:
 
 
 def test_spm_engines_give_their_models_specs(spm_files: list[Path]) -> None:
-    from tokspec.spm_model import load_spm_model
+    from tokspec.formats.spm_model import load_spm_model
 
     for path in spm_files:
         engine = load_engine(f"spm:{path}")
@@ -181,7 +181,7 @@ def test_spm_engines_give_their_models_specs(spm_files: list[Path]) -> None:
 
 
 def test_fast_unigram_over_a_model_file_reads_the_model(spm_files: list[Path]) -> None:
-    from tokspec.spm_model import load_spm_model
+    from tokspec.formats.spm_model import load_spm_model
 
     path = spm_files[1]
     engine = load_engine(f"fast:{path}")
@@ -238,7 +238,7 @@ def test_cache_keeps_the_64_most_recent_engines() -> None:
 
 def test_a_broken_charsmap_is_a_vocabulary_error_naming_the_model_file(spm_files: list[Path]) -> None:
     from tokspec.errors import VocabularyError
-    from tokspec.spm_model import load_spm_model
+    from tokspec.formats.spm_model import load_spm_model
 
     model = load_spm_model(spm_files[1])
     broken = dataclasses.replace(model, precompiled_charsmap=model.precompiled_charsmap[:3])

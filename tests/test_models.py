@@ -1,4 +1,4 @@
-"""tokspec.models: argument checks, the on-disk cache, reproducibility of training."""
+"""tokspec.formats.models: argument checks, the on-disk cache, reproducibility of training."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The identity fast paths of ``tokspec.normalize.replace`` and of the HF Metaspace pretokenizer
-(``tokspec.hf_pipeline``) give exactly what their edit lists give (text, HF spans, contract origins),
+"""The identity fast paths of ``tokspec.formats.normalize.replace`` and of the HF Metaspace pretokenizer
+(``tokspec.formats.hf_pipeline``) give exactly what their edit lists give (text, HF spans, contract origins),
 on texts where they apply and where they must not."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import regex
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from tokspec import normalize as nz
-from tokspec.hf_pipeline import _metaspace, _split_before
-from tokspec.normalize import JOIN, Aligned
+from tokspec.formats import normalize as nz
+from tokspec.formats.hf_pipeline import _metaspace, _split_before
+from tokspec.formats.normalize import JOIN, Aligned
 
 ALPHABET = st.sampled_from(list("ab \u00a0\u3000\u200b\u00ad\u2581") + ["e\u0301", "\u1100"])
 TEXTS = st.lists(ALPHABET, max_size=12).map("".join)

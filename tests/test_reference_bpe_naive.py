@@ -17,7 +17,7 @@ from tokspec.fuzz.strategies import bpe_any_ranks, byte_strings
 from tokspec.reference import pretok_regex as pr
 from tokspec.reference.bpe_merges_from_ranks import merges_from_ranks
 from tokspec.reference.bpe_naive import NaiveBpeEncoder, bpe_pieces
-from tokspec.vocab import load_named_tiktoken
+from tokspec.formats.vocab import load_named_tiktoken
 
 CORPUS = build_corpus()
 

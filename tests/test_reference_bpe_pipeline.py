@@ -20,9 +20,9 @@ from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.reference.bpe_hf import HfBpeEncoder
 from tokspec.reference.bpe_hf_pipeline import HfBpePipelineEncoder
 from tokspec.reference.hf_components import REFUSED, CharSplit
-from tokspec.models import trained_model
-from tokspec.spm_model import load_spm_model
-from tokspec.vocab import TokenizerJson
+from tokspec.formats.models import trained_model
+from tokspec.formats.spm_model import load_spm_model
+from tokspec.formats.vocab import TokenizerJson
 
 #: letters with accents, compatibility forms, marks, digits (ASCII, Arabic-Indic, superscript),
 #: spaces of several kinds, punctuation (ASCII, CJK), CJK, a control, and characters of no vocab.
@@ -58,7 +58,7 @@ def _pair(data: dict[str, Any]) -> tuple[HfBpePipelineEncoder, HfEngine]:
 
 
 def _spm_precompiled() -> dict[str, Any]:
-    """The nmt_nfkc charsmap of a sentencepiece model trained by tokspec.models, as HF stores it."""
+    """The nmt_nfkc charsmap of a sentencepiece model trained by tokspec.formats.models, as HF stores it."""
     charsmap = load_spm_model(trained_model("spm-unigram")).precompiled_charsmap
     assert charsmap
     return {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(charsmap).decode()}
@@ -256,7 +256,7 @@ def test_refusals_name_the_component_and_reason_exactly() -> None:
         "UnicodeScripts": "pre_tokenizer 'UnicodeScripts' is unsupported: needs a Unicode script table and "
                           "HF's script-fusion rules (not reimplemented)",
         "Metaspace": "pre_tokenizer 'Metaspace' is unsupported: edits characters inside a BPE pipeline "
-                     "(supported for Unigram by tokspec.hf_pipeline)",
+                     "(supported for Unigram by tokspec.formats.hf_pipeline)",
         "Nope": "pre_tokenizer 'Nope' is unsupported: unknown type (supported: Split, Whitespace, "
                 "WhitespaceSplit, Punctuation, Digits, CharDelimiterSplit, BertPreTokenizer, ByteLevel)",
     }

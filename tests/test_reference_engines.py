@@ -11,7 +11,7 @@ import pytest
 import tokspec
 from tokspec.errors import UnknownEngineError
 from tokspec.reference import engines as provider
-from tokspec.vocab import NAMED_FILES, named_path, read_verified
+from tokspec.formats.vocab import NAMED_FILES, named_path, read_verified
 
 LOADABLE = ["pretok:cl100k_base", "pretok:o200k_base", "pretok:r50k_base", "pretok:llama3", "pretok:qwen2",
             "pretok:o200k_base-u17", "pretok:hf-split-qwen2", "reference:cl100k_base",

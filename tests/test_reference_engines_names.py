@@ -16,7 +16,7 @@ import tiktoken
 
 import tokspec
 from tokspec.errors import UnknownEngineError, VocabularyError
-from tokspec.models import trained_model
+from tokspec.formats.models import trained_model
 from tokspec.reference import engines as provider
 from tokspec.reference.pretok_regex import PATTERNS
 
@@ -182,7 +182,7 @@ def test_listed_descriptions_speak_the_reference_layers_words() -> None:
 def test_named_json_description_names_the_model_type_of_its_tokenizer_json(name: str) -> None:
     """The listed line of ``reference:NAME`` for a named tokenizer.json names the model it runs as
     that file's ``model.type`` spells it (WordPiece, Unigram: the types HF tokenizers writes)."""
-    from tokspec.vocab import load_tokenizer_json, named_path
+    from tokspec.formats.vocab import load_tokenizer_json, named_path
     model_type = load_tokenizer_json(named_path(name)).model_type
     described = dict(provider.engines())[f"reference:{name}"]
     assert re.search(rf"(?<![A-Za-z]){re.escape(model_type)}(?![A-Za-z])", described), (model_type, described)

@@ -234,7 +234,7 @@ def test_cl100k_and_llama3_patterns_split_text_end_whitespace_differently_but_en
 
     import tiktoken
 
-    from tokspec.vocab import load_named_tiktoken
+    from tokspec.formats.vocab import load_named_tiktoken
     ranks = load_named_tiktoken("cl100k_base").ranks
     encs = [tiktoken.Encoding(n, pat_str=pr.PATTERNS[n], mergeable_ranks=ranks, special_tokens={})
             for n in ("cl100k_base", "llama3")]

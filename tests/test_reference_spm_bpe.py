@@ -1,5 +1,5 @@
 """reference/spm_bpe.py equals sentencepiece (``spm:``), ids and offsets, on Mistral's real BPE models
-(mistral-common 1.13.1, sha256-checked), on a BPE model trained by tokspec.models, and on tiny
+(mistral-common 1.13.1, sha256-checked), on a BPE model trained by tokspec.formats.models, and on tiny
 synthesized models that pin ties, unused-piece resegmentation and byte fallback; ``reference:``
 and ``spm:`` read any file name by content."""
 
@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 import tokspec
 from tokspec.engines._spm import SpmEngine
-from tokspec.models import trained_model
+from tokspec.formats.models import trained_model
 from tokspec.reference.spm_bpe import SpmBpeReference, initial_symbols, merge_symbols
-from tokspec.spm_model import load_spm_model
-from tokspec.spm_normalize import synthesize_spm_model
-from tokspec.vocab import read_verified
+from tokspec.formats.spm_model import load_spm_model
+from tokspec.formats.spm_normalize import synthesize_spm_model
+from tokspec.formats.vocab import read_verified
 
 mistral_common = pytest.importorskip("mistral_common", reason="mistral-common is a test dependency")
 DATA = Path(mistral_common.__file__).parent / "data"

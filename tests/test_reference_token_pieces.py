@@ -24,7 +24,7 @@ from tokspec.reference.bpe_merges_from_ranks import HfConvertedEncoder, tokenize
 from tokspec.reference.bpe_naive import NaiveBpeEncoder, bpe_ids, bpe_pieces, encode_pieces_of_text
 from tokspec.reference.pretok_regex import PATTERNS, compiled
 from tokspec.reference.wordpiece import WordPieceConfig, WordPieceReference
-from tokspec.vocab import TokenizerJson
+from tokspec.formats.vocab import TokenizerJson
 
 #: Multi-byte tokens that are valid UTF-8 ("é", "ab", "€") and invalid fragments (a lone
 #: continuation byte pair, a truncated 3-byte sequence): token_piece must escape the latter.

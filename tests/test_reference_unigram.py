@@ -16,10 +16,10 @@ from tokenizers import Tokenizer, models
 from tokspec import InvalidTextError, load_engine
 from tokspec._offsets import char_offsets_from_byte_spans
 from tokspec.corpus import build_corpus
-from tokspec.engines._protowire import iter_fields
-from tokspec.engines._protowire import write_varint as _varint
-from tokspec.models import trained_model
-from tokspec.normalize import Aligned
+from tokspec.formats._protowire import iter_fields
+from tokspec.formats._protowire import write_varint as _varint
+from tokspec.formats.models import trained_model
+from tokspec.formats.normalize import Aligned
 from tokspec.reference.unigram import (
     UnigramReference,
     unigram_encoder_from_spm_model,
@@ -27,8 +27,8 @@ from tokspec.reference.unigram import (
 )
 from tokspec.reference.unigram_bruteforce import best_segmentations, bruteforce
 from tokspec.reference.unigram_viterbi import viterbi
-from tokspec.unigram_model import UnigramModel
-from tokspec.vocab import named_path
+from tokspec.formats.unigram_model import UnigramModel
+from tokspec.formats.vocab import named_path
 
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
 SPM_KINDS = ["spm-unigram", "spm-unigram-bytes", "spm-unigram-identity"]
@@ -276,7 +276,7 @@ def test_converted_spm_model_with_precompiled_equals_hf(tmp_path: Path) -> None:
     """A trained nmt_nfkc sentencepiece model converted to tokenizer.json (HF ``Precompiled`` +
     space-run collapsing + Metaspace): the reference's HF flavour equals HF."""
     import base64
-    from tokspec.spm_model import load_spm_model
+    from tokspec.formats.spm_model import load_spm_model
     m = load_spm_model(trained_model("spm-unigram-bytes"))
     tj = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "post_processor": None,
           "decoder": None,

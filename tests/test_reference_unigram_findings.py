@@ -23,13 +23,13 @@ import sentencepiece
 from tokenizers import Tokenizer, normalizers
 
 from tokspec import load_engine
-from tokspec.models import trained_model
+from tokspec.formats.models import trained_model
 from tokspec.reference.unigram import unigram_encoder_from_spm_model, unigram_encoder_from_tokenizer_json
-from tokspec.spm_normalize import synthesize_spm_model
-from tokspec.unigram_model import unigram_model_from_spm, unigram_model_from_tokenizer_json
+from tokspec.formats.spm_normalize import synthesize_spm_model
+from tokspec.formats.unigram_model import unigram_model_from_spm, unigram_model_from_tokenizer_json
 from tokspec.reference.unigram import UnigramReference
-from tokspec.spm_model import load_spm_model
-from tokspec.vocab import named_path
+from tokspec.formats.spm_model import load_spm_model
+from tokspec.formats.vocab import named_path
 
 FINDINGS_DIR = Path(__file__).resolve().parents[1] / "corpora" / "reference-wp-unigram" / "findings"
 CONTROLS = [("<unk>", 0.0, "unknown"), ("<s>", 0.0, "control"), ("</s>", 0.0, "control")]

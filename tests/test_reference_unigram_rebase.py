@@ -11,10 +11,10 @@ import dataclasses
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from tokspec.normalize import Aligned
+from tokspec.formats.normalize import Aligned
 from tokspec.reference.unigram_bruteforce import best_segmentations, bruteforce, segmentation_score
 from tokspec.reference.unigram_viterbi import viterbi
-from tokspec.unigram_model import UnigramModel
+from tokspec.formats.unigram_model import UnigramModel
 
 
 @st.composite

@@ -15,7 +15,7 @@ import tokspec
 from tokspec.engines._hf import HfEngine
 from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.reference.wordlevel import WordLevelEncoder
-from tokspec.vocab import TokenizerJson
+from tokspec.formats.vocab import TokenizerJson
 
 VOCAB = {"[UNK]": 0, "ab": 1, "abc": 2, "a": 3, ",": 4, "12": 5, "1": 6, "é": 7, "b": 8}
 SETUPS: dict[str, tuple[Any, Any]] = {

@@ -26,7 +26,7 @@ from tokspec import InvalidTextError, TokspecError, load_engine
 from tokspec import _hf_unicode as hfu
 from tokspec.corpus import build_corpus
 from tokspec.errors import UnsupportedComponentError, VocabularyError
-from tokspec.normalize import Aligned
+from tokspec.formats.normalize import Aligned
 from tokspec.reference.bert_normalizer import BertNormalizerConfig, bert_normalize, is_cjk_ideograph
 from tokspec.reference.bert_pretokenizer import bert_pretokenize, is_bert_punctuation
 from tokspec.reference.wordpiece import (
@@ -35,7 +35,7 @@ from tokspec.reference.wordpiece import (
     wordpiece_encoder_from_tokenizer_json,
     wordpiece_word,
 )
-from tokspec.vocab import named_path
+from tokspec.formats.vocab import named_path
 from tokspec.versions import check_finding
 
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)

@@ -22,7 +22,7 @@ from tokspec.reference.pretok_regex import compiled
 from tokspec.spec import counting as C
 from tokspec.spec._verdict import CLAIMS
 from tokspec.spec.bpe import SEED_EXAMPLE_DICT
-from tokspec.vocab import load_named_tiktoken
+from tokspec.formats.vocab import load_named_tiktoken
 
 SEED = {tok: rank for rank, tok in enumerate(SEED_EXAMPLE_DICT)}
 WS = r"\s+(?!\S)|\s+|[^\s]+"

@@ -20,7 +20,7 @@ TEXT = st.text(st.characters(codec="utf-8"), max_size=40) | st.sampled_from(
 @functools.lru_cache(maxsize=None)
 def _engine(name: str) -> Any:
     if name.startswith("spm:") or name.startswith("spmref:"):
-        from tokspec.models import trained_model
+        from tokspec.formats.models import trained_model
         path = trained_model("spm-unigram-bytes")
         return load_engine(("reference:" if name.startswith("spmref:") else "spm:") + str(path))
     return load_engine(name)

@@ -301,7 +301,7 @@ def test_pieces_equation_witness_shows_five_tokens_of_each_side_from_the_diverge
 @pytest.mark.parametrize("engine", ["tiktoken:cl100k_base", "hf:bert-base-uncased"])
 def test_max_token_chars_refuses_a_vocabulary_file_that_is_not_the_engines(
         engine: str, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from tokspec import vocab
+    from tokspec.formats import vocab
     from tokspec.errors import VocabularyError
     eng = load_engine(engine)
     forged = {".tiktoken": "YQ== 0\n", ".json": '{"model": {"vocab": {"a": 0}}}'}
@@ -332,7 +332,7 @@ def test_empty_piece_is_never_part_of_a_segmentation() -> None:
 def test_max_token_chars_is_the_longest_vocabulary_entry(engine: str) -> None:
     """Read independently from the tokenizer.json (dict vocab for WordPiece, [piece, score] list
     for Unigram): UTF-8 bytes of the longest entry, WordPiece's "##" not counted."""
-    from tokspec import vocab
+    from tokspec.formats import vocab
     eng = load_engine(engine)
     name = next(n for n, e in vocab.NAMED_FILES.items()
                 if e.sha256 == eng.info.vocab_sha256 and not n.endswith(".vocab"))
@@ -434,7 +434,7 @@ def test_max_token_chars_reads_only_tokenizer_json_and_tiktoken_files() -> None:
     tokenizer.json: an engine claiming its sha256 gets the documented VocabularyError."""
     from types import SimpleNamespace
 
-    from tokspec import vocab
+    from tokspec.formats import vocab
     from tokspec.errors import VocabularyError
     sha = vocab.NAMED_FILES["bert-base-uncased.vocab"].sha256
     assert all(e.sha256 != sha for n, e in vocab.NAMED_FILES.items() if not n.endswith(".vocab"))

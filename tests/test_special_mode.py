@@ -17,7 +17,7 @@ from tokspec.app.special_text import special_texts
 from tokspec.decoding import special_ids
 from tokspec.diff import compare, format_comparison
 from tokspec.reference.special_mode import AddedToken, encode_special, split_special, template_of
-from tokspec.vocab import load_tokenizer_json, named_path
+from tokspec.formats.vocab import load_tokenizer_json, named_path
 
 A, B = AddedToken("<a>", 1), AddedToken("<ab>", 2)
 

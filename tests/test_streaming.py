@@ -17,7 +17,7 @@ from tokspec.streaming import ByteLevelStream, check_stream, hf_stream_factory
 @functools.lru_cache(maxsize=None)
 def _hf(name: str) -> Any:
     if name == "hf-bpe":
-        from tokspec.models import trained_model
+        from tokspec.formats.models import trained_model
         return load_engine(f"hf:{trained_model('hf-bpe')}")
     return load_engine(name)
 

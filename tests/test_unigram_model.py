@@ -1,11 +1,11 @@
 """Core Unigram model and the shared normalization: checked against the production libraries.
 
-- HF normalizers with alignment (``tokspec.normalize``) vs HF ``tokenizers`` probed character by
+- HF normalizers with alignment (``tokspec.formats.normalize``) vs HF ``tokenizers`` probed character by
   character (a WordLevel tokenizer whose pretokenizer isolates every normalized character reports
   each one's original offsets).
 - HF's Unicode tables (``tokspec._hf_unicode``) re-derived from the installed library.
 - HF's score parsing (``serde_json_f64``) vs the values HF itself holds (its own re-serialization).
-- sentencepiece's normalizer (``tokspec.spm_normalize``) vs ``SentencePieceProcessor.normalize``
+- sentencepiece's normalizer (``tokspec.formats.spm_normalize``) vs ``SentencePieceProcessor.normalize``
   with offsets.
 """
 
@@ -23,19 +23,19 @@ from hypothesis import strategies as st
 from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
 
 from tokspec import _hf_unicode as hfu
-from tokspec import normalize as nz
+from tokspec.formats import normalize as nz
 from tokspec.corpus import build_corpus
 from tokspec.errors import UnsupportedComponentError, VocabularyError
-from tokspec.models import trained_model
-from tokspec.normalize import Aligned
-from tokspec.spm_normalize import CharsMap, SpmNormalizer
-from tokspec.unigram_model import (
+from tokspec.formats.models import trained_model
+from tokspec.formats.normalize import Aligned
+from tokspec.formats.spm_normalize import CharsMap, SpmNormalizer
+from tokspec.formats.unigram_model import (
     serde_json_f64,
     unigram_model_from_spm,
     unigram_model_from_tokenizer_json,
 )
-from tokspec.spm_model import load_spm_model
-from tokspec.vocab import named_path
+from tokspec.formats.spm_model import load_spm_model
+from tokspec.formats.vocab import named_path
 from tokspec.versions import check_finding
 
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=24)
@@ -253,14 +253,14 @@ def charsmap_pair() -> tuple[normalizers.Normalizer, CharsMap]:
 
 @given(text=st.one_of(TEXT, MARKY, st.text("\x7f\x0b\r\n \uff21\u0301\ufb01\u2474\u200d\U0001F468a", max_size=10)))
 def test_hyp_hf_precompiled_alignment(charsmap_pair: tuple[normalizers.Normalizer, CharsMap], text: str) -> None:
-    from tokspec.spm_normalize import hf_precompiled
+    from tokspec.formats.spm_normalize import hf_precompiled
     hf_norm, cm = charsmap_pair
     a = hf_precompiled(Aligned.of(text), cm)
     assert list(zip(a.text, a.spans)) == hf_alignment(hf_norm, text)
 
 
 def test_hf_precompiled_on_corpus(charsmap_pair: tuple[normalizers.Normalizer, CharsMap]) -> None:
-    from tokspec.spm_normalize import hf_precompiled
+    from tokspec.formats.spm_normalize import hf_precompiled
     hf_norm, cm = charsmap_pair
     for text in build_corpus()[::2]:
         a = hf_precompiled(Aligned.of(text), cm)

@@ -1,4 +1,4 @@
-"""tokspec.vocab: named-file verification, malformed files of every kind, the sentencepiece .model
+"""tokspec.formats.vocab: named-file verification, malformed files of every kind, the sentencepiece .model
 reader (checked against sentencepiece's own API) and the protobuf wire reader under it."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from tokspec import VocabularyError, load_engine, models
 from tokspec.engines._findings import FINDINGS_DIR, SPM_MODEL
-from tokspec.engines._protowire import WireError, iter_fields, read_varint, write_varint
-from tokspec.spm_model import load_spm_model
-from tokspec.vocab import (
+from tokspec.formats._protowire import WireError, iter_fields, read_varint, write_varint
+from tokspec.formats.spm_model import load_spm_model
+from tokspec.formats.vocab import (
     NAMED_FILES,
     load_named_tiktoken,
     load_tiktoken,
@@ -61,7 +61,7 @@ def test_sha256_mismatch_names_file(name: str, tmp_path: Path) -> None:
 def test_unknown_name_and_missing_package(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(VocabularyError, match="unknown vocabulary name='nope'"):
         named_path("nope")
-    from tokspec import vocab
+    from tokspec.formats import vocab
 
     fake = vocab.NamedFile("no-such-dist", "no_such_module_xyz", "data/x", "0" * 64)
     monkeypatch.setitem(vocab.NAMED_FILES, "fake", fake)

@@ -10,7 +10,7 @@ and PUNCT_* tables) re-derive them the same way over every code point and fail i
 library disagrees, so they cannot silently go stale.
 Everything not listed here behaves exactly as Python's ``unicodedata`` / ``str.lower``.
 
-Inclusive code-point ranges. Data only; the users are in ``tokspec.normalize``.
+Inclusive code-point ranges. Data only; the users are in ``tokspec.formats.normalize``.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tokspec.errors import VocabularyError
-from tokspec.vocab import read_verified
+from tokspec.formats.vocab import read_verified
 
 __all__ = ["TekkenFile", "is_tekken_data", "load_tekken"]
 

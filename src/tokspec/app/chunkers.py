@@ -52,7 +52,7 @@ def offline_tiktoken(vocab: str) -> Any:
     """``tiktoken.get_encoding(vocab)`` working offline (see module docstring)."""
     import tiktoken
 
-    from tokspec.vocab import named_path, read_verified
+    from tokspec.formats.vocab import named_path, read_verified
     if vocab not in _MODEL:
         raise ChunkerError(f"tokenizer vocab={vocab!r}: the splitters are wired for {sorted(_MODEL)}")
     folder = os.environ.get("TIKTOKEN_CACHE_DIR")

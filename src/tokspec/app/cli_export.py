@@ -50,7 +50,7 @@ def export(name: str, fmt: str, out: str | Path) -> list[Path]:
     """Write vocabulary ``name`` as ``fmt`` to ``out`` (module docstring); return the paths written."""
     from tokspec.engines.production import _TIKTOKEN_FILES
     from tokspec.reference.bpe_merges_from_ranks import converted_json_path
-    from tokspec.vocab import load_named_tiktoken
+    from tokspec.formats.vocab import load_named_tiktoken
 
     if name not in NAMES or fmt not in FORMATS:
         raise TokspecError(f"export: name={name!r} must be one of {NAMES} and format={fmt!r} one of {FORMATS}")

@@ -40,7 +40,7 @@ from tokspec._offsets import char_spans_from_byte_lengths
 from tokspec._types import Encoder, Encoding, EncodingArrays, EngineInfo
 from tokspec.errors import EngineFault
 from tokspec.errors import UnknownEngineError
-from tokspec.vocab import TiktokenVocab
+from tokspec.formats.vocab import TiktokenVocab
 
 __all__ = ["PATTERNS", "SPECIAL_TOKENS", "TiktokenEngine", "BpeOpenaiEngine"]
 

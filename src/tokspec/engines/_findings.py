@@ -36,8 +36,8 @@ import tokenizers.trainers
 
 from tokspec._paths import corpora_dir
 from tokspec._registry import load_engine
-from tokspec.engines._protowire import iter_field_slices, write_varint
-from tokspec.vocab import named_path
+from tokspec.formats._protowire import iter_field_slices, write_varint
+from tokspec.formats.vocab import named_path
 
 __all__ = ["CASES", "FINDINGS_DIR", "observe", "write_findings", "build_findings_spm_model"]
 

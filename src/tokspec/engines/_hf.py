@@ -59,8 +59,8 @@ every decomposed character is matched to the first source character still holdin
 exact because canonical reordering is stable and composition takes the first unblocked mark. When
 the multisets differ (a normalizer step that is not canonical, e.g. a multi-character Replace),
 tracing gives up. Shared with the reference layer: nothing from ``tokspec.reference`` or
-``tokspec.normalize``; only the data table ``tokspec._hf_unicode.CCC_ZERO`` (HF's combining-class
-differences, which ``tokspec.normalize`` also uses) decides which characters open a cluster.
+``tokspec.formats.normalize``; only the data table ``tokspec._hf_unicode.CCC_ZERO`` (HF's combining-class
+differences, which ``tokspec.formats.normalize`` also uses) decides which characters open a cluster.
 
 Code layout: this module holds the engine; ``_hf_align`` cases 1-3 and tracing, ``_hf_reorder``
 case 4, ``_hf_kernels`` the compiled bulk passes. ``encode_arrays`` (and ``encode_batch_arrays``,
@@ -87,7 +87,7 @@ from tokspec._types import Encoder, Encoding, EncodingArrays, EngineInfo
 from tokspec.engines._hf_align import METASPACE, HfAlign, leads_with_nonstarter
 from tokspec.engines._hf_reorder import HfReorder
 from tokspec.errors import EngineFault, VocabularyError
-from tokspec.vocab import TokenizerJson
+from tokspec.formats.vocab import TokenizerJson
 
 __all__ = ["HfEngine", "strip_special_added_tokens"]
 

@@ -158,7 +158,7 @@ class HfAlign:
 
         Derived only from HF itself: each character's own normalized form (HF's normalizer), and
         canonical decompositions by HF's ``NFD`` normalizer (HF's Unicode tables). Nothing is
-        shared with ``tokspec.reference`` or ``tokspec.normalize``. Why it is exact: the
+        shared with ``tokspec.reference`` or ``tokspec.formats.normalize``. Why it is exact: the
         decomposition of a normalized string is the canonical reordering of its sources'
         decompositions, which is stable (equal characters have equal combining classes and keep
         their order), so the k-th occurrence of a decomposed character comes from the k-th

@@ -50,9 +50,9 @@ import sentencepiece
 from tokspec._jit import kernel
 from tokspec._offsets import char_offsets_from_byte_spans
 from tokspec._types import Encoder, Encoding, EncodingArrays, EngineInfo
-from tokspec.engines._protowire import iter_fields
+from tokspec.formats._protowire import iter_fields
 from tokspec.errors import EngineFault
-from tokspec.spm_model import SpmModel
+from tokspec.formats.spm_model import SpmModel
 
 __all__ = ["SpmEngine", "contract_byte_spans", "aligned_spans", "tile_kernel", "proto_encode", "OFFSET_MAPPING"]
 

@@ -24,7 +24,7 @@ from typing import Any
 from tokspec._escape import dumps
 from tokspec._types import Encoder, Encoding, EngineInfo
 from tokspec.errors import TokspecError, UnknownEngineError
-from tokspec.vocab import sha256_hex
+from tokspec.formats.vocab import sha256_hex
 
 __all__ = ["FORMAT", "GoldenMissError", "GoldenFileError", "GoldenEngine", "golden_lines", "load", "engines"]
 

@@ -18,7 +18,7 @@ from tokspec._types import Encoder, EngineInfo
 from tokspec.engines._bytelevel import _ByteLevelEngine
 from tokspec.errors import UnknownEngineError
 from tokspec.tekken import load_tekken
-from tokspec.vocab import TiktokenVocab
+from tokspec.formats.vocab import TiktokenVocab
 
 __all__ = ["load", "engines", "MistralTekkenEngine"]
 

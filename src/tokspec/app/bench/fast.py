@@ -171,7 +171,7 @@ def _bpe_whole_rows(quick: bool) -> list[BenchRow]:
 
     from tokspec.fast.bpe_kernel import CompiledBPE
     from tokspec.reference.bpe_naive import bpe_ids
-    from tokspec.vocab import load_named_tiktoken
+    from tokspec.formats.vocab import load_named_tiktoken
     if quick:
         ranks, label, sizes = _tiny_ranks(), "tiny", (2_000, 20_000)
         rng = random.Random(1)
@@ -249,9 +249,9 @@ def _spm_ids_row(case: str, path: str, text: str, repeat: int) -> BenchRow:
 
 def _unigram_rows(quick: bool) -> list[BenchRow]:
     """Unigram rows (sentencepiece model: ``spm-unigram-bytes``, nmt_nfkc and byte fallback,
-    trained by ``tokspec.models``; HF: mon-unigram)."""
+    trained by ``tokspec.formats.models``; HF: mon-unigram)."""
     from tokspec.fast.unigram_datrie import datrie_encoder
-    from tokspec.models import trained_model
+    from tokspec.formats.models import trained_model
     path = str(trained_model("spm-unigram-bytes"))
     text = english(20_000 if quick else 1_000_000)
     repeat = 2 if quick else 5
@@ -303,7 +303,7 @@ def _library_encode(engine: object) -> Callable[[str], object]:
 
 def _adapter_rows(quick: bool) -> list[BenchRow]:
     """Adapter ids + offsets vs library encode, and HF batch vs loop (module docstring)."""
-    from tokspec import models
+    from tokspec.formats import models
     size, repeat = (20_000, 5) if quick else (2_000_000, 3)
     texts = {"english": english(size), "chinese-like": chinese_like(size)}
     names = ["tiktoken:cl100k_base", "bpe-openai:cl100k_base", "hf:bert-base-uncased", "hf:mon-unigram",

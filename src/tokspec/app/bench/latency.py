@@ -76,7 +76,7 @@ def peers(encoding: str) -> dict[str, IdsFn]:
     def kitoken() -> IdsFn:
         from kitoken import Kitoken
 
-        from tokspec.vocab import load_named_tiktoken, read_verified
+        from tokspec.formats.vocab import load_named_tiktoken, read_verified
         vocab = load_named_tiktoken(encoding)
         return Kitoken.from_tiktoken(read_verified(vocab.path, vocab.sha256)[0]).encode  # type: ignore[no-any-return]
 
@@ -165,7 +165,7 @@ def run(*, quick: bool) -> list[BenchRow]:
     """All rows of the suite (see module docstring)."""
     import sentencepiece
 
-    from tokspec.models import trained_model
+    from tokspec.formats.models import trained_model
     n_texts, rounds, long_size, repeat = (60, 3, 50_000, 3) if quick else (1000, 3, 1_000_000, 5)
     texts = short_texts(n_texts)
     long_text = english(long_size, seed=29)

@@ -2,7 +2,7 @@
 against serial encoding by the same engine, with 2 workers, on generated prose-like text.
 
 Two parts. *Families* (full run): ``lopt:`` over every engine family, production and fast, named
-and trained on this machine by ``tokspec.models`` (sentencepiece Unigram/BPE with and without
+and trained on this machine by ``tokspec.formats.models`` (sentencepiece Unigram/BPE with and without
 byte fallback, HF byte-level BPE, WordPiece uncased and cased, Unigram with Metaspace), on 2 MB:
 subject = ``LoptEncoder`` with its default runner (threads; ``encode_arrays``), baseline = one serial
 ``encode_arrays`` of the whole text, run interleaved, best of the repeats. The case names the rule
@@ -76,11 +76,11 @@ def _serial(engine: Encoder, text: str, repeat: int) -> tuple[float, Encoding]:
 
 
 def _family_engine(name: str) -> Encoder:
-    from tokspec import models
+    from tokspec.formats import models
 
     if name == "cased":
         from tokspec.engines._hf import HfEngine
-        from tokspec.vocab import load_tokenizer_json
+        from tokspec.formats.vocab import load_tokenizer_json
 
         tj = load_tokenizer_json(models.trained_model("hf-wordpiece"))
         tj.data["normalizer"]["lowercase"] = False

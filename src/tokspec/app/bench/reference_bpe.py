@@ -23,7 +23,7 @@ import random
 import tokspec
 from tokspec.app.bench import BenchRow, time_best
 from tokspec.reference.pretok_regex import PATTERNS
-from tokspec.vocab import load_named_tiktoken
+from tokspec.formats.vocab import load_named_tiktoken
 
 __all__ = ["run", "english_like", "chinese_like"]
 

@@ -3,7 +3,7 @@ production libraries on the same generated text.
 
 Cases: English-like and Chinese-like text (generated at run time, ~1 MB; ~10 KB with ``quick``),
 for ``reference:bert-base-uncased`` vs HF ``tokenizers``, ``reference:mon-unigram`` vs HF, and
-the reference on a trained sentencepiece Unigram model (``tokspec.models``) vs ``sentencepiece``.
+the reference on a trained sentencepiece Unigram model (``tokspec.formats.models``) vs ``sentencepiece``.
 The references are meant to be obviously correct, not fast: expect ratios far below 1.
 
 Out of scope: the fast engines (suite ``fast``); batch APIs; multi-threading.
@@ -17,10 +17,10 @@ import sentencepiece
 from tokenizers import Tokenizer
 
 from tokspec.app.bench import BenchRow, time_best
-from tokspec.models import trained_model
+from tokspec.formats.models import trained_model
 from tokspec.reference.unigram import unigram_encoder_from_spm_model, unigram_encoder_from_tokenizer_json
 from tokspec.reference.wordpiece import wordpiece_encoder_from_tokenizer_json
-from tokspec.vocab import named_path
+from tokspec.formats.vocab import named_path
 
 __all__ = ["run", "english_like", "chinese_like"]
 
