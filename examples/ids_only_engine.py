@@ -13,7 +13,7 @@ import tiktoken
 
 import tokspec
 from tokspec.spec.pretok import cl100k_pattern
-from tokspec.vocab import load_named_tiktoken
+from tokspec.formats.vocab import load_named_tiktoken
 
 enc = tiktoken.Encoding("cl100k", pat_str=cl100k_pattern(), special_tokens={},
                         mergeable_ranks=load_named_tiktoken("cl100k_base").ranks)

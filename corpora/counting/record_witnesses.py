@@ -14,7 +14,7 @@ import tiktoken
 
 from tokspec import load_engine
 from tokspec.spec.counting import _pretokenized_tokens, naive_split, split_point
-from tokspec.vocab import load_named_tiktoken
+from tokspec.formats.vocab import load_named_tiktoken
 
 HERE = Path(__file__).resolve().parent
 
