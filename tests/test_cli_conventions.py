@@ -116,7 +116,7 @@ def test_progress_every_second_on_a_terminal_sparse_in_a_log(monkeypatch: pytest
 
 def test_diff_and_merge_progress_use_the_interval(monkeypatch: pytest.MonkeyPatch) -> None:
     from tokspec.app import cli_merge
-    from tokspec.app.cli_diff import _Progress
+    from tokspec.app.diff_results import Progress as _Progress
 
     monkeypatch.delenv("TOKSPEC_PROGRESS_SECONDS", raising=False)
     log, tty = _Progress(io.StringIO(), "diff"), _Progress(_Tty(), "diff")
