@@ -56,7 +56,8 @@ import pytest
 
 from tokspec._registry import load_engine
 from tokspec._types import Encoder
-from tokspec.diff import check_pair, format_comparison, reproduce_command, save_counterexample
+from tokspec.app.plugin_stages import STAGE_SECONDS, SearchCutShort, failure_message, saved_findings, thread_check
+from tokspec.diff import check_pair, format_comparison
 from tokspec.diff import compare as _compare_text
 from tokspec.errors import TokspecError
 
@@ -81,10 +82,6 @@ _LOADED: dict[str, Encoder] = {}
 _OPTIONS: dict[str, Any] = {}  # set from the pytest command line by pytest_configure
 
 EngineLike = Encoder | str
-
-
-class SearchCutShort(UserWarning):
-    """``max_seconds`` ended a search before its example budget: that verdict depends on speed."""
 
 
 def _engine(engine: EngineLike) -> Encoder:
@@ -218,67 +215,12 @@ def check_against(engine: EngineLike, other: EngineLike, *, seed: int | None = N
             "replay of stored findings; nothing was searched (raise max_seconds)"), stacklevel=2)
     if finder.findings:
         typed = (engine if isinstance(engine, str) else a.info.name, other if isinstance(other, str) else b.info.name)
-        raise AssertionError(_failure(a, b, finder.findings[0], seed, budget, Path(folder), typed, compare))
-    # the concurrency stage starts only before max_seconds, then has at least _STAGE_SECONDS
-    _thread_check(*plain, threads, folder, start_by=deadline,
-                  end_by=max(deadline + shrink, time.monotonic() + _STAGE_SECONDS), seconds=seconds)
+        raise AssertionError(failure_message(a, b, finder.findings[0], seed, budget, Path(folder), typed, compare))
+    # the concurrency stage starts only before max_seconds, then has at least STAGE_SECONDS
+    from tokspec.app.threads_stage import THREADS_ENV, stage_threads
 
-
-#: The least time the concurrency stage of check_against gets once it starts (it starts only while
-#: max_seconds has not run out): its sample is small (about a dozen texts), but a replay that used
-#: most of max_seconds must not leave it a few milliseconds and so no verdict.
-_STAGE_SECONDS = 120.0
-
-
-def _thread_check(a: Encoder, b: Encoder, threads: int | None, folder: str, *, start_by: float | None = None,
-                  end_by: float | None = None, seconds: float | None = None) -> None:
-    """The concurrency stage over the replay texts; AssertionError naming the witness on a fault.
-
-    ``a``/``b`` are the engines as loaded, not :func:`~tokspec.app._deadline.bounded`: a bounded
-    engine raises DeadlineExceeded once its deadline passes, which under threads would read as a
-    thread-safety fault. The stage has its own bound instead: skipped (warning :class:`SearchCutShort`)
-    when ``start_by`` has passed, run on a daemon thread waited for until ``end_by`` (then a
-    SearchCutShort warning, never a finding). An engine call the stage abandons finishes, or not,
-    on its daemon thread."""
-    __tracebackhide__ = True
-    import threading
-
-    from tokspec.app.finder import replay_texts
-    from tokspec.app.threads_stage import THREADS_ENV, StageResult, run_stage, sample_texts, stage_threads
-
-    n = stage_threads(_setting(threads, "tokspec-threads", THREADS_ENV, None, int))
-    if n < 2:
-        return
-    where = f"tokspec check_against({a.info.name!r}, {b.info.name!r}): max_seconds={seconds}"
-    if start_by is not None and time.monotonic() >= start_by:
-        warnings.warn(SearchCutShort(f"{where} left no time for the concurrency stage; it was skipped "
-                                     "(raise max_seconds)"), stacklevel=3)
-        return
-    box: list[Any] = []
-    # a fault found is reported, minimized or not: the minimization stops with a quarter of the
-    # stage's time left for writing the record
-    minimize_by = None if end_by is None else end_by - 0.25 * max(0.0, end_by - time.monotonic())
-
-    def stage_run() -> None:
-        try:
-            box.append(run_stage((a, b), sample_texts(t for _, t in replay_texts()), threads=n, report=folder,
-                                 minimize_by=minimize_by))
-        except BaseException as exc:  # noqa: BLE001 - handed back to the caller
-            box.append(exc)
-
-    worker = threading.Thread(target=stage_run, daemon=True, name="tokspec-thread-stage")
-    worker.start()
-    worker.join(None if end_by is None else max(0.0, end_by - time.monotonic()))
-    if not box:
-        warnings.warn(SearchCutShort(f"{where} ended the concurrency stage before it finished; no "
-                                     "thread-safety verdict (raise max_seconds)"), stacklevel=3)
-        return
-    if isinstance(box[0], BaseException):
-        raise box[0]
-    stage: StageResult = box[0]
-    for (name, fault), path in zip(stage.faults.items(), stage.records):
-        raise AssertionError(f"engine {name!r} is not thread-safe: {fault.describe()}\n"
-                             f"witness: {[t[:80] for t in fault.texts]!r}\nrecord: {Path(path).resolve()}")
+    thread_check(*plain, stage_threads(_setting(threads, "tokspec-threads", THREADS_ENV, None, int)), folder,
+                 start_by=deadline, end_by=max(deadline + shrink, time.monotonic() + STAGE_SECONDS), seconds=seconds)
 
 
 def check_complexity(engine: EngineLike, *, families: list[str] | None = None, max_chars: int = 1 << 16,
@@ -298,47 +240,6 @@ def check_complexity(engine: EngineLike, *, families: list[str] | None = None, m
     raise AssertionError(f"superlinear cost: family {worst.name!r} has exponent {worst.exponent():.2f} > 1.3; "
                          f"witness (chars, cost / linear): {worst.witness()}; sizes and seconds: "
                          f"{worst.table()}\nrecord: {Path(record).resolve()}\nplot: {Path(page).resolve()}")
-
-
-def saved_findings(folder: str | Path) -> list[tuple[str, str]]:
-    """``(source, text)`` of the records saved in ``folder`` (your earlier failures, kept like
-    hypothesis' example database keeps its examples): every ``*.json`` below it with a ``text``,
-    sorted by path; none when the folder does not exist. :func:`check_against` replays them first."""
-    from tokspec.app.finder import _in_domain, _stored_texts
-
-    root = Path(folder)
-    if not root.is_dir():
-        return []
-    source = f"your saved findings ({root})"
-    return [(source, text) for text in dict.fromkeys(_stored_texts(root)) if _in_domain(text)]
-
-
-def _failure(a: Encoder, b: Encoder, finding: Any, seed: int, budget: int, folder: Path,
-             typed: tuple[str, str] | None = None, compare: str = "all") -> str:
-    """The failure message; saves the record of the minimized comparison into ``folder`` (with
-    its provenance and a replay command naming the engines as given, :mod:`tokspec.provenance`)."""
-    small, original = finding.comparison, finding.original
-    if typed is None:
-        path = save_counterexample(a, b, small, folder).resolve()
-        replay = reproduce_command(a, b, path)
-    else:
-        from tokspec.app.diff_tasks import _record
-        from tokspec.records import write_record
-
-        folder = folder.resolve()
-        name, record = _record(a, b, small, str(folder), 3, typed, seed=seed, generator=finding.source,
-                               compare_on=compare)
-        path = write_record(record, folder / name)
-        replay = str(record["reproduce"])
-    return "\n".join([
-        f"engines disagree: {format_comparison(a, b, small)}",
-        f"found on input #{finding.input_number} ({finding.source}), minimized from {len(original.text)} "
-        f"to {len(small.text)} characters",
-        f"seed: {seed} (reproduce: TOKSPEC_SEED={seed} TOKSPEC_BUDGET={budget}, or check_against(..., "
-        f"seed={seed}, max_examples={budget}))",
-        f"record: {path}",
-        f"replay: {replay}",
-    ])
 
 
 def _hypothesis_check(a: Encoder, b: Encoder, strategy: SearchStrategy[str], max_examples: int | None) -> None:
