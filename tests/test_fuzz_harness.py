@@ -103,7 +103,8 @@ def test_harness_catches_a_mutant_end_to_end(tmp_path: Path) -> None:
     # pytest worker that has grown past 2 GB "used" that much before its first input (libFuzzer's
     # default limit is 2048 MB); memory is not what this test is about
     out = subprocess.run([sys.executable, "-m", "tokspec.fuzz.harness", "mutant:offset_off_by_one",
-                          "-max_total_time=60", "-print_final_stats=1", "-rss_limit_mb=0", str(corpus)],
+                          "-max_total_time=60", "-print_final_stats=1", "-rss_limit_mb=0",
+                          f"-artifact_prefix={tmp_path}/", str(corpus)],
                          capture_output=True, text=True, env=env, timeout=180)
     assert out.returncode == 77, out.stderr[-2000:]
     _, found, _ = run.parse_stats(out.stderr)
