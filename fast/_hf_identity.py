@@ -37,11 +37,10 @@ from typing import Any
 import numpy as np
 import regex
 
+from tokspec.formats.normalize import WHITE_SPACE as _WHITE_SPACE  # what HF ``Strip`` removes
+
 __all__ = ["IdentityMetaspace", "identity_plan"]
 
-#: Rust ``char::is_whitespace`` (Unicode White_Space): what HF ``Strip`` removes.
-_WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
-                         "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 
 Check = Callable[[str], bool]
 _EMPTY = np.zeros(0, dtype=np.int64)

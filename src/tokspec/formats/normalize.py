@@ -261,8 +261,6 @@ def replace(a: Aligned, pattern: regex.Pattern[str], content: str) -> Aligned:
     pos = 0
     for m in matches:
         s, e = m.span()
-        if s == e:
-            continue
         edits.extend((c, 0) for c in a.text[pos:s])
         edits.extend((JOIN, 0) for _ in range(e - s - 1))  # consume all but the last
         edits.append((content[:1], 0))                     # first content char takes the last's span
@@ -297,6 +295,10 @@ def prepend(a: Aligned, s: str) -> Aligned:
 _WHITE_SPACE = frozenset(
     "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
     "\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+#: The same set, public (``tokspec.fast._hf_identity`` checks HF ``Strip`` with it).
+WHITE_SPACE = _WHITE_SPACE
 
 
 def is_rust_whitespace(c: str) -> bool:
