@@ -260,14 +260,11 @@ def datrie_encoder(arg: str, *, tie_break: TieBreak | None = None, trie: TrieKin
     from tokspec.fast.unigram_decode import decoder_or_none
     from tokspec.formats.spm_model import load_spm_model
 
-    identity = None
-    if arg in NAMED_FILES:
-        tj = load_tokenizer_json(named_path(arg), NAMED_FILES[arg].sha256)
-        model, source, identity = unigram_model_from_tokenizer_json(tj), tj.data, identity_plan(tj.data)
-    elif Path(arg).suffix == ".model":
-        model, source = unigram_model_from_spm(arg), load_spm_model(arg)
+    if arg not in NAMED_FILES and Path(arg).suffix == ".model":
+        model, source, identity = unigram_model_from_spm(arg), load_spm_model(arg), None
     else:
-        tj = load_tokenizer_json(arg)
+        named = NAMED_FILES.get(arg)
+        tj = load_tokenizer_json(named_path(arg), named.sha256) if named else load_tokenizer_json(arg)
         model, source, identity = unigram_model_from_tokenizer_json(tj), tj.data, identity_plan(tj.data)
     engine = DatrieUnigram(model, f"fast:{arg}", tie_break=tie_break, trie=trie, offsets=offsets, jit=jit,
                            identity=identity)
