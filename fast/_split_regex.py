@@ -98,7 +98,7 @@ def unicode17_only() -> np.ndarray:
 
 def _derive() -> np.ndarray:
     """HF's ``\\p{Cn}``: what its Split leaves after removing the class is outside it (as
-    ``peek2_unicode`` derives its flags)."""
+    ``scripts/peek2_classes.py`` derives Peek2's class table)."""
     from tokenizers import Regex, pre_tokenizers
     cps = np.concatenate([np.arange(0, 0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
     text = cps.tobytes().decode("utf-32-le")

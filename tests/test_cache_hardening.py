@@ -1,8 +1,8 @@
 """Issue 28, class 1: tokspec's own caches are never trusted (regressions of "cache contents are
-trusted": truncated tables never rebuilt, doctored tables giving SIGSEGV or wrong ids, Peek2 flags
-with wrong content used, a shared ``/tmp`` cache planted by another user, garbage numba caches
+trusted": truncated tables never rebuilt, doctored tables giving SIGSEGV or wrong ids, a shared ``/tmp`` cache planted by another user, garbage numba caches
 becoming engine faults, a read-only or full cache making ``fast:`` unusable and leaving temporary
-files behind).
+files behind). Peek2's flags are no longer a cache: a sha256-pinned table shipped with tokspec,
+refused when changed (``tests/test_fast_unicode_flags.py``).
 
 Each doctored file below keeps a valid layout (a readable zip with the right names, shapes and
 dtypes) and changes content only, the way a corrupted or planted file does: the loader must rebuild
@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tokspec.fast import peek2_unicode as pu
 from tokspec.fast._double_array import DoubleArray
 from tokspec.fast.bpe_kernel import CompiledBPE
 from tokspec.fuzz.strategies import trained_bpe_ranks
@@ -113,29 +112,6 @@ def test_doctored_double_array_is_rebuilt(cache: Path) -> None:
             _rewrite(path, doctor)
         trie = DoubleArray.cached(keys, vals)
         assert (trie.base, trie.check, trie.value) == (first.base, first.check, first.value), what
-
-
-def test_peek2_flags_with_wrong_content_are_rebuilt(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    derivations: list[int] = []
-
-    def derive() -> np.ndarray:
-        derivations.append(1)
-        return np.full(0x110000, 5, dtype=np.uint8)
-
-    monkeypatch.setattr(pu, "_derive_flags", derive)
-    build = pu.flags.__wrapped__
-    assert int(build()[65]) == 5 and len(derivations) == 1
-    path = _only_file(cache / "peek2")
-    wrong = np.full(0x110000, 9, dtype=np.uint8)  # right shape and type, wrong content
-    if path.suffix == ".npy":
-        with open(path, "wb") as fh:
-            np.save(fh, wrong)
-    else:
-        with np.load(path) as z:
-            names = [k for k in z.files if z[k].shape == (0x110000,)]
-        assert names, "the flags are stored as an array of one entry per code point"
-        _rewrite(path, {names[0]: wrong})
-    assert int(build()[65]) == 5 and len(derivations) == 2, "wrong content is rebuilt"
 
 
 def test_default_cache_is_per_user_and_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

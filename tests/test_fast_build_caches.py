@@ -2,9 +2,6 @@
 never trusted blindly (``tokspec.fast._cache``: "verify or rebuild on load").
 
 - ``cache_dir``: ``$TOKSPEC_CACHE/<sub>`` (default: per user, ``~/.cache/tokspec/<sub>``), created;
-- ``peek2_unicode.flags``: written once, read back, rebuilt when the file has the wrong shape or
-  type or is not an array at all (the derivation is replaced by a cheap stand-in here; the real one
-  is checked against oracles in ``test_fast_unicode_flags``);
 - ``CompiledBPE.from_ranks(ranks, sha256)``: written once, loaded back without rebuilding (same
   encodings), rebuilt from the ranks when the file is unreadable; keyed by the vocabulary hash.
 """
@@ -17,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tokspec.fast import bpe_kernel
-from tokspec.fast import peek2_unicode as pu
 from tokspec.fast._cache import cache_dir
 from tokspec.fast.bpe_kernel import CompiledBPE
 from tokspec.fuzz.strategies import trained_bpe_ranks
@@ -47,44 +43,6 @@ def test_cache_dir_default_is_per_user(value: str | None, tmp_path: Path,
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache_dir("bpe") == tmp_path / "xdg" / "tokspec" / "bpe"
     assert not (tmp_path / "tmp").exists()
-
-
-def _fake_flags(seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, 64, 0x110000).astype(np.uint8)
-
-
-def _flags_files(root: Path) -> list[Path]:
-    return sorted((root / "peek2").iterdir())
-
-
-def test_flags_cache_written_read_and_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))
-    derivations: list[int] = []
-
-    def derive() -> np.ndarray:
-        derivations.append(1)
-        return _fake_flags(len(derivations))
-
-    monkeypatch.setattr(pu, "_derive_flags", derive)
-    build = pu.flags.__wrapped__  # the uncached function: each call consults the disk
-    first = build()
-    assert np.array_equal(first, _fake_flags(1)) and len(derivations) == 1
-    files = _flags_files(tmp_path)
-    assert len(files) == 1 and files[0].suffix == ".npz" and ".tmp" not in files[0].name
-    again = build()
-    assert np.array_equal(again, first) and again.dtype == np.uint8 and len(derivations) == 1, "read back"
-
-    for bad in (np.zeros(0x110000 - 1, dtype=np.uint8), np.zeros(0x110000, dtype=np.int64)):
-        with open(files[0], "wb") as fh:
-            np.savez(fh, flags=bad)
-        rebuilt = build()
-        assert np.array_equal(rebuilt, _fake_flags(len(derivations))), "a wrong shape or type is rebuilt"
-        with np.load(files[0]) as z:
-            assert np.array_equal(z["flags"], rebuilt), "and the file replaced"
-    files[0].write_bytes(b"not an array")
-    n = len(derivations)
-    assert np.array_equal(build(), _fake_flags(n + 1)) and len(derivations) == n + 1
-    assert _flags_files(tmp_path) == files
 
 
 def _ranks() -> dict[bytes, int]:

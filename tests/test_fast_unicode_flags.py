@@ -1,24 +1,42 @@
 """Peek2's per-code-point class flags (``tokspec.fast.peek2_unicode``) against independent oracles.
 
-``flags()`` is derived once (``_derive_flags``: bulk removal of each class by HF ``tokenizers``'
-``Split``) and cached on disk, so the engines never re-run the derivation. Here it is re-run and
-checked for EVERY code point 0..0x10FFFF: against the ``regex`` module's classes (Unicode 17.0),
-and, where the two Unicode versions disagree, against ``tokenizers`` probed one character at a time
-(a different use of the 16.0 engine than the bulk derivation). The disagreements must be few and
-all of the kind a newer Unicode brings. The on-disk/cached ``flags()`` must equal the derivation.
+``flags()`` reads the Unicode 16.0 class table shipped with tokspec (``CLASS_FILE``, sha256-pinned).
+Here the table is checked for EVERY code point 0..0x10FFFF against:
+
+- unicodedata2 16.0.0's general categories with the regex module's ``\\s`` (exact);
+- HF tokenizers' regex engine (the table's generator, ``scripts/peek2_classes.py``): exact where
+  its tables are Unicode 16; an older release (tokenizers 0.21: Unicode 14) may only lack classes
+  for characters assigned later, finding ``tokenizers-0.21-split-unicode-14-tables``;
+- the ``regex`` module (Unicode 17.0): the differences are few and all of the kind a newer Unicode
+  brings, exactly the pin of ``reference.pretok_regex``.
+
+It also checks the table's reader: a changed file is refused, a malformed one named by line.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 import regex
-from tokenizers import Regex, pre_tokenizers
 from tokspec.fast import peek2_unicode as pu
+from tokspec.reference.pretok_regex import UNICODE17_CHANGED, UNICODE17_NEW
 
 # (bit, class) as the module documents them: letters, numbers, \s, upper (Lu Lt), lower (Ll), marks.
 CLASSES = ((1, r"\p{L}"), (2, r"\p{N}"), (4, r"\s"), (8, r"[\p{Lu}\p{Lt}]"), (16, r"\p{Ll}"), (32, r"\p{M}"))
 SURROGATES = range(0xD800, 0xE000)
+
+
+def _generator():  # scripts/peek2_classes.py, the table's generator, as a module
+    path = Path(__file__).resolve().parents[1] / "scripts" / "peek2_classes.py"
+    spec = importlib.util.spec_from_file_location("peek2_classes", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _all_text() -> tuple[str, np.ndarray]:
@@ -37,63 +55,125 @@ def _regex_flags(text: str, cps: np.ndarray) -> np.ndarray:
     return out
 
 
-def _probe_one(ch: str) -> int:
-    """The flags of one character, each class asked of ``tokenizers`` separately."""
-    got = 0
-    for bit, prop in CLASSES:
-        split = pre_tokenizers.Split(Regex(prop), behavior="isolated")
-        pieces = split.pre_tokenize_str(ch + "\x00")  # NUL is in none of the classes
-        got |= bit if len(pieces) == 2 and pieces[0][0] == ch and pieces[1][0] == "\x00" else 0
-        if len(pieces) == 1:  # ch and NUL stayed together: neither matched
-            assert pieces[0][0] == ch + "\x00"
-    return got
-
-
 @pytest.fixture(scope="module")
-def derived() -> np.ndarray:
-    return pu._derive_flags()
+def shipped() -> np.ndarray:
+    return pu.flags()
 
 
 def test_all_code_points_are_every_scalar_value_once() -> None:
-    """The derivation's domain: 0..0x10FFFF without the surrogates (U+0000 and U+E000 included:
-    no class holds them, so only this test notices if they go missing)."""
+    """The domain of the module's tables (U+0000 and U+E000 included: no class holds them)."""
     _, cps = _all_text()
     got = pu._all_code_points()
     assert got.dtype == np.dtype("<u4") and np.array_equal(got, cps)
     assert pu._all_chars() == got.tobytes().decode("utf-32-le")
+    assert np.array_equal(_generator().all_code_points(), cps)
 
 
-def test_derived_flags_shape(derived: np.ndarray) -> None:
-    assert derived.shape == (0x110000,) and derived.dtype == np.uint8
-    assert not derived[0xD800:0xE000].any(), "surrogates carry no class"
+def test_shipped_flags_shape_and_pin(shipped: np.ndarray) -> None:
+    assert shipped.shape == (0x110000,) and shipped.dtype == np.uint8
+    assert not shipped[0xD800:0xE000].any(), "surrogates carry no class"
+    assert hashlib.sha256(pu.CLASS_FILE.read_bytes()).hexdigest() == pu.CLASS_FILE_SHA256
 
 
-def test_derived_flags_equal_the_oracles_on_every_code_point(derived: np.ndarray) -> None:
+def test_shipped_flags_equal_unicodedata2_16_on_every_code_point(shipped: np.ndarray) -> None:
+    want = _generator().derive_from_unicodedata2()
+    diff = np.flatnonzero(shipped != want)
+    assert len(diff) == 0, [f"U+{c:04X}: {shipped[c]} vs {want[c]}" for c in diff[:8].tolist()]
+
+
+def test_shipped_flags_against_the_installed_tokenizers(shipped: np.ndarray) -> None:
+    hf = _generator().derive_from_tokenizers()
+    diff = np.flatnonzero(shipped != hf)
+    if hf[0x1C89]:  # a letter new in Unicode 16.0 (tokenizers 0.23): the same tables
+        assert len(diff) == 0, [f"U+{c:04X}: {shipped[c]} vs {hf[c]}" for c in diff[:8].tolist()]
+    else:  # older tables (tokenizers 0.21: Unicode 14): only characters assigned later lack a class
+        assert len(diff) > 0 and not hf[diff].any() and shipped[0x1C89] != 0
+
+
+def test_shipped_flags_are_the_regex_module_pinned_to_unicode_16(shipped: np.ndarray) -> None:
     text, cps = _all_text()
     want17 = _regex_flags(text, cps)
-    diff = np.flatnonzero(derived != want17)
+    diff = np.flatnonzero(shipped != want17)
     # Unicode 16.0 -> 17.0: ~4600 new letters and a few recategorised characters; nothing else.
     assert 0 < len(diff) < 8000, f"{len(diff)} code points differ from the regex module's classes"
-    for cp in diff.tolist():
-        assert derived[cp] == _probe_one(chr(cp)), f"U+{cp:04X}: derived {derived[cp]}, tokenizers says otherwise"
-    # every difference is Unicode 17 adding a class to a character 16.0 left unassigned or changed
     assert (want17[diff] != 0).all()
+    pinned = want17.copy()
+    for first, last in UNICODE17_NEW:
+        pinned[first:last + 1] = 0
+    for cp, category in UNICODE17_CHANGED.items():  # 16.0's category (each a letter here)
+        assert category[0] == "L"
+        pinned[cp] = 1 | (8 if category in ("Lu", "Lt") else 0) | (16 if category == "Ll" else 0)
+    assert np.array_equal(shipped, pinned)
 
 
-def test_spot_checks_independent_of_any_engine(derived: np.ndarray) -> None:
+def test_spot_checks_independent_of_any_engine(shipped: np.ndarray) -> None:
     """Stable facts (Unicode 1.1 .. 16.0 alike): each class bit, and several bits at once."""
-    assert derived[ord("A")] == 1 | 8 and derived[ord("a")] == 1 | 16
-    assert derived[ord("7")] == 2 and derived[ord(" ")] == 4 and derived[ord("\n")] == 4
-    assert derived[0x01C5] == 1 | 8            # Lt: upper class
-    assert derived[0x02B0] == 1                # Lm: neither upper nor lower
-    assert derived[0x0301] == 32               # Mn
-    assert derived[0x2167] == 2                # Nl
-    assert derived[0] == 0 and derived[ord("!")] == 0 and derived[0x10FFFF] == 0
-    assert derived[0x20000] == 1               # CJK extension B (a supplementary plane)
+    assert shipped[ord("A")] == 1 | 8 and shipped[ord("a")] == 1 | 16
+    assert shipped[ord("7")] == 2 and shipped[ord(" ")] == 4 and shipped[ord("\n")] == 4
+    assert shipped[0x01C5] == 1 | 8            # Lt: upper class
+    assert shipped[0x02B0] == 1                # Lm: neither upper nor lower
+    assert shipped[0x0301] == 32               # Mn
+    assert shipped[0x2167] == 2                # Nl
+    assert shipped[0] == 0 and shipped[ord("!")] == 0 and shipped[0x10FFFF] == 0
+    assert shipped[0x20000] == 1               # CJK extension B (a supplementary plane)
+    assert shipped[0x1C89] == 1 | 8            # Cyrillic TJE, new in 16.0
+    assert shipped[0x0295] == 1 | 16           # Ll in 16.0 (Lo in 17.0)
 
 
-def test_cached_flags_equal_a_fresh_derivation(derived: np.ndarray) -> None:
-    assert np.array_equal(pu.flags(), derived)
+# -- the table's reader -----------------------------------------------------------------------------
+
+def test_table_text_round_trips(shipped: np.ndarray) -> None:
+    rng = np.random.default_rng(7)
+    for flags in (shipped, np.zeros(0x110000, np.uint8), _random_flags(rng), _random_flags(rng)):
+        text = pu.format_class_table(flags, "a header\n\nover lines")
+        assert text.startswith("# a header\n#\n# over lines\n")
+        assert np.array_equal(pu.parse_class_table(text), flags)
+    assert pu.format_class_table(shipped, "x").count("\n") == 1 + sum(
+        1 for line in pu.CLASS_FILE.read_text().splitlines() if not line.startswith("#"))
+
+
+def _random_flags(rng: np.random.Generator) -> np.ndarray:
+    runs = np.repeat(rng.integers(0, 64, 3000, dtype=np.uint8), 0x110000 // 3000 + 1)[:0x110000]
+    runs[0xD800:0xE000] = 0
+    runs[0x10FFFF] = 63  # a run ending on the last code point
+    return runs
+
+
+def test_parse_reads_each_line() -> None:
+    got = pu.parse_class_table("# c\n0041..0042 L,UP\n00E9..00E9 LO,L\n10FFFF..10FFFF M\n")
+    assert np.flatnonzero(got).tolist() == [0x41, 0x42, 0xE9, 0x10FFFF]
+    assert got[0x41] == got[0x42] == 9 and got[0xE9] == 17 and got[0x10FFFF] == 32
+    assert not pu.parse_class_table("# only a comment\n").any()
+
+
+@pytest.mark.parametrize("bad", [
+    "0041..0042 L\n0040..0040 N",      # out of order
+    "0041..0042 L\n0042..0043 N",      # overlapping
+    "0043..0041 L",                     # backwards
+    "D7FF..D800 L",                     # into the surrogates
+    "DFFF..E000 L",                     # out of the surrogates
+    "0041..110000 L",                   # past the last code point
+    "0041..0042 Q",                     # unknown class
+    "0041..0042",                       # no class
+    "0041-0042 L",                      # not the format
+    "",                                 # an empty line
+    "0041..0042 L,",                    # a dangling comma
+])
+def test_parse_names_the_bad_line(bad: str) -> None:
+    with pytest.raises(pu.ClassTableError) as info:
+        pu.parse_class_table("# header\n" + bad + "\n")
+    assert isinstance(info.value, ValueError)
+    assert f"line={2 + bad.count(chr(10))}:" in str(info.value), "the last line of bad is named"
+
+
+def test_a_changed_table_is_refused(tmp_path: Path) -> None:
+    data = pu.CLASS_FILE.read_bytes()
+    path = tmp_path / "classes.txt"
+    path.write_bytes(data.replace(b"0041..005A L,UP", b"0041..005A L,LO"))
+    with pytest.raises(pu.ClassTableError, match="sha256"):
+        pu.read_class_file(path, pu.CLASS_FILE_SHA256)
+    path.write_bytes(data)
+    assert np.array_equal(pu.read_class_file(path, pu.CLASS_FILE_SHA256), pu.flags())
 
 
 # -- the category tables, from the (cached, checked above) flags, by what each category means ------
