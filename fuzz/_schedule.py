@@ -278,7 +278,7 @@ class Scheduler:
 
     def run(self, total_s: float) -> list[TargetRun]:
         """Run until every target ran or the time is out; returns the targets left unrun (deferred)."""
-        pending, active = list(self.runs), []
+        pending, active = list(self.runs), list[TargetRun]()
         next_progress = self.start + PROGRESS_S
         while pending or active:
             now = time.monotonic()

@@ -108,8 +108,9 @@ def _hf_byte_bpe(draw: st.DrawFn) -> dict[str, Any]:
         if a in vocab and b in vocab and a + b not in vocab:
             vocab[a + b] = len(vocab)
             kept.append(f"{a} {b}")
-    byte_level = {"type": "ByteLevel", "add_prefix_space": draw(st.booleans()), "trim_offsets": False,
-                  "use_regex": True}
+    byte_level: dict[str, Any] = {"type": "ByteLevel", "add_prefix_space": draw(st.booleans()),
+                                  "trim_offsets": False, "use_regex": True}
+    pre: dict[str, Any]
     if draw(st.booleans()):
         pattern = draw(st.sampled_from([*PATTERNS.values(), GPT2_PATTERN, "\\s"]))
         pre = {"type": "Sequence", "pretokenizers": [

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,7 +92,7 @@ def _uncached_kernel(fn: Any) -> Any:
     return numba.njit(nogil=True, cache=False)(fn)
 
 
-def _module_copy(module_name: str) -> types.ModuleType:
+def _module_copy(module_name: str) -> Any:
     """A private, independent copy of ``module_name`` (same file, fresh globals; kernels compiled
     without the disk cache, see :func:`_uncached_kernel`)."""
     from tokspec import _jit
@@ -104,11 +103,11 @@ def _module_copy(module_name: str) -> types.ModuleType:
     assert copy_spec is not None and copy_spec.loader is not None
     module = importlib.util.module_from_spec(copy_spec)
     sys.modules[copy_spec.name] = module  # dataclasses look their module up while executing it
-    real_kernel, _jit.kernel = _jit.kernel, _uncached_kernel  # type: ignore[assignment]
+    real_kernel, _jit.kernel = _jit.kernel, _uncached_kernel
     try:
         copy_spec.loader.exec_module(module)
     finally:
-        _jit.kernel = real_kernel  # type: ignore[assignment]
+        _jit.kernel = real_kernel
     return module
 
 

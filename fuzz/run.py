@@ -166,7 +166,8 @@ def _cheap_unavailable(t: Target) -> str | None:
 
 def _fuzz(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
-    targets, skipped = [], []
+    targets: list[tuple[Target, str | None]] = []
+    skipped: list[tuple[Target, str | None]] = []
     for t in _select(args.targets):
         reason = _cheap_unavailable(t)
         (skipped if reason else targets).append((t, reason))

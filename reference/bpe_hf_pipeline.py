@@ -28,8 +28,8 @@ from typing import Any, cast
 from tokspec._types import Encoder, Encoding, EngineInfo, Span
 from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.formats.normalize import Aligned
-from tokspec.reference.bpe_hf import Dialect, HfBpeEncoder, Pretokenizer, SplitStep, _cut_added, bpe_word, \
-    parse_pretokenizer
+from tokspec.reference.bpe_hf import Dialect, HfBpeEncoder, _cut_added, bpe_word, parse_pretokenizer
+from tokspec.reference.bpe_hf_pretok import Pretokenizer, SplitStep
 from tokspec.reference.hf_components import normalizer_of, split_steps
 from tokspec.formats.vocab import TokenizerJson
 

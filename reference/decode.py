@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tokspec._types import Encoder
 from tokspec.errors import TokspecError, UnsupportedComponentError
 
 __all__ = ["ByteLevelDecoder", "HfDecoder", "SpmDecoder", "attach", "UnknownIdError", "decode_bytelevel", "decode_hf", "hf_tokens", "wordpiece_cleanup",
@@ -245,12 +246,12 @@ class SpmDecoder:
         return decode_spm(self.pieces, self.types, self.add_dummy_prefix, ids)
 
 
-def attach(engine: Any, decoder: ByteLevelDecoder | HfDecoder | SpmDecoder) -> Any:
+def attach(engine: Encoder, decoder: ByteLevelDecoder | HfDecoder | SpmDecoder) -> Encoder:
     """Give ``engine`` the optional contract methods of :mod:`tokspec.decoding` from ``decoder``:
     ``decode``, ``special_tokens()`` and ``n_vocab``. Returns ``engine``."""
     specials = dict(decoder.specials) if not isinstance(decoder, ByteLevelDecoder) else {
         s: i for i, s in decoder.specials.items()}
-    engine.decode = decoder
-    engine.special_tokens = lambda: dict(specials)
-    engine.n_vocab = decoder.n_vocab
+    setattr(engine, "decode", decoder)  # noqa: B010 - optional methods, absent from Encoder's type
+    setattr(engine, "special_tokens", lambda: dict(specials))  # noqa: B010
+    setattr(engine, "n_vocab", decoder.n_vocab)  # noqa: B010
     return engine

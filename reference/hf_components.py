@@ -54,7 +54,7 @@ from tokspec.formats.hf_pipeline import _normalizer as _core_normalizer
 from tokspec.formats.normalize import Aligned
 from tokspec.reference.bert_normalizer import BertNormalizerConfig, bert_normalize_aligned
 from tokspec.reference.bert_pretokenizer import is_bert_punctuation
-from tokspec.reference.bpe_hf import _BEHAVIORS, _apply_behavior
+from tokspec.reference.bpe_hf_pretok import _BEHAVIORS, _apply_behavior
 
 __all__ = ["NORMALIZER_TYPES", "PRETOKENIZER_TYPES", "REFUSED", "CharSplit", "normalizer_of", "split_steps",
            "strip_accents", "bert_normalizer"]

@@ -41,7 +41,7 @@ def _pid_alive(pid: int) -> bool:
 
 def remove_stale_temporaries(directory: str | Path) -> list[Path]:
     """Remove ``directory``'s temporary files whose writer process is gone; return them. O(entries)."""
-    removed = []
+    removed: list[Path] = []
     try:
         names = os.listdir(directory)
     except OSError:

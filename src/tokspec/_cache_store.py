@@ -111,7 +111,7 @@ def array_digest(key: str, arrays: Mapping[str, np.ndarray]) -> str:
     for name in sorted(arrays):
         arr = np.ascontiguousarray(arrays[name])
         digest.update(f"\0{name}\0{arr.dtype.str}\0{arr.shape}\0".encode())
-        digest.update(memoryview(arr).cast("B"))
+        digest.update(memoryview(arr).cast("B"))  # type: ignore[arg-type]  # an ndarray is a buffer
     return digest.hexdigest()
 
 
@@ -175,7 +175,7 @@ def save_arrays(path: Path, key: str, arrays: Mapping[str, np.ndarray]) -> bool:
     payload = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
     payload[_DIGEST] = np.array(array_digest(key, payload))
     try:
-        write_private(path, lambda fh: np.savez(fh, **payload))
+        write_private(path, lambda fh: np.savez(fh, **payload))  # type: ignore[arg-type]  # numpy's stub types **kwds as bool
         return True
     except OSError as exc:
         note(f"cache {str(path.parent)!r} not writable ({exc.strerror}); working uncached")

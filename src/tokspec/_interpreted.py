@@ -66,12 +66,12 @@ def interpreted_module(module: types.ModuleType) -> types.ModuleType:
     plain = importlib.util.module_from_spec(spec)
     with _LOCK:
         saved = jit.kernel
-        jit.kernel = lambda fn: fn  # type: ignore[assignment]  # what TOKSPEC_JIT=0 does, for this copy only
+        jit.kernel = lambda fn: fn  # what TOKSPEC_JIT=0 does, for this copy only
         try:
             sys.modules[name] = plain
             spec.loader.exec_module(plain)
         finally:
-            jit.kernel = saved  # type: ignore[assignment]
+            jit.kernel = saved
     for attr, value in list(vars(plain).items()):  # kernels imported from another kernel module
         fn = getattr(value, "py_func", None)
         if fn is not None and fn.__module__.startswith("tokspec.fast.") and fn.__module__ != module.__name__:

@@ -104,7 +104,7 @@ def _ensure_cache() -> bool:
             from numba.core import config
 
             os.environ.setdefault("NUMBA_CACHE_DIR", str(_CACHE_DIR))
-            config.CACHE_DIR = str(_CACHE_DIR)
+            config.CACHE_DIR = str(_CACHE_DIR)  # type: ignore[attr-defined]  # set by numba at run time
         _CACHE_READY = True
     return _CACHE_DIR is not None
 
@@ -124,7 +124,7 @@ def kernel(fn: F) -> F:
         from tokspec._jit_cache import guard_cache
 
         guard_cache(compiled)
-    return compiled  # type: ignore[no-any-return]
+    return compiled  # type: ignore[return-value]  # a Dispatcher is called like the function
 
 
 def interpreted(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -212,8 +212,8 @@ def cause_of(a: Encoder, b: Encoder, comparison: Any) -> Cause:
     if cls in ("decode differs", "special token from text"):
         from tokspec.cluster_contract import decode_cause, special_cause
 
-        key, name, pivot = (decode_cause if cls == "decode differs" else special_cause)(a, b, comparison)
-        return Cause(key, name, cls, pivot, None if pivot is None else unicodedata.category(pivot))
+        contract_key, name, pivot = (decode_cause if cls == "decode differs" else special_cause)(a, b, comparison)
+        return Cause(contract_key, name, cls, pivot, None if pivot is None else unicodedata.category(pivot))
     index = comparison.index or 0
     spans = [s for s in (_token(comparison.a, index), _token(comparison.b, index)) if s is not None]
     if not text:

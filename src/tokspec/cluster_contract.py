@@ -109,7 +109,7 @@ def special_cause(a: Any, b: Any, comparison: Any) -> tuple[tuple[Any, ...], str
     only_a = sorted(i for i in ids_a - ids_b if i in specials)
     only_b = sorted(i for i in ids_b - ids_a if i in specials)
     side = "A" if only_a else "B"
-    promoted = (only_a or only_b or [None])[0]
+    promoted = (only_a or only_b)[0] if only_a or only_b else None
     if promoted is None:
         return (cls,), f"{cls} (security finding: special-token injection)", None
     name = {"A": a.info.name, "B": b.info.name}[side]

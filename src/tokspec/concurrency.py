@@ -173,7 +173,7 @@ def concurrency_fault(engine: Encoder, texts: Sequence[str], *, threads: int = 4
                 for t in pool:
                     t.start()
             finally:
-                threading.setprofile(None)  # type: ignore[arg-type]
+                threading.setprofile(None)
             for t in pool:
                 t.join()
     finally:

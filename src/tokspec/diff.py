@@ -340,8 +340,8 @@ def format_comparison(a: Encoder, b: Encoder, comparison: Comparison, *, width: 
                       max_text: int = 200) -> str:
     """A readable multi-line report of one disagreement: the text and both token windows (escaped)."""
     text = comparison.text
-    shown = repr(text) if len(text) <= max_text else repr(text[:max_text]) + f"... ({len(text)} chars)"
-    lines = [f"{comparison.classification}: text={shown}"]
+    text_shown = repr(text) if len(text) <= max_text else repr(text[:max_text]) + f"... ({len(text)} chars)"
+    lines = [f"{comparison.classification}: text={text_shown}"]
     for label, engine, outcome in (("A", a, comparison.a), ("B", b, comparison.b)):
         name = f"{label} {escape(engine.info.name)}"
         shown = outcome.shown()

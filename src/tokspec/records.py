@@ -117,7 +117,8 @@ def _unpack(data: str, dtype: str, n: int) -> np.ndarray:
 def _shown(outcome: Any) -> Encoding | EncodingArrays | None:
     """An outcome's output for records: the engine's own Encoding if kept (pieces), else its arrays."""
     shown = getattr(outcome, "shown", None)
-    return shown() if shown is not None else outcome.encoding
+    got: Encoding | EncodingArrays | None = shown() if shown is not None else outcome.encoding
+    return got
 
 
 def _output(outcome: Any) -> dict[str, Any]:

@@ -57,7 +57,7 @@ def _spool(path: Path) -> str:
         os.unlink(name)  # nothing left behind, even on SIGKILL; the open fd keeps the data
         return f"/proc/self/fd/{fd}"
     os.close(fd)
-    atexit.register(lambda: os.path.exists(name) and os.unlink(name))
+    atexit.register(_unlink_if_there, name)
     return name
 
 
@@ -95,3 +95,8 @@ def read_bounded(fh: BinaryIO, where: str) -> bytes:
         raise ResourceLimitError(f"{where} is longer than TOKSPEC_MAX_INPUT_BYTES={limit} bytes; raise the "
                                  "limit or split the input")
     return data
+
+
+def _unlink_if_there(name: str) -> None:
+    if os.path.exists(name):
+        os.unlink(name)

@@ -25,6 +25,7 @@ Out of scope: semantic quality of chunk boundaries; chunkers that rewrite text (
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import random
@@ -202,6 +203,11 @@ def _kinds(chunker: Callable[[str], list[str]], count: Callable[[str], int], cla
     return {v.kind for v in _checked(chunker, count, claims, text)[1]}
 
 
+def _has_kind(kind: str, chunker: Callable[[str], list[str]], count: Callable[[str], int],
+              claims: ChunkClaims, text: str) -> bool:
+    return kind in _kinds(chunker, count, claims, text)
+
+
 #: built-in chunker name -> the distributions whose versions a record states
 _DISTRIBUTIONS = {"langchain-token": ("langchain-text-splitters", "tiktoken"),
                   "semantic-text-splitter": ("semantic-text-splitter",), "chonkie-token": ("chonkie", "tiktoken")}
@@ -247,7 +253,7 @@ def search(chunker: Callable[[str], list[str]], name: str, count: Callable[[str]
             if folder is not None:  # the unminimized witness first: nothing below may lose it
                 raw = Finding(v.kind, text, first_chunks, [v], len(text))
                 raw.path = _store(raw, name, claims, folder / "unminimized")
-            small = minimize_text(text, lambda t, k=v.kind: k in _kinds(chunker, count, claims, t),
+            small = minimize_text(text, functools.partial(_has_kind, v.kind, chunker, count, claims),
                                   seconds=minimize_seconds)
             chunks, again = _checked(chunker, count, claims, small)
             f = Finding(v.kind, small, chunks, [w for w in again if w.kind == v.kind], len(text))
@@ -267,10 +273,10 @@ def check_chunker(chunker: Callable[[str], list[str]], tokenizer: str, limit: in
     enc = load_engine(tokenizer)
     user = chunker
 
-    def chunker(text: str) -> list[str]:  # noqa: F811 - the user's, checked to return str chunks
+    def checked(text: str) -> list[str]:  # the user's, checked to return str chunks
         return _texts(user(text))
     claims = ChunkClaims(tokenizer, limit, overlap, trim, maximal)
-    _, findings = search(chunker, getattr(user, "__name__", "chunker"),
+    _, findings = search(checked, getattr(user, "__name__", "chunker"),
                          lambda s: len(enc.encode(s).ids or ()), claims, texts=fuzz_texts(seed),
                          seconds=seconds, max_texts=max_texts)
     if findings:

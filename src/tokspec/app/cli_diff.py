@@ -161,7 +161,8 @@ def _run_file(args: argparse.Namespace, results: DiffResults, out: TextIO, err: 
             for item in items:
                 results.add(item[0])
                 if item[0] is not None:
-                    report_record(*item[1:], args, results, out)
+                    where, name, record, display = item[1:]
+                    report_record(where, name, record, display, args, results, out)
             progress.tick(lambda s: f"{results.inputs}/{total} inputs ({results.inputs / s:.0f}/s), "
                                     f"{results.disagreed} disagreed")
     finally:

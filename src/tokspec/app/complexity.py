@@ -137,7 +137,7 @@ def _cost(engine: Encoder, text: str, clock: Any) -> float:
         calls += 1
         spent = clock() - start
         if spent >= MIN_TIMED:
-            return spent / calls
+            return float(spent / calls)
 
 
 def measure(engine: Encoder, *, families: Sequence[str] | None = None, seconds: float = 240.0,

@@ -32,7 +32,7 @@ class FuzzFindings:
         self.seen: set[tuple[Any, ...]] = set()  # causes (tokspec.cluster): --max-findings counts them
 
     def done(self) -> bool:
-        return len(self.seen) >= self.args.max_findings
+        return bool(len(self.seen) >= self.args.max_findings)
 
     def accept(self, f: Finding) -> None:
         if f.members:
@@ -86,7 +86,8 @@ def fuzz_parallel(params: FuzzParams, args: argparse.Namespace, found: FuzzFindi
             else:
                 running -= 1
                 if msg[0] == "error":
-                    error, _ = error or msg[1], stop.set()
+                    error = error or msg[1]
+                    stop.set()
                 else:
                     names, counts = msg[1], counts + msg[2]
     finally:

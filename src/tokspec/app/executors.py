@@ -118,11 +118,12 @@ class DaskExecutor:
             if scheduler == "local":
                 # silence_logs=CRITICAL: a worker's death is reported once, by tokspec (dask_result);
                 # at ERROR the in-process scheduler adds a log line per job it gives up
-                self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                             dashboard_address=None, silence_logs=logging.CRITICAL)
-                self._client = Client(self._cluster)
+                self._cluster = LocalCluster(  # type: ignore[no-untyped-call]
+                    n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                    silence_logs=logging.CRITICAL)
+                self._client = Client(self._cluster)  # type: ignore[no-untyped-call]
             else:
-                self._client = Client(scheduler, timeout="20s")
+                self._client = Client(scheduler, timeout="20s")  # type: ignore[no-untyped-call]
         except (OSError, TimeoutError, ValueError) as exc:
             if self._cluster is not None:
                 self._cluster.close()
@@ -137,7 +138,7 @@ class DaskExecutor:
 
     def close(self) -> None:
         try:  # a lost scheduler must not turn the run's one-line error into a hang or a traceback
-            self._client.close(timeout=10)
+            self._client.close(timeout=10)  # type: ignore[no-untyped-call]
             if self._cluster is not None:
                 self._cluster.close(timeout=10)
         except Exception:  # noqa: BLE001

@@ -36,13 +36,13 @@ def divergence_char(comparison: Any) -> int | None:
 def window_first(comparison: Any, still_fails: Callable[[str], bool]) -> str:
     """The smallest window ``text[c - w:c + w]`` (``w`` doubling from 1) that still fails, else the
     text (module docstring)."""
-    text = comparison.text
+    text: str = comparison.text
     c = divergence_char(comparison)
     if c is None or len(text) <= 8:
         return text
     w = 1
     while 4 * w < len(text):
-        window = text[max(0, c - w):c + w]
+        window: str = text[max(0, c - w):c + w]
         if still_fails(window):
             return window
         w *= 2

@@ -219,7 +219,8 @@ def _fuzz_sample(seed: int, records: list[str]) -> list[str]:
 
 def _read_once(inputs: str) -> bool:
     """Whether ``--inputs`` names a stream (stdin, a FIFO, ``<(cmd)``), which cannot be read again."""
-    from tokspec.app.inputs import input_files, is_stream
+    from tokspec.app._input_source import is_stream
+    from tokspec.app.inputs import input_files
 
     try:
         return any(is_stream(f) for f in input_files(inputs))

@@ -216,7 +216,7 @@ def numpy_respects_allowed_special(encoding: Any) -> bool:
     excludes (tiktoken 0.9 does). An encoding without special tokens passes. O(longest special)."""
     for special in sorted(encoding.special_tokens_set)[:1]:
         ids = encoding.encode_to_numpy(special, allowed_special=set(), disallowed_special=())
-        return [int(i) for i in ids] == encoding.encode_ordinary(special)
+        return bool([int(i) for i in ids] == encoding.encode_ordinary(special))
     return True
 
 

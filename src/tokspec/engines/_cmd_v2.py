@@ -67,9 +67,10 @@ def _decode(engine: Any, ids: list[int]) -> str:
         raise CmdEngineFault(f"cmd engine {engine.shown_name!r} reported error {escape(str(reply['error']))!r:.300} "
                              f"on decode {label}", text=label)
     text = reply.get("text")
-    if not isinstance(text, str):
-        engine._fail(f"sent a decode reply without a string \"text\": {escape(str(reply))[:200]}", label)
-    return text
+    if isinstance(text, str):
+        return text
+    engine._fail(f"sent a decode reply without a string \"text\": {escape(str(reply))[:200]}", label)
+    raise AssertionError("unreachable: _fail raises")
 
 
 def _encode_special(engine: Any, text: str, post_process: bool) -> Any:

@@ -175,7 +175,8 @@ class HfEngine(HfAlign, HfReorder, Encoder):
     def library_encode(self, text: str) -> tokenizers.Encoding:
         """HF's own output for ``text`` (no special tokens, no truncation, no padding)."""
         try:
-            return self.library_tokenizer.encode(text, add_special_tokens=False)
+            got: tokenizers.Encoding = self.library_tokenizer.encode(text, add_special_tokens=False)
+            return got
         except Exception as exc:
             raise EngineFault(f"{self.info.name}: HF encode failed on text={text!r:.80}: {exc}") from exc
 

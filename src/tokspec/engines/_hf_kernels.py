@@ -29,7 +29,7 @@ class CharTable:
         self.table = np.full(0x110000, -1, dtype=np.int8)
 
     def lookup(self, cps: np.ndarray) -> np.ndarray:
-        vals = self.table[cps]
+        vals: np.ndarray = self.table[cps]
         unknown = vals < 0
         if unknown.any():
             for cp in np.unique(cps[unknown]).tolist():

@@ -53,6 +53,7 @@ class HfReorder:
             while m and j < len(tokens) and BYTE_TOKEN.match(tokens[j]) and offsets[j] == offsets[i]:
                 j += 1
             s, e = offsets[i]
+            surface: bytes | None
             if m:
                 surface = bytes(int(BYTE_TOKEN.match(t).group(1), 16) for t in tokens[i:j])  # type: ignore[union-attr]
             elif ids[i] == self._unk_id:

@@ -92,9 +92,9 @@ def proto_encode(processor: sentencepiece.SentencePieceProcessor, text: str) -> 
             continue
         fields = {n: v for n, _, v in iter_fields(value)}
         piece = fields.get(1, b"")
-        ids.append(int(fields.get(2, 0)))  # type: ignore[arg-type]
+        ids.append(int(fields.get(2, 0)))
         pieces.append(piece if isinstance(piece, bytes) else b"")
-        offsets.append((int(fields.get(4, 0)), int(fields.get(5, 0))))  # type: ignore[arg-type]
+        offsets.append((int(fields.get(4, 0)), int(fields.get(5, 0))))
     return {"ids": ids, "pieces": pieces, "offsets": offsets}
 
 

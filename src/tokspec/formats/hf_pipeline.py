@@ -45,14 +45,16 @@ def _normalizer(spec: dict[str, Any] | None, where: str) -> Normalizer:
         steps = [_normalizer(s, where) for s in spec["normalizers"]]
         return lambda a: _chain(a, steps)
     if kind in ("NFC", "NFD", "NFKC", "NFKD"):
-        return lambda a, f=kind: nz.unicode_form(a, f)
+        form: str = kind
+        return lambda a: nz.unicode_form(a, form)
     if kind == "Replace":
         pattern, content = _pattern(spec, where), str(spec["content"])
         return lambda a: nz.replace(a, pattern, content)
     if kind == "Lowercase":
         return nz.lowercase
     if kind == "Prepend":
-        return lambda a, s=str(spec["prepend"]): nz.prepend(a, s)
+        prefix = str(spec["prepend"])
+        return lambda a: nz.prepend(a, prefix)
     if kind == "Precompiled":
         return _precompiled(spec, where)
     if kind == "Strip":

@@ -235,7 +235,7 @@ def unicode_form(a: Aligned, form: str) -> Aligned:
     Fast path: text Python calls normalized is returned as is (HF's tables are a subset of
     Python's for decomposition/composition/ccc, so HF leaves such text unchanged too; the
     exhaustive probe test checks the tables)."""
-    if unicodedata.is_normalized(form, a.text):
+    if unicodedata.is_normalized(form, a.text):  # type: ignore[arg-type]  # one of the four, checked by callers
         return a
     dec = _decompose(a.text, compat=form in ("NFKC", "NFKD"))
     srcs = _recompose(dec) if form in ("NFC", "NFKC") else dec
