@@ -82,6 +82,8 @@ def stage(work: Path, killers: list[str]) -> int:
         dst = work / "tests" / src.relative_to(REPO / "tests")
         wanted.add(dst)
         written += _sync_file(src, dst, text_transform=False)
+    for src in sorted((REPO / "scripts").glob("*.py")):  # generators some tests re-run (../scripts from tests/)
+        written += _sync_file(src, work / "mutants" / "scripts" / src.name, text_transform=False)
     for stale in [p for p in (work / "src").rglob("*") if p.is_file() and "__pycache__" not in p.parts]:
         if stale not in wanted:
             stale.unlink()
