@@ -108,7 +108,8 @@ def _derive() -> np.ndarray:
     ours_cn = np.zeros(len(text), dtype=bool)
     for m in regex.finditer(r"\p{Cn}+", text):
         ours_cn[m.start():m.end()] = True
-    return cps[hf_cn & ~ours_cn].astype(np.int64)
+    unassigned: np.ndarray = cps[hf_cn & ~ours_cn].astype(np.int64)
+    return unassigned
 
 
 class RegexSplits:

@@ -79,6 +79,10 @@ class AppendingCounter:
     """Count while appending (Theorem C1). ``count`` is the token count of everything appended;
     :meth:`extend` returns the count after each appended byte. Memory: 17 bytes per byte held."""
 
+    _data: np.ndarray   # the bytes appended (uint8), grown by doubling
+    _last: np.ndarray   # per end position: the last token of the encoding of the prefix (int64)
+    _depth: np.ndarray  # per end position: the token count of the prefix (int64)
+
     def __init__(self, tables: CountingTables) -> None:
         self.tables = tables
         self._n = 0

@@ -18,7 +18,8 @@ decoders (the Unigram engines' decode is ``tokspec.fast.unigram_decode``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import Protocol
 
 import numpy as np
 
@@ -30,10 +31,17 @@ __all__ = ["FlatBytes", "SHORT", "UnknownIdError"]
 SHORT = 64
 
 
+class ByteIdPairs(Protocol):
+    """What :class:`FlatBytes` reads: ``(token bytes, id)`` pairs from ``.items()`` (a rank mapping,
+    or pairs where two ids share bytes)."""
+
+    def items(self) -> Iterable[tuple[bytes, int]]: ...
+
+
 class FlatBytes:
     """All token bytes in one array (module docstring); ``specials`` maps extra ids to strings."""
 
-    def __init__(self, ranks: Mapping[bytes, int], specials: Mapping[str, int] | None = None) -> None:
+    def __init__(self, ranks: ByteIdPairs, specials: Mapping[str, int] | None = None) -> None:
         table = dict((i, t) for t, i in ranks.items())
         for s, i in (specials or {}).items():
             table.setdefault(i, s.encode("utf-8"))
@@ -63,7 +71,8 @@ class FlatBytes:
         # index of every byte: for token k, starts[k] + 0 .. lengths[k] - 1
         offsets = np.repeat(starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
         index = offsets + np.arange(int(lengths.sum()), dtype=np.int64)
-        return self.flat[index].tobytes().decode("utf-8", errors="replace")
+        text: str = self.flat[index].tobytes().decode("utf-8", errors="replace")
+        return text
 
     def _decode_short(self, ids: list[int]) -> str:
         """:meth:`decode` of a few Python ints from per-token ``bytes`` (module docstring)."""
@@ -71,7 +80,7 @@ class FlatBytes:
         try:
             if ids and min(ids) < 0:
                 raise IndexError  # a negative index would wrap around in Python
-            return b"".join([pieces[i] for i in ids]).decode("utf-8", errors="replace")
+            return b"".join([pieces[i] for i in ids]).decode("utf-8", errors="replace")  # type: ignore[misc]  # None: TypeError
         except (IndexError, TypeError):  # out of range, or a hole (None)
             bad = next(i for i in ids if not 0 <= i < len(pieces) or pieces[i] is None)
             raise UnknownIdError(f"id={bad!r} is no token of this vocabulary") from None

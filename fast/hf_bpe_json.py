@@ -105,6 +105,7 @@ def _check_post_processor(spec: Any, where: str) -> None:
 def pretokenizer(spec: Any, where: str) -> str | RegexSplits:
     """``Sequence[Split(Regex, Isolated)..., ByteLevel(use_regex=false)]`` (or ``ByteLevel`` alone
     with its GPT-2 regex): a Peek2 pattern name for one Split Peek2 knows, else RegexSplits."""
+    items: list[dict[str, Any]] | None
     if isinstance(spec, dict) and spec.get("type") == "ByteLevel":
         items = [{"type": "Split", "pattern": {"Regex": GPT2_SPLIT}, "behavior": "Isolated"},
                  {**spec, "use_regex": False}] if spec.get("use_regex", True) else [spec]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import types
+from typing import Literal
 
 import numpy as np
 
@@ -47,7 +48,7 @@ class _Interpreted(Encoder):
         if compiled is not None:  # reuse the compiled engine's (cached, self-checked) arrays
             source = load_engine(compiled)
             self._bpe = bpe_kernel.CompiledBPE(source.bpe.arrays)  # type: ignore[attr-defined]
-        kind = "tokenizer" if compiled else "pretokenizer"
+        kind: Literal["tokenizer", "pretokenizer"] = "tokenizer" if compiled else "pretokenizer"
         base = compiled or f"peek2:{pattern}"
         self.info = EngineInfo(name=f"{base} (interpreted kernels)", kind=kind, library="tokspec.fast",
                                library_version=_VERSION, vocab_sha256=None if compiled is None else

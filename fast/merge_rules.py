@@ -121,7 +121,7 @@ def decide(structure: dict[str, Any] | None) -> Decision:
 
 def _regex_bpe(s: dict[str, Any]) -> Decision:
     pattern = s.get("pattern")
-    name = pattern if pattern in KNOWN_BPE_PATTERNS else _known_patterns().get(pattern)
+    name = pattern if pattern in KNOWN_BPE_PATTERNS else _known_patterns().get(str(pattern))
     if name is None:
         return _serial("regex-bpe (unknown pattern)", "M2 is proved only for the cl100k/o200k/"
                        "qwen2/llama3/gpt2 patterns")

@@ -135,7 +135,8 @@ def fold_table() -> tuple[np.ndarray, np.ndarray]:
 
 def _all_code_points() -> np.ndarray:
     """Every code point but the surrogates, ascending (little-endian uint32)."""
-    return np.concatenate([np.arange(0, 0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
+    cps: np.ndarray = np.concatenate([np.arange(0, 0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
+    return cps
 
 
 @functools.lru_cache(maxsize=1)
