@@ -70,7 +70,8 @@ def _append_rows(quick: bool) -> list[BenchRow]:
     rows = []
     for n in _SIZES if not quick else _SIZES[:3]:
         ids = enc(data)[:n]
-        chunk = data[:sum(len(tables.bpe.token_bytes(int(t))) for t in ids)]  # type: ignore[attr-defined]
+        lengths: list[int] = [len(tables.bpe.token_bytes(int(t))) for t in ids]  # type: ignore[attr-defined]
+        chunk = data[:sum(lengths)]
 
         def by_byte() -> int:
             app = AppendingCounter(tables)  # type: ignore[arg-type]

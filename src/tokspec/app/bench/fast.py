@@ -120,8 +120,7 @@ def _peek2_rows(size: int) -> list[BenchRow]:
             same = list(zip(starts.tolist(), ends.tolist())) == [m.span() for m in compiled(pattern).finditer(text)]
             for base_name, pat in (("regex pinned 16.0", compiled(pattern)),
                                    ("regex plain pattern", regex.compile(PATTERNS[pattern]))):
-                ts, tb = _paired(lambda t=text, p=pattern: spans(t, p),
-                                 lambda t=text, pat=pat: [m.span() for m in pat.finditer(t)], 3)
+                ts, tb = _paired(lambda: spans(text, pattern), lambda: [m.span() for m in pat.finditer(text)], 3)
                 rows.append(BenchRow(SUITE, _exact(f"peek2 {pattern} {label}", same), "peek2 spans", base_name,
                                      len(text.encode()), ts, tb))
     return rows
@@ -148,12 +147,12 @@ def _bpe_text_rows(size: int) -> list[BenchRow]:
         ids_only = fast.encode_ids  # type: ignore[attr-defined]
         ids_same = ids_only(text).tolist() == ids  # the ids-only path gives the same ids
         for subject, fs, base_name, base, same in (
-                ("ids", lambda t=text: ids_only(t), "tiktoken encode_ordinary",
-                 lambda t=text: library.encode_ordinary(t), ids == library.encode_ordinary(text)),
-                ("ids", lambda t=text: ids_only(t), "bpe-openai encode", lambda t=text: rust.encode(t),
+                ("ids", lambda: ids_only(text), "tiktoken encode_ordinary",
+                 lambda: library.encode_ordinary(text), ids == library.encode_ordinary(text)),
+                ("ids", lambda: ids_only(text), "bpe-openai encode", lambda: rust.encode(text),
                  ids == list(rust.encode(text))),
-                ("ids+offsets", lambda t=text: fast.encode_arrays(t), "tiktoken adapter ids+offsets",
-                 lambda t=text: adapter.encode_arrays(t), got.same_as(want))):
+                ("ids+offsets", lambda: fast.encode_arrays(text), "tiktoken adapter ids+offsets",
+                 lambda: adapter.encode_arrays(text), got.same_as(want))):
             ts, tb = _paired(fs, base, 3)
             rows.append(BenchRow(SUITE, _exact(f"bpe-text {vocab[:-5]} {label}", same and ids_same),
                                  f"fast:{vocab} {subject}", base_name, n, ts, tb))
@@ -173,7 +172,8 @@ def _bpe_whole_rows(quick: bool) -> list[BenchRow]:
     from tokspec.reference.bpe_naive import bpe_ids
     from tokspec.formats.vocab import load_named_tiktoken
     if quick:
-        ranks, label, sizes = _tiny_ranks(), "tiny", (2_000, 20_000)
+        sizes: tuple[int, ...] = (2_000, 20_000)
+        ranks, label = _tiny_ranks(), "tiny"
         rng = random.Random(1)
         data = bytes(rng.choice(b"abcd") for _ in range(sizes[-1]))
     else:
@@ -186,13 +186,16 @@ def _bpe_whole_rows(quick: bool) -> list[BenchRow]:
     for n in sizes:
         piece = data[:n]
         # cold pair-validity memo for every call, so sizes compare like with like
-        times[n] = time_best(lambda p=piece: (enc.memo.fill(-1), enc.encode_bytes(p)),
+        def cold_memo_call() -> object:
+            enc.memo.fill(-1)
+            return enc.encode_bytes(piece)
+        times[n] = time_best(cold_memo_call,
                              repeat=1 if n >= 1_000_000 else 3)
-        tk = time_best(lambda p=piece: core._core_bpe.encode_single_piece(p), repeat=1)
+        tk = time_best(lambda: core._core_bpe.encode_single_piece(piece), repeat=1)
         rows.append(BenchRow(SUITE, f"bpe-whole {label} {n // 1000}KB", "backtrack", "tiktoken 1 piece", n,
                              times[n], tk))
         if n <= 10_000 or quick:
-            naive = time_best(lambda p=piece: bpe_ids(p, ranks), repeat=1)
+            naive = time_best(lambda: bpe_ids(piece, ranks), repeat=1)
             rows.append(BenchRow(SUITE, f"bpe-whole {label} {n // 1000}KB", "backtrack", "reference naive", n,
                                  times[n], naive))
     small, big = sizes[-2], sizes[-1]
@@ -210,7 +213,7 @@ def _engine_rows(case: str, subject: str, baselines: list[str], text: str) -> li
         engine = load_engine(name)
         engine.encode(text[:1000])
         rows.append(BenchRow(SUITE, case, subject, name, len(text.encode()), t_fast,
-                             time_best(lambda e=engine: e.encode(text), repeat=2)))
+                             time_best(lambda: engine.encode(text), repeat=2)))
     return rows
 
 
@@ -314,8 +317,7 @@ def _adapter_rows(quick: bool) -> list[BenchRow]:
         label = name if len(name) < 24 else "spm:spm-unigram-bytes"
         lib = _library_encode(engine)
         for lang, text in texts.items():
-            t_adapter, t_lib = _interleaved(lambda e=engine, t=text: e.encode_arrays(t),
-                                            lambda t=text: lib(t), repeat)
+            t_adapter, t_lib = _interleaved(lambda: engine.encode_arrays(text), lambda: lib(text), repeat)
             rows.append(BenchRow(SUITE, f"adapter {lang[:2]} extra {t_adapter / t_lib - 1:+.2f}",
                                  f"{label} ids+offsets", "library encode", len(text.encode()),
                                  t_adapter, t_lib))
@@ -323,8 +325,8 @@ def _adapter_rows(quick: bool) -> list[BenchRow]:
     n_bytes = sum(len(p.encode()) for p in paragraphs)
     for name in ("hf:bert-base-uncased", "hf:mon-unigram"):
         engine = load_engine(name)
-        t_batch, t_loop = _interleaved(lambda e=engine: e.encode_batch_arrays(paragraphs),
-                                       lambda e=engine: [e.encode_arrays(p) for p in paragraphs], repeat)
+        t_batch, t_loop = _interleaved(lambda: engine.encode_batch_arrays(paragraphs),
+                                       lambda: [engine.encode_arrays(p) for p in paragraphs], repeat)
         rows.append(BenchRow(SUITE, "adapter batch 200 paragraphs", f"{name} encode_batch_arrays",
                              "loop of encode_arrays", n_bytes, t_batch, t_loop))
     return rows

@@ -113,7 +113,8 @@ def per_call_seconds(fns: dict[str, IdsFn], texts: list[str], rounds: int) -> di
 
 
 def _as_list(ids: object) -> list[int]:
-    return ids.tolist() if isinstance(ids, np.ndarray) else list(ids)  # type: ignore[call-overload]
+    out: list[int] = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)  # type: ignore[call-overload]
+    return out
 
 
 def _latency_rows(label: str, subject: str, fns: dict[str, IdsFn], texts: list[str],

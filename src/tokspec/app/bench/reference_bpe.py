@@ -19,6 +19,7 @@ Out of scope: realism of the text beyond these shapes; special tokens.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import tokspec
 from tokspec.app.bench import BenchRow, time_best
@@ -76,7 +77,7 @@ def _timed(name: str, text: str, repeat: int) -> tuple[str, float]:
         arg = name.partition(":")[2]
         enc = tiktoken.Encoding(arg, pat_str=PATTERNS[arg], special_tokens={},
                                 mergeable_ranks=load_named_tiktoken(arg).ranks)
-        fn = lambda: enc.encode_ordinary(text)  # noqa: E731
+        fn: Callable[[], object] = lambda: enc.encode_ordinary(text)  # noqa: E731
     else:
         engine = tokspec.load_engine(name)
         fn = lambda: engine.encode(text)  # noqa: E731
