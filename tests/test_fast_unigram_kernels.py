@@ -17,6 +17,7 @@ import sys
 
 import numpy as np
 import pytest
+import sentencepiece
 from hypothesis import given
 from hypothesis import strategies as st
 from tokspec.fast.unigram_datrie import DatrieUnigram, _alignment_arrays, datrie_encoder
@@ -41,6 +42,12 @@ def long_text(n: int) -> str:
 def test_fast_spm_long_input_matches_sentencepiece(kind: str) -> None:
     """fast:MODEL == spm:MODEL (ids and offsets) on > 1 MB, and the input is long enough that the
     plain float32 Viterbi (no re-basing) gives different ids: this test can fail."""
+    if sentencepiece.__version__ == "0.2.0":
+        # what fast: reproduces here, 0.2.3's re-basing, does not exist in 0.2.0; its own rules are
+        # stored and replayed (tests/test_old_releases.py, tests/test_reference_unigram.py)
+        pytest.skip("sentencepiece 0.2.0 never re-bases and sums in float64 (finding "
+                    "sentencepiece-0.2.0-viterbi-arithmetic, corpora/production/findings_old_releases.json): "
+                    "fast: follows 0.2.3 by design, so 0.2.0 is no oracle for it")
     path = str(trained_model(kind))
     text = long_text(MB)
     want = load_engine(f"spm:{path}").encode_arrays(text)

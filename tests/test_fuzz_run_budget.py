@@ -47,16 +47,21 @@ def test_budget_progress_legend_clean_tree_and_promote(tmp_path: Path) -> None:
         stamps.append(time.monotonic())
         lines.append(line.rstrip("\n"))
     proc.wait()
-    elapsed = time.monotonic() - t0
     out = "\n".join(lines)
     assert proc.returncode in (0, 1), out
-    assert elapsed <= 24 * 1.1, (elapsed, out)  # the promise: within 10%, property stage included
-    # and the budget is used: the stage's rest goes to fuzzing. The old scheduler ended at 13.3 s;
-    # the new one 19-22 s (19.2 s with four other jobs on 2 cores, when a target's start-up ran past
-    # its estimate and nothing fit in the rest): 0.75 keeps the test about the scheduler, not the load
-    assert elapsed >= 24 * 0.75, (elapsed, out)
+    # The budget runs from the runner's start, which its first line follows at once: the time
+    # before it is the interpreter starting and importing, which a loaded machine stretches (21 s of
+    # a 40 s wall time in tox -e lowest next to two other suites, the runner itself 19 s), so it is
+    # measured from there to the last line (the "fuzz run: N s of a 24 s budget" line).
+    startup, elapsed = stamps[1] - t0, stamps[-1] - stamps[1]
+    assert elapsed <= 24 * 1.1, (elapsed, startup, out)  # the promise: within 10%, property stage included
+    # and the budget is used: the stage's rest goes to fuzzing. The old scheduler ended at 13.3 s
+    # (start-up included); the new one 19-22 s (19.2 s with four other jobs on 2 cores, when a
+    # target's start-up ran past its estimate and nothing fit in the rest): 0.75 keeps the test
+    # about the scheduler, not the load
+    assert elapsed >= 24 * 0.75, (elapsed, startup, out)
     assert "property stage" in out and LEGEND in out
-    assert max(b - a for a, b in zip(stamps, stamps[1:])) <= 7.0, out  # progress every ~5 s
+    assert max(b - a for a, b in zip(stamps[1:], stamps[2:])) <= 7.0, out  # progress every ~5 s
     assert _tree(corpora) == before  # nothing written into corpora/ by a fuzz run
     if git_before or (REPO / ".git").exists():
         assert subprocess.run(["git", "status", "--porcelain", "corpora"], cwd=REPO, capture_output=True,

@@ -5,6 +5,7 @@ adapters' older paths, and the finding that made one of them necessary
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import sentencepiece
@@ -15,7 +16,11 @@ import unicodedata2
 from tokspec import load_engine
 from tokspec.engines._bytelevel import TiktokenEngine, numpy_respects_allowed_special
 from tokspec.engines._spm import OFFSET_MAPPING, _version
+from tokspec.formats.models import trained_model
+from tokspec.formats.spm_normalize import synthesize_spm_model
 from tokspec.reference import pretok_regex as pr
+from tokspec.reference.unigram import unigram_encoder_from_spm_model
+from tokspec.reference.unigram_spm020 import unigram_encoder_from_spm_model_0_2_0
 from tokspec.versions import RECORDED
 from tokspec.formats.vocab import NAMED_FILES, SAME_CONTENT, named_path, read_verified
 
@@ -93,3 +98,25 @@ def test_tokenizers_bytelevel_trim_offsets_finding() -> None:
     # whichever release: the parameter is honoured exactly when the signature has it
     signature = pre_tokenizers.ByteLevel.__text_signature__ or ""
     assert (observed["trim_offsets"] is False) == ("trim_offsets" in signature)
+
+
+SPM_CONTROLS = [["<unk>", 0.0, "unknown"], ["<s>", 0.0, "control"], ["</s>", 0.0, "control"]]
+
+
+def test_sentencepiece_0_2_0_viterbi_arithmetic_finding() -> None:
+    """sentencepiece 0.2.0 sums piece scores in float64 against float32 stored scores and never
+    re-bases (the record's ``what``): the 0.2.0 reference reproduces the recorded library output and
+    the 0.2.3 reference the other on any release; the installed library gives its release's."""
+    record = _record("sentencepiece-0.2.0-viterbi-arithmetic")
+    for case in record["cases"]:
+        vocab = [tuple(v) for v in SPM_CONTROLS + case["vocab"]]
+        path = synthesize_spm_model(Path(tempfile.mkdtemp()) / "r.model", vocab, specs_from=trained_model("spm-unigram"))
+        old = unigram_encoder_from_spm_model_0_2_0(path, "old").encode(case["text"])
+        new = unigram_encoder_from_spm_model(path, "new").encode(case["text"])
+        assert [vocab[i][0] for i in old.ids] == case["library_output"]["pieces"], case["why"]
+        assert [vocab[i][0] for i in new.ids] == case["reference_output"]["pieces"], case["why"]
+        observed = [vocab[i][0] for i in sentencepiece.SentencePieceProcessor(model_file=str(path)).encode(case["text"])]
+        if sentencepiece.__version__ == record["library"].split()[1]:  # the recorded release
+            assert observed == case["library_output"]["pieces"]
+        if sentencepiece.__version__ == RECORDED["sentencepiece"]:  # tokspec's CI release
+            assert observed == case["reference_output"]["pieces"]

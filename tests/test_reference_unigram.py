@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import struct
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sentencepiece
@@ -26,6 +27,8 @@ from tokspec.reference.unigram import (
     unigram_encoder_from_tokenizer_json,
 )
 from tokspec.reference.unigram_bruteforce import best_segmentations, bruteforce
+from tokspec.reference.unigram_spm020 import unigram_encoder_from_spm_model_0_2_0
+from tokspec.engines._spm import OFFSET_MAPPING, proto_encode
 from tokspec.reference.unigram_viterbi import viterbi
 from tokspec.formats.unigram_model import UnigramModel
 from tokspec.formats.vocab import named_path
@@ -117,6 +120,18 @@ def _piece(text: str, score: float, kind: int) -> bytes:
             + _varint(3 << 3) + _varint(kind))
 
 
+#: sentencepiece 0.2.0 (tox -e lowest) segments with other arithmetic and no re-basing (finding
+#: sentencepiece-0.2.0-viterbi-arithmetic, corpora/production/findings_old_releases.json): the
+#: installed library is compared with the reference of its own release.
+SPM_0_2_0 = sentencepiece.__version__ == "0.2.0"
+
+
+def _spm_reference(path: str | Path, name: str, **kwargs: Any) -> UnigramReference:
+    if SPM_0_2_0:
+        return unigram_encoder_from_spm_model_0_2_0(path, name, **kwargs)
+    return unigram_encoder_from_spm_model(path, name, **kwargs)
+
+
 def write_spm_model(path: Path, vocab: list[tuple[str, float]], *, like: str = "spm-unigram") -> Path:
     """A sentencepiece .model with the given NORMAL pieces (after <unk>, <s>, </s>), taking the
     trainer and normalizer specs of a trained model (nmt_nfkc, dummy prefix)."""
@@ -134,7 +149,7 @@ def test_hyp_spm_tie_break_by_experiment(tmp_path_factory: pytest.TempPathFactor
     vocab = [("\u2581", -1.0), *((p, s) for p, s in dict(vocab).items())]
     path = write_spm_model(tmp_path_factory.mktemp("spm") / "tied.model", vocab)
     sp = sentencepiece.SentencePieceProcessor(model_file=str(path))
-    ref = unigram_encoder_from_spm_model(path, "t", offsets="library")
+    ref = _spm_reference(path, "t", offsets="library")
     assert list(ref.encode(text).ids) == sp.encode(text)
 
 
@@ -196,11 +211,12 @@ def test_mon_unigram_contract_ids_equal_production_engine(
 def spm(request: pytest.FixtureRequest) -> tuple[str, sentencepiece.SentencePieceProcessor, UnigramReference]:
     path = str(trained_model(request.param))
     return path, sentencepiece.SentencePieceProcessor(model_file=path), \
-        unigram_encoder_from_spm_model(path, "r", offsets="library")
+        _spm_reference(path, "r", offsets="library")
 
 
 def _same_as_spm(sp: sentencepiece.SentencePieceProcessor, ref: UnigramReference, text: str) -> None:
-    out = sp.encode(text, return_type="offset_mapping", return_bytes=True)
+    # offset_mapping is 0.2.3's; before it the same spans come from the serialized proto (the adapter's path)
+    out = sp.encode(text, return_type="offset_mapping", return_bytes=True) if OFFSET_MAPPING else proto_encode(sp, text)
     want = (tuple(out["ids"]), tuple(char_offsets_from_byte_spans(text, [tuple(o) for o in out["offsets"]])))
     got = ref.encode(text)
     assert (got.ids, got.offsets) == want, text[:80]
@@ -218,7 +234,7 @@ def test_hyp_spm_models_equal_sentencepiece(spm: tuple[str, sentencepiece.Senten
 
 def test_spm_contract_ids_equal_production_engine(spm: tuple[str, sentencepiece.SentencePieceProcessor, UnigramReference]) -> None:
     engine = load_engine("spm:" + spm[0])
-    ref = unigram_encoder_from_spm_model(spm[0], "r")
+    ref = _spm_reference(spm[0], "r")
     for text in build_corpus()[::2]:
         assert engine.encode(text).ids == ref.encode(text).ids, text[:80]
 
@@ -299,7 +315,7 @@ def test_repetition_ladder_equals_libraries(n: int, mon: tuple[Tokenizer, Unigra
     """Pathological repetition (long tied runs) at growing sizes, both libraries."""
     sp_path = str(trained_model("spm-unigram-bytes"))
     sp = sentencepiece.SentencePieceProcessor(model_file=sp_path)
-    ref = unigram_encoder_from_spm_model(sp_path, "r", offsets="library")
+    ref = _spm_reference(sp_path, "r", offsets="library")
     for text in ["0" * n, "ab" * (n // 2), "\u4e01" * n, "a " * (n // 2)]:
         _same_as_hf(mon[0], mon[1], text)
         _same_as_spm(sp, ref, text)

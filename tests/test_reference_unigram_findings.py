@@ -23,6 +23,8 @@ import sentencepiece
 from tokenizers import Tokenizer, normalizers
 
 from tokspec import load_engine
+from tokspec._offsets import char_offsets_from_byte_spans
+from tokspec.engines._spm import OFFSET_MAPPING, proto_encode
 from tokspec.formats.models import trained_model
 from tokspec.reference.unigram import unigram_encoder_from_spm_model, unigram_encoder_from_tokenizer_json
 from tokspec.formats.spm_normalize import synthesize_spm_model
@@ -39,6 +41,16 @@ def _hf_mon() -> Tokenizer:
     tok = Tokenizer.from_file(str(named_path("mon-unigram")))
     tok.encode_special_tokens = True
     return tok
+
+
+def _spm_offset_mapping(sp: sentencepiece.SentencePieceProcessor, text: str) -> dict[str, Any]:
+    """``sp.encode(text, return_type="offset_mapping")`` (ids, character spans); before 0.2.3, which
+    added it, the same from the serialized proto (tokspec's adapter path; on 0.2.3
+    tests/test_engines_production.py checks the two agree)."""
+    if OFFSET_MAPPING:
+        return dict(sp.encode(text, return_type="offset_mapping"))
+    out = proto_encode(sp, text)
+    return {"ids": out["ids"], "offsets": char_offsets_from_byte_spans(text, out["offsets"])}
 
 
 def _out(ids: Any, offsets: Any, pieces: Any) -> dict[str, Any]:
@@ -144,7 +156,7 @@ def hf_precompiled_quirks() -> dict[str, Any]:
     cases = []
     for text in ["\uff21\u0301", "\x7fy"]:
         enc = hf.encode(text, add_special_tokens=False)
-        lib = sp.encode(text, return_type="offset_mapping")
+        lib = _spm_offset_mapping(sp, text)
         cases.append({
             "input": text,
             "a": {"ids": lib["ids"], "pieces": sp.encode(text, out_type=str), "offsets": [list(o) for o in lib["offsets"]]},
@@ -174,7 +186,7 @@ def spm_score_reset() -> dict[str, Any]:
     rebased = unigram_encoder_from_spm_model(path, "rebased", offsets="library")
     fast = load_engine(f"fast:{path}")
     text = "xab"
-    lib = sp.encode(text, return_type="offset_mapping")
+    lib = _spm_offset_mapping(sp, text)
     a = {"ids": lib["ids"], "pieces": sp.encode(text, out_type=str), "offsets": [list(o) for o in lib["offsets"]]}
     enc = plain.encode(text)
     b = {"ids": list(enc.ids), "pieces": [vocab[i][0] for i in enc.ids], "offsets": [list(o) for o in enc.offsets]}
@@ -198,6 +210,11 @@ FINDINGS: dict[str, Callable[[], dict[str, Any]]] = {
 @pytest.mark.parametrize("name", sorted(FINDINGS))
 def test_finding_replays(name: str) -> None:
     stored = json.loads((FINDINGS_DIR / f"{name}.json").read_text(encoding="utf-8"))
+    if name == "spm-score-reset-long-input" and sentencepiece.__version__ == "0.2.0":
+        # sentencepiece 0.2.0 never re-bases (finding sentencepiece-0.2.0-viterbi-arithmetic,
+        # corpora/production/findings_old_releases.json): it gives the plain float32 Viterbi's
+        # output, which the re-basing reference and fast: (0.2.3's rule) then do not reproduce
+        stored = {**stored, "a": stored["b"], "reference_reproduces_both": False, "fast_reproduces_a": False}
     assert FINDINGS[name]() == stored
 
 

@@ -4,14 +4,73 @@ S1/S2 on real vocabularies; broken streams are caught."""
 from __future__ import annotations
 
 import functools
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+import tokenizers
 
 from tokspec import load_engine
 from tokspec.streaming import ByteLevelStream, check_stream, hf_stream_factory
+from tokspec.versions import RECORDED
+
+FINDINGS = Path(__file__).resolve().parents[1] / "corpora" / "production" / "findings_old_releases.json"
+(STALE_WINDOW,) = [r for r in json.loads(FINDINGS.read_text(encoding="utf-8"))
+                   if r["id"] == "tokenizers-0.21.0-decode-stream-stale-window"]
+#: the installed tokenizers is the release whose DecodeStream cuts its window at a stale index
+STALE_RELEASE = tokenizers.__version__ == STALE_WINDOW["library"].split()[1]
+
+
+class _Panic(Exception):
+    """Where tokenizers 0.21.0's Rust code panics (Python sees pyo3_runtime.PanicException)."""
+
+
+class _Stream0210:
+    """tokenizers 0.21.0's ``DecodeStream.step``, transcribed from its ``step_decode_stream``: the
+    window of ids is cut at ``read_index`` (the previous step's ``prefix_index``), the bug of
+    finding tokenizers-0.21.0-decode-stream-stale-window. Lengths are UTF-8 bytes, as Rust's;
+    ``prefix_index`` is a usize (wraps below 0)."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+        self.ids: list[int] = []
+        self.prefix = ""
+        self.prefix_index = 0
+        self.read_index = 0
+
+    def step(self, token: int) -> str | None:
+        self.ids.append(token)
+        string = self.tokenizer.decode(self.ids, skip_special_tokens=False)
+        size = len(self.prefix.encode())
+        if len(string.encode()) <= size or string.endswith("\ufffd"):
+            return None
+        assert string.startswith(self.prefix), "Invalid prefix encountered"
+        new_text = string.encode()[size:].decode()
+        new_prefix_index = (len(self.ids) - self.prefix_index) % 2**64
+        if self.read_index > len(self.ids):  # Vec::drain(read_index..) out of range
+            raise _Panic(f"slice index starts at {self.read_index} but ends at {len(self.ids)}")
+        self.ids = self.ids[self.read_index:]
+        self.prefix = self.tokenizer.decode(self.ids, skip_special_tokens=False)
+        self.read_index = self.prefix_index
+        self.prefix_index = new_prefix_index
+        return new_text
+
+
+def _steps(make: Any, ids: list[int]) -> tuple[list[str | None], str | None]:
+    """Each step's output of a fresh stream, up to a panic (and its message)."""
+    stream = make()
+    chunks: list[str | None] = []
+    for token in ids:
+        try:
+            chunks.append(stream.step(int(token)))
+        except BaseException as exc:  # pyo3_runtime.PanicException is a BaseException
+            if not (isinstance(exc, _Panic) or type(exc).__name__ == "PanicException"):
+                raise
+            return chunks, str(exc)
+    return chunks, None
 
 
 @functools.lru_cache(maxsize=None)
@@ -33,8 +92,32 @@ def test_hf_decode_stream_is_a_prefix_and_complete(name: str, data: st.DataObjec
         ids = list(engine.encode(data.draw(st.text(max_size=30))).ids)
     else:
         ids = data.draw(st.lists(st.integers(0, engine.n_vocab - 1), max_size=8))
+    if STALE_RELEASE:
+        # this release's DecodeStream is its recorded bug (S1 violations, panics): every step,
+        # panics included, equals the transcription of its code (test below: the finding's cases)
+        tokenizer = engine._decoder_tokenizer()
+        assert _steps(make, ids) == _steps(lambda: _Stream0210(tokenizer), ids)
+        return
     violation, _ = check_stream(make, engine.decode, ids)
     assert violation is None, violation
+
+
+@pytest.mark.parametrize("case", STALE_WINDOW["cases"], ids=lambda c: str(c["engine"]))
+def test_decode_stream_stale_window_finding(case: dict[str, Any]) -> None:
+    """tokenizers 0.21.0's DecodeStream (finding tokenizers-0.21.0-decode-stream-stale-window):
+    the transcription gives the recorded steps on any release; the library gives them on 0.21.0,
+    and streams the same ids with no violation on tokspec's CI release."""
+    engine = _hf(case["engine"])
+    tokenizer = engine._decoder_tokenizer()
+    want = (case["library_output"]["chunks"], case["library_output"].get("panic"))
+    assert engine.decode(case["ids"]) == case["full_decode"]
+    assert _steps(lambda: _Stream0210(tokenizer), case["ids"]) == want
+    make = hf_stream_factory(tokenizer)
+    assert make is not None
+    if STALE_RELEASE:
+        assert _steps(make, case["ids"]) == want
+    if tokenizers.__version__ == RECORDED["tokenizers"]:
+        assert check_stream(make, engine.decode, case["ids"])[0] is None
 
 
 @settings(max_examples=50)
