@@ -17,6 +17,8 @@ from tokspec import load_engine
 from tokspec.streaming import ByteLevelStream, check_stream, hf_stream_factory
 from tokspec.versions import RECORDED
 
+from _stream_findings import withheld_before_incomplete
+
 FINDINGS = Path(__file__).resolve().parents[1] / "corpora" / "production" / "findings_old_releases.json"
 (STALE_WINDOW,) = [r for r in json.loads(FINDINGS.read_text(encoding="utf-8"))
                    if r["id"] == "tokenizers-0.21.0-decode-stream-stale-window"]
@@ -99,7 +101,9 @@ def test_hf_decode_stream_is_a_prefix_and_complete(name: str, data: st.DataObjec
         assert _steps(make, ids) == _steps(lambda: _Stream0210(tokenizer), ids)
         return
     violation, _ = check_stream(make, engine.decode, ids)
-    assert violation is None, violation
+    # a known finding (hf-decode-stream-withholds-complete-text, replayed in
+    # test_finding_hf_decode_stream): hf-bpe's token 964 ends in an incomplete character
+    assert violation is None or withheld_before_incomplete(violation), violation
 
 
 @pytest.mark.parametrize("case", STALE_WINDOW["cases"], ids=lambda c: str(c["engine"]))
