@@ -21,7 +21,9 @@ import regex
 
 __all__ = ["OTHER", "SPACE", "QUOTE", "CRLF", "LETTER", "WHITESPACE", "NUMBER",
            "O_OTHER", "O_SPACE", "O_CRLF", "O_WS", "O_UP", "O_LO", "O_BOTH", "O_MARK", "O_NUMBER",
-           "flags", "folds", "fold_table", "cl100k_category_table", "o200k_category_table", "code_points"]
+           "flags", "folds", "fold_table", "cl100k_category_table", "o200k_category_table", "code_points",
+           "CLASS_FILE", "CLASS_FILE_SHA256", "CLASS_NAMES", "CLASS_BITS", "ClassTableError", "read_class_file",
+           "parse_class_table", "format_class_table"]
 
 # Character flags (bits).
 _F_L, _F_N, _F_WS, _F_UP, _F_LO, _F_M = 1, 2, 4, 8, 16, 32
@@ -43,7 +45,9 @@ O_OTHER, O_SPACE, O_CRLF, O_WS, O_UP, O_LO, O_BOTH, O_MARK, O_NUMBER = range(9)
 CLASS_FILE = Path(__file__).with_name("peek2_classes_unicode16.txt")
 CLASS_FILE_SHA256 = "279cd5afa5787fa4e11137b2f7725d51162ef21d2124835bb4a4649803819737"
 
-#: class name in :data:`CLASS_FILE` -> flag bit.
+#: The class names of :data:`CLASS_FILE`, in flag-bit order (a line lists its classes so).
+CLASS_NAMES = ("L", "N", "WS", "UP", "LO", "M")
+#: class name -> flag bit.
 CLASS_BITS = {"L": _F_L, "N": _F_N, "WS": _F_WS, "UP": _F_UP, "LO": _F_LO, "M": _F_M}
 
 _RUN = regex.compile(r"(?P<first>[0-9A-F]{4,6})\.\.(?P<last>[0-9A-F]{4,6}) (?P<classes>[A-Z]+(?:,[A-Z]+)*)")
@@ -71,7 +75,7 @@ def read_class_file(path: Path, sha256: str) -> np.ndarray:
     if got != sha256:
         raise ClassTableError(f"class table path={str(path)!r} has sha256={got!r}, not the pinned "
                               f"{sha256!r}: reinstall tokspec (or regenerate it: scripts/peek2_classes.py)")
-    return parse_class_table(data.decode("ascii"))
+    return parse_class_table(data.decode())  # ASCII, as the pinned hash guarantees
 
 
 def parse_class_table(text: str) -> np.ndarray:
@@ -103,13 +107,12 @@ def parse_class_table(text: str) -> np.ndarray:
 def format_class_table(flags: np.ndarray, header: str) -> str:
     """The class table of ``flags`` (one maximal run per line), under ``header``'s comment lines.
     Inverse of :func:`parse_class_table`."""
-    names = sorted(CLASS_BITS, key=CLASS_BITS.__getitem__)
     lines = ["# " + h if h else "#" for h in header.splitlines()]
-    starts = np.concatenate([[0], np.flatnonzero(np.diff(flags.astype(np.int16))) + 1, [len(flags)]])
+    starts = np.concatenate([[0], np.flatnonzero(flags[1:] != flags[:-1]) + 1, [len(flags)]])
     for first, end in zip(starts[:-1].tolist(), starts[1:].tolist()):
         value = int(flags[first])
         if value:
-            classes = ",".join(n for n in names if value & CLASS_BITS[n])
+            classes = ",".join(n for n in CLASS_NAMES if value & CLASS_BITS[n])
             lines.append(f"{first:04X}..{end - 1:04X} {classes}")
     return "\n".join(lines) + "\n"
 
@@ -135,7 +138,7 @@ def fold_table() -> tuple[np.ndarray, np.ndarray]:
 
 def _all_code_points() -> np.ndarray:
     """Every code point but the surrogates, ascending (little-endian uint32)."""
-    cps: np.ndarray = np.concatenate([np.arange(0, 0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
+    cps: np.ndarray = np.concatenate([np.arange(0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
     return cps
 
 

@@ -128,8 +128,11 @@ def test_table_text_round_trips(shipped: np.ndarray) -> None:
         text = pu.format_class_table(flags, "a header\n\nover lines")
         assert text.startswith("# a header\n#\n# over lines\n")
         assert np.array_equal(pu.parse_class_table(text), flags)
-    assert pu.format_class_table(shipped, "x").count("\n") == 1 + sum(
-        1 for line in pu.CLASS_FILE.read_text().splitlines() if not line.startswith("#"))
+    body = [line for line in pu.format_class_table(shipped, "x").splitlines() if not line.startswith("#")]
+    assert body == [line for line in pu.CLASS_FILE.read_text().splitlines() if not line.startswith("#")]
+    assert "0041..005A L,UP" in body and "0009..000D WS" in body  # bit order: L N WS UP LO M
+    assert pu.format_class_table(np.array([0, 4 | 8, 4 | 8, 2 | 32, 0], np.uint8), "h").splitlines()[1:] == [
+        "0001..0002 WS,UP", "0003..0003 N,M"]
 
 
 def _random_flags(rng: np.random.Generator) -> np.ndarray:
@@ -141,28 +144,29 @@ def _random_flags(rng: np.random.Generator) -> np.ndarray:
 
 def test_parse_reads_each_line() -> None:
     got = pu.parse_class_table("# c\n0041..0042 L,UP\n00E9..00E9 LO,L\n10FFFF..10FFFF M\n")
+    assert got.dtype == np.uint8 and got.shape == (0x110000,)
     assert np.flatnonzero(got).tolist() == [0x41, 0x42, 0xE9, 0x10FFFF]
     assert got[0x41] == got[0x42] == 9 and got[0xE9] == 17 and got[0x10FFFF] == 32
     assert not pu.parse_class_table("# only a comment\n").any()
 
 
-@pytest.mark.parametrize("bad", [
-    "0041..0042 L\n0040..0040 N",      # out of order
-    "0041..0042 L\n0042..0043 N",      # overlapping
-    "0043..0041 L",                     # backwards
-    "D7FF..D800 L",                     # into the surrogates
-    "DFFF..E000 L",                     # out of the surrogates
-    "0041..110000 L",                   # past the last code point
-    "0041..0042 Q",                     # unknown class
-    "0041..0042",                       # no class
-    "0041-0042 L",                      # not the format
-    "",                                 # an empty line
-    "0041..0042 L,",                    # a dangling comma
+@pytest.mark.parametrize(("bad", "says"), [
+    ("0041..0042 L\n0040..0040 N", "out of order"),      # out of order
+    ("0041..0042 L\n0042..0043 N", "overlaps"),          # overlapping
+    ("0043..0041 L", "out of order"),                     # backwards
+    ("D7FF..D800 L", "scalar values"),                    # into the surrogates
+    ("DFFF..E000 L", "scalar values"),                    # out of the surrogates
+    ("E000..110000 L", "scalar values"),                  # past the last code point
+    ("0041..0042 Q", "class='Q' is not one of"),          # unknown class
+    ("0041..0042", "is not 'FIRST..LAST CLASSES'"),       # no class
+    ("0041-0042 L", "is not 'FIRST..LAST CLASSES'"),      # not the format
+    ("", "is not 'FIRST..LAST CLASSES'"),                 # an empty line
+    ("0041..0042 L,", "is not 'FIRST..LAST CLASSES'"),    # a dangling comma
 ])
-def test_parse_names_the_bad_line(bad: str) -> None:
+def test_parse_names_the_bad_line(bad: str, says: str) -> None:
     with pytest.raises(pu.ClassTableError) as info:
         pu.parse_class_table("# header\n" + bad + "\n")
-    assert isinstance(info.value, ValueError)
+    assert isinstance(info.value, ValueError) and says in str(info.value)
     assert f"line={2 + bad.count(chr(10))}:" in str(info.value), "the last line of bad is named"
 
 
@@ -170,8 +174,9 @@ def test_a_changed_table_is_refused(tmp_path: Path) -> None:
     data = pu.CLASS_FILE.read_bytes()
     path = tmp_path / "classes.txt"
     path.write_bytes(data.replace(b"0041..005A L,UP", b"0041..005A L,LO"))
-    with pytest.raises(pu.ClassTableError, match="sha256"):
+    with pytest.raises(pu.ClassTableError, match="sha256") as info:
         pu.read_class_file(path, pu.CLASS_FILE_SHA256)
+    assert repr(str(path)) in str(info.value) and pu.CLASS_FILE_SHA256 in str(info.value)
     path.write_bytes(data)
     assert np.array_equal(pu.read_class_file(path, pu.CLASS_FILE_SHA256), pu.flags())
 
