@@ -29,9 +29,10 @@ to Python) and converts each token's byte span to characters on the way: the cha
 its first byte, to one past the character containing its last byte (``tokspec._types``). Cost: the
 backtracking's O(n * P) (see ``bpe_backtrack``), plus O(n) for offsets. Pair validity goes
 through a direct-mapped memo (2**18 words, shared by calls): it pays (on 2 MB of Chinese-like text,
-1.39M checks, 99K misses; a miss replays the merge history in the 16 MB pair table). No memo of
-repeated pretokens: tiktoken has none, and it would not pay against a trie walk that is already
-one memory access per byte.
+1.39M checks, 99K misses; a miss replays the merge history in the 16 MB pair table). Before the
+merge, a pretoken of at most 12 bytes that is itself a reachable token is looked up whole
+(``tokspec.fast._piece_table``, theorem: spec claim ``bpe.whole_piece_shortcut`` restricted to
+reachable tokens): one hash probe for ~85% of English and code pretokens.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from tokspec._jit import JIT_ENABLED, kernel
 from tokspec._types import EncodingArrays
 from tokspec.fast.bpe_backtrack import BacktrackBPE, SelfCheckError
 from tokspec.fast._cache import load_arrays, save_arrays
+from tokspec.fast._piece_table import build_piece_table, empty_piece_table, piece_id
 from tokspec.fast.bpe_tables import NODE_BITS, PAIR_SHIFT, arrays_of, cache_path
 
 __all__ = ["CompiledBPE", "utf8_of_code_points"]
@@ -51,6 +53,8 @@ __all__ = ["CompiledBPE", "utf8_of_code_points"]
 _M = 0x5851F42D4C957F2D  # odd 63-bit multiplier (< 2**63: an int64 literal in both modes)
 _PAIR_SHIFT = PAIR_SHIFT  # as plain module ints: the kernels' (frozen) globals
 _NODE_BITS = NODE_BITS
+_NO_CPS = np.empty(0, dtype=np.uint32)  # _encode's cps when cbs is given
+_NO_CBS = np.empty(0, dtype=np.int64)   # _encode's cbs when positions are counted from cps
 _ARRAY_NAMES = {"max_len", "tok_len", "next_prefix", "split_left", "split_right", "root", "edge_keys",
                 "edge_vals", "pair_keys", "pair_vals", "tok_bytes", "tok_offsets"}  # arrays_of's
 
@@ -149,20 +153,42 @@ def _longest(data: np.ndarray, pos: int, end: int, max_len: int, root: np.ndarra
 
 
 @kernel
-def _encode(data: np.ndarray, cbs: np.ndarray, starts: np.ndarray, ends: np.ndarray, want_offsets: bool,
-            tok_len: np.ndarray, next_prefix: np.ndarray, left: np.ndarray, right: np.ndarray,
-            root: np.ndarray, trie: np.ndarray, pairs: np.ndarray, memo: np.ndarray,
-            max_len: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+            want_offsets: bool, tok_len: np.ndarray, next_prefix: np.ndarray, left: np.ndarray,
+            right: np.ndarray, root: np.ndarray, trie: np.ndarray, pairs: np.ndarray, memo: np.ndarray,
+            max_len: int, pieces: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Encode pieces ``[cbs[starts[p]], cbs[ends[p]])`` of ``data`` (pieces in order, contiguous
-    when offsets are wanted); ``cbs[c]`` is the first byte of character ``c``. Returns ids and,
-    if wanted, character offsets (else two empty arrays), int64, exactly as long as the encoding."""
+    when offsets are wanted); ``cbs[c]`` is the first byte of character ``c``. With ``cbs`` empty,
+    ``data`` is the UTF-8 of the code points ``cps`` and the pieces are in order and contiguous
+    from character 0: byte positions are counted from ``cps`` on the way (none when ``data`` is
+    ASCII, one byte per character), so no ``cbs`` array is built. Returns ids and, if wanted
+    (``cbs`` given), character offsets (else two empty arrays), int64, as long as the encoding."""
     alive = np.ones(len(data) + 1, dtype=np.uint8)  # alive[p] == 0: p proven not a boundary
     out_ids = np.empty(len(data), dtype=np.int32)   # at most one token per byte
     count = 0
+    counted = len(cbs) == 0
+    ascii_only = len(cps) == len(data)
+    char = 0  # counted mode: character ``char`` starts at byte ``b1``
+    b1 = 0
     for p in range(len(starts)):
-        b0 = cbs[starts[p]]
-        b1 = cbs[ends[p]]
+        if not counted:
+            b0 = cbs[starts[p]]
+            b1 = cbs[ends[p]]
+        elif ascii_only:
+            b0 = starts[p]
+            b1 = ends[p]
+        else:
+            b0 = b1
+            for c in range(char, ends[p]):
+                cp = cps[c]
+                b1 += 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+            char = ends[p]
         if b1 <= b0:
+            continue
+        whole = piece_id(pieces, data, b0, b1 - b0)  # the piece is one reachable token
+        if whole >= 0:
+            out_ids[count] = whole
+            count += 1
             continue
         base = count
         pos = b0
@@ -263,8 +289,10 @@ class CompiledBPE:
         self.trie = _hash_table(a["edge_keys"], a["edge_vals"], _NODE_BITS)
         self.pairs = _hash_table(a["pair_keys"], a["pair_vals"], _PAIR_SHIFT)
         self.memo = np.full(1 << 18, -1, dtype=np.int64)  # pair validity, shared by all calls
+        self.pieces = build_piece_table(a)  # whole-piece shortcut (``_piece_table``)
         self._tables = (a["tok_len"], a["next_prefix"], a["split_left"], a["split_right"], a["root"],
-                        self.trie, self.pairs, self.memo, self.max_len)
+                        self.trie, self.pairs, self.memo, self.max_len, self.pieces)
+        self._tables_no_shortcut = (*self._tables[:-1], empty_piece_table())
 
     # -- build -----------------------------------------------------------------------------------
 
@@ -290,30 +318,32 @@ class CompiledBPE:
 
     def self_check(self, bpe: BacktrackBPE) -> None:
         """Every reachable token encodes to itself, all in one kernel call (seed: the dictionary
-        checks itself when built). Raises SelfCheckError naming the first that does not."""
+        checks itself when built), with the whole-piece shortcut off: this is the premise the
+        shortcut relies on (``_piece_table``). Raises SelfCheckError naming the first that does not."""
         tids = [t for t in range(len(bpe.tokens)) if bpe.reachable[t]]
         lens = np.array([len(bpe.tokens[t]) for t in tids], dtype=np.int64)
         bounds = np.concatenate([[0], np.cumsum(lens)])
-        got = self.encode_pieces(b"".join(bpe.tokens[t] for t in tids), bounds)
+        got = self.encode_pieces(b"".join(bpe.tokens[t] for t in tids), bounds, shortcut=False)
         want = np.array(tids, dtype=np.int64)
         if len(got) != len(want) or not np.array_equal(got, want):
             for t in tids:
-                ids = self.encode_bytes(bpe.tokens[t]).tolist()
+                ids = self.encode_pieces(bpe.tokens[t], np.array([0, len(bpe.tokens[t])]), shortcut=False).tolist()
                 if ids != [t]:
                     raise SelfCheckError(f"compiled BPE self-check failed: token id={t} "
                                          f"bytes={bpe.tokens[t]!r} encodes to {ids}")
 
     # -- encoding --------------------------------------------------------------------------------
 
-    def encode_pieces(self, data: bytes, bounds: np.ndarray) -> np.ndarray:
-        """Ids of the pieces ``data[bounds[k]:bounds[k+1]]``, concatenated (int64 array)."""
+    def encode_pieces(self, data: bytes, bounds: np.ndarray, *, shortcut: bool = True) -> np.ndarray:
+        """Ids of the pieces ``data[bounds[k]:bounds[k+1]]``, concatenated (int64 array);
+        ``shortcut=False``: without the whole-piece lookup (every piece takes the merge)."""
         # a writable copy: the kernel is then called with the types encode_text uses, so one
         # compiled version serves both (a read-only buffer would compile _encode a second time)
         buf = np.frombuffer(bytearray(data), dtype=np.uint8)
         bounds = np.asarray(bounds, dtype=np.int64)
         with np.errstate(over="ignore"):
-            ids, _, _ = _encode(buf, bounds, np.arange(len(bounds) - 1), np.arange(1, len(bounds)), False,
-                                *self._tables)
+            ids, _, _ = _encode(buf, bounds, _NO_CPS, np.arange(len(bounds) - 1), np.arange(1, len(bounds)), False,
+                                *(self._tables if shortcut else self._tables_no_shortcut))
         return ids  # type: ignore[no-any-return]
 
     def encode_bytes(self, data: bytes) -> np.ndarray:
@@ -325,14 +355,20 @@ class CompiledBPE:
         ``[starts[k], ends[k])`` (contiguous spans covering it)."""
         data, cbs = utf8_of_code_points(cps)
         with np.errstate(over="ignore"):
-            ids, out_starts, out_ends = _encode(data, cbs, starts, ends, True, *self._tables)
+            ids, out_starts, out_ends = _encode(data, cbs, _NO_CPS, starts, ends, True, *self._tables)
         return EncodingArrays(ids, out_starts, out_ends)
 
-    def encode_text_ids(self, cps: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-        """Like :meth:`encode_text`, ids only (int64; no offsets computed)."""
-        data, cbs = utf8_of_code_points(cps)
+    def encode_text_ids(self, cps: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                        utf8: bytes | None = None) -> np.ndarray:
+        """Like :meth:`encode_text`, ids only (int64; no offsets computed). ``utf8``: the text's
+        UTF-8 bytes if the caller has them (``str.encode``: one C copy), else built from ``cps``.
+        Byte positions are counted in the kernel (no per-character array)."""
+        if utf8 is None:
+            data, _ = utf8_of_code_points(cps)
+        else:  # writable, as elsewhere: one compiled version of _encode serves every caller
+            data = np.frombuffer(bytearray(utf8), dtype=np.uint8)
         with np.errstate(over="ignore"):
-            ids, _, _ = _encode(data, cbs, starts, ends, False, *self._tables)
+            ids, _, _ = _encode(data, _NO_CBS, cps, starts, ends, False, *self._tables)
         return ids  # type: ignore[no-any-return]
 
     def token_bytes(self, token_id: int) -> bytes:

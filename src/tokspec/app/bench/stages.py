@@ -60,7 +60,7 @@ def _stage_rows(lang: str, text: str, repeat: int) -> list[BenchRow]:
 
     def merge() -> np.ndarray:
         with np.errstate(over="ignore"):
-            ids, _, _ = bpe_kernel._encode(data, cbs, starts, ends, False, *bpe._tables)
+            ids, _, _ = bpe_kernel._encode(data, cbs, bpe_kernel._NO_CPS, starts, ends, False, *bpe._tables)
         return ids  # type: ignore[no-any-return]
 
     def merge_cold() -> np.ndarray:
