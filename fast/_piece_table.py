@@ -44,7 +44,7 @@ _M0 = 0x5851F42D4C957F2D  # odd multipliers < 2**63 (int64 literals in both mode
 _M1 = 0x2545F4914F6CDD1D
 
 
-@kernel
+@kernel(inline=True)
 def _pack(data: np.ndarray, b0: int, n: int) -> tuple[int, int]:
     """(word 0, word 1 without the id) of the piece ``data[b0:b0+n]``, ``1 <= n <= 12``."""
     k0 = np.int64(0)
@@ -56,12 +56,12 @@ def _pack(data: np.ndarray, b0: int, n: int) -> tuple[int, int]:
     return k0, k1
 
 
-@kernel
+@kernel(inline=True)
 def _home(k0: int, k1: int, mask: int) -> int:
     return (((k0 * _M0) ^ (k1 * _M1)) >> 32) & mask
 
 
-@kernel
+@kernel(inline=True)
 def piece_id(table: np.ndarray, data: np.ndarray, b0: int, n: int) -> int:
     """The id of the reachable token equal to ``data[b0:b0+n]``, -1 if none (or ``n`` > 12)."""
     if n > _MAX:

@@ -76,7 +76,7 @@ def _fill_table(keys: np.ndarray, vals: np.ndarray, vbits: int, table: np.ndarra
         table[h] = (keys[i] << vbits) | vals[i]
 
 
-@kernel
+@kernel(inline=True)
 def _get(table: np.ndarray, key: int, vbits: int) -> int:
     """The value stored for ``key`` in a packed table, -1 if none. One memory access expected."""
     mask = len(table) - 1
@@ -110,7 +110,7 @@ def _pair_valid(a: int, b: int, left: np.ndarray, right: np.ndarray, pairs: np.n
             b = left[b]
 
 
-@kernel
+@kernel(inline=True)
 def _valid(a: int, b: int, memo: np.ndarray, left: np.ndarray, right: np.ndarray, pairs: np.ndarray) -> bool:
     """:func:`_pair_valid` through a direct-mapped memo of ``key << 1 | valid`` words (one int64
     write per entry, so threads sharing the memo can only miss, never read a torn entry)."""
@@ -124,7 +124,7 @@ def _valid(a: int, b: int, memo: np.ndarray, left: np.ndarray, right: np.ndarray
     return ok
 
 
-@kernel
+@kernel(inline=True)
 def _longest(data: np.ndarray, pos: int, end: int, max_len: int, root: np.ndarray, trie: np.ndarray,
              n_ids: int) -> int:
     """Id of the longest reachable token equal to ``data[pos:q]``, ``q <= end`` (a single byte

@@ -109,22 +109,27 @@ def _ensure_cache() -> bool:
     return _CACHE_DIR is not None
 
 
-def kernel(fn: F) -> F:
+def kernel(fn: F | None = None, *, inline: bool = False) -> Any:
     """Compile ``fn`` with numba (nopython, nogil, cached), or return it as is when interpreted.
 
     The compiled function keeps the plain one as ``.py_func`` (numba's attribute), which
-    :func:`interpreted` returns.
+    :func:`interpreted` returns. ``@kernel(inline=True)``: numba inlines the body into every
+    compiled caller (``inline="always"``): for a kernel called once per pretoken with many array
+    arguments, whose call would otherwise pass and reference-count each array per call.
     """
+    if fn is None:
+        return lambda f: kernel(f, inline=inline)
     if not JIT_ENABLED:
         return fn
     import numba
 
-    compiled = numba.njit(nogil=True, cache=_ensure_cache())(fn)
+    options = {"inline": "always"} if inline else {}
+    compiled = numba.njit(nogil=True, cache=_ensure_cache(), **options)(fn)
     if _CACHE_DIR is not None:
         from tokspec._jit_cache import guard_cache
 
         guard_cache(compiled)
-    return compiled  # type: ignore[no-any-return]
+    return compiled
 
 
 def interpreted(fn: Callable[..., Any]) -> Callable[..., Any]:
