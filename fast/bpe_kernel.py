@@ -32,7 +32,10 @@ through a direct-mapped memo (2**18 words, shared by calls): it pays (on 2 MB of
 1.39M checks, 99K misses; a miss replays the merge history in the 16 MB pair table). Before the
 merge, a pretoken of at most 12 bytes that is itself a reachable token is looked up whole
 (``tokspec.fast._piece_table``, theorem: spec claim ``bpe.whole_piece_shortcut`` restricted to
-reachable tokens): one hash probe for ~85% of English and code pretokens.
+reachable tokens): one hash probe for ~85% of English and code pretokens; a piece merged earlier
+in the same call copies its ids (``tokspec.fast._piece_cache``, a per-call cache compared byte for
+byte); the trie's third level is dense for three-byte UTF-8 characters (``level3``, built at load).
+Hot helpers are ``@kernel(inline=True)``: a compiled call with array arguments costs 30-50 ns.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ from tokspec._jit import JIT_ENABLED, kernel
 from tokspec._types import EncodingArrays
 from tokspec.fast.bpe_backtrack import BacktrackBPE, SelfCheckError
 from tokspec.fast._cache import load_arrays, save_arrays
+from tokspec.fast._utf8 import _utf8
+from tokspec.fast._piece_cache import cache_for, cache_get, cache_put
 from tokspec.fast._piece_table import build_piece_table, empty_piece_table, piece_id
 from tokspec.fast.bpe_tables import NODE_BITS, PAIR_SHIFT, arrays_of, cache_path
 
@@ -126,22 +131,31 @@ def _valid(a: int, b: int, memo: np.ndarray, left: np.ndarray, right: np.ndarray
 
 @kernel(inline=True)
 def _longest(data: np.ndarray, pos: int, end: int, max_len: int, root: np.ndarray, trie: np.ndarray,
-             n_ids: int) -> int:
+             n_ids: int, level3: np.ndarray) -> int:
     """Id of the longest reachable token equal to ``data[pos:q]``, ``q <= end`` (a single byte
     always is one). Trie nodes where a token ends carry that token's id (other nodes: ids >=
-    ``n_ids``); the first two levels are dense (``root``: 256 + 65536 nodes), the rest hashed.
+    ``n_ids``); the first two levels are dense (``root``: 256 + 65536 nodes), the third dense for
+    three-byte UTF-8 characters (``level3``, :func:`_fill_level3`), the rest hashed.
     O(longest match)."""
     first = data[pos]
     best = root[first]
     stop = min(end, pos + max_len)
     if pos + 1 >= stop:
         return best
-    node = root[256 + ((np.int64(first) << 8) | data[pos + 1])]
+    second = data[pos + 1]
+    node = root[256 + ((np.int64(first) << 8) | second)]
     if node < 0:
         return best
     if node < n_ids:
         best = node
     q = pos + 2
+    if q < stop and (first & 0xF0) == 0xE0 and (second & 0xC0) == 0x80 and (data[q] & 0xC0) == 0x80:
+        node = level3[((np.int64(first) & 0x0F) << 12) | ((np.int64(second) & 0x3F) << 6) | (data[q] & 0x3F)]
+        if node < 0:
+            return best
+        if node < n_ids:
+            best = node
+        q += 1
     while q < stop:
         node = _get(trie, (np.int64(node) << 8) | data[q], np.int64(_NODE_BITS))
         if node < 0:
@@ -153,10 +167,26 @@ def _longest(data: np.ndarray, pos: int, end: int, max_len: int, root: np.ndarra
 
 
 @kernel
+def _fill_level3(root: np.ndarray, trie: np.ndarray, level3: np.ndarray) -> None:
+    """``level3[(lead & 0xF) << 12 | (b1 & 0x3F) << 6 | (b2 & 0x3F)]`` = the trie child of the
+    depth-2 node ``lead b1`` on byte ``b2`` (-1 if none), for every lead byte E0..EF and
+    continuation bytes b1, b2 (80..BF): the third byte of every three-byte UTF-8 character
+    (CJK) in one dense read instead of a hash probe. 65,536 int32 entries, built at load."""
+    for lead in range(16):
+        for c1 in range(64):
+            node = root[256 + (((0xE0 | lead) << 8) | (0x80 | c1))]
+            for c2 in range(64):
+                child = -1
+                if node >= 0:
+                    child = _get(trie, (np.int64(node) << 8) | (0x80 | c2), np.int64(_NODE_BITS))
+                level3[(lead << 12) | (c1 << 6) | c2] = child
+
+
+@kernel
 def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarray, ends: np.ndarray,
             want_offsets: bool, tok_len: np.ndarray, next_prefix: np.ndarray, left: np.ndarray,
             right: np.ndarray, root: np.ndarray, trie: np.ndarray, pairs: np.ndarray, memo: np.ndarray,
-            max_len: int, pieces: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            max_len: int, pieces: np.ndarray, level3: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Encode pieces ``[cbs[starts[p]], cbs[ends[p]])`` of ``data`` (pieces in order, contiguous
     when offsets are wanted); ``cbs[c]`` is the first byte of character ``c``. With ``cbs`` empty,
     ``data`` is the UTF-8 of the code points ``cps`` and the pieces are in order and contiguous
@@ -165,6 +195,7 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
     (``cbs`` given), character offsets (else two empty arrays), int64, as long as the encoding."""
     alive = np.ones(len(data) + 1, dtype=np.uint8)  # alive[p] == 0: p proven not a boundary
     out_ids = np.empty(len(data), dtype=np.int32)   # at most one token per byte
+    cache = cache_for(len(data))  # merged pieces of this call (``_piece_cache``)
     count = 0
     counted = len(cbs) == 0
     ascii_only = len(cps) == len(data)
@@ -190,9 +221,13 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
             out_ids[count] = whole
             count += 1
             continue
+        cached = cache_get(cache, data, b0, b1 - b0, out_ids, count)  # merged earlier in this call
+        if cached >= 0:
+            count = cached
+            continue
         base = count
         pos = b0
-        cand = _longest(data, pos, b1, max_len, root, trie, len(tok_len))
+        cand = _longest(data, pos, b1, max_len, root, trie, len(tok_len), level3)
         while True:
             stop = pos + tok_len[cand]
             if alive[stop] and (count == base or _valid(out_ids[count - 1], cand, memo, left, right,
@@ -202,7 +237,7 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
                 pos = stop
                 if pos == b1:
                     break
-                cand = _longest(data, pos, b1, max_len, root, trie, len(tok_len))
+                cand = _longest(data, pos, b1, max_len, root, trie, len(tok_len), level3)
                 continue
             cand = next_prefix[cand]
             while cand < 0:  # nothing left at pos: pos is no boundary; back up one token
@@ -211,6 +246,7 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
                 last = out_ids[count]
                 pos -= tok_len[last]
                 cand = next_prefix[last]
+        cache_put(cache, data, b0, b1 - b0, base, count)
     ids = out_ids[:count].astype(np.int64)
     if not want_offsets or count == 0:
         return ids, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
@@ -227,36 +263,6 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
             char += 1
         out_ends[t] = char + 1
     return ids, out_starts, out_ends
-
-
-@kernel
-def _utf8(cps: np.ndarray, data: np.ndarray, cbs: np.ndarray) -> int:
-    """UTF-8 bytes of code points ``cps`` into ``data``; ``cbs[c]`` = first byte of character c
-    (``cbs[n]`` = byte length, returned). O(n)."""
-    b = 0
-    for c in range(len(cps)):
-        cp = cps[c]
-        cbs[c] = b
-        if cp < 0x80:
-            data[b] = cp
-            b += 1
-        elif cp < 0x800:
-            data[b] = 0xC0 | (cp >> 6)
-            data[b + 1] = 0x80 | (cp & 0x3F)
-            b += 2
-        elif cp < 0x10000:
-            data[b] = 0xE0 | (cp >> 12)
-            data[b + 1] = 0x80 | ((cp >> 6) & 0x3F)
-            data[b + 2] = 0x80 | (cp & 0x3F)
-            b += 3
-        else:
-            data[b] = 0xF0 | (cp >> 18)
-            data[b + 1] = 0x80 | ((cp >> 12) & 0x3F)
-            data[b + 2] = 0x80 | ((cp >> 6) & 0x3F)
-            data[b + 3] = 0x80 | (cp & 0x3F)
-            b += 4
-    cbs[len(cps)] = b
-    return b
 
 
 def utf8_of_code_points(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -290,9 +296,12 @@ class CompiledBPE:
         self.pairs = _hash_table(a["pair_keys"], a["pair_vals"], _PAIR_SHIFT)
         self.memo = np.full(1 << 18, -1, dtype=np.int64)  # pair validity, shared by all calls
         self.pieces = build_piece_table(a)  # whole-piece shortcut (``_piece_table``)
+        self.level3 = np.empty(1 << 16, dtype=np.int32)  # dense third trie level (``_fill_level3``)
+        with np.errstate(over="ignore"):
+            _fill_level3(a["root"], self.trie, self.level3)
         self._tables = (a["tok_len"], a["next_prefix"], a["split_left"], a["split_right"], a["root"],
-                        self.trie, self.pairs, self.memo, self.max_len, self.pieces)
-        self._tables_no_shortcut = (*self._tables[:-1], empty_piece_table())
+                        self.trie, self.pairs, self.memo, self.max_len, self.pieces, self.level3)
+        self._tables_no_shortcut = (*self._tables[:-2], empty_piece_table(), self.level3)
 
     # -- build -----------------------------------------------------------------------------------
 

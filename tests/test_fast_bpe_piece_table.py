@@ -169,3 +169,28 @@ def test_every_named_token_encodes_to_itself_by_the_definition(name: str) -> Non
     got = engine.bpe.encode_pieces(b"".join(toks), bounds)  # type: ignore[attr-defined]
     assert got.tolist() == [ranks[t] for t in toks]
     assert len(_entries(engine.bpe.pieces)) == sum(len(t) <= pt.PIECE_MAX for t in toks)  # type: ignore[attr-defined]
+
+
+def test_dense_third_level_matches_the_trie() -> None:
+    """``bpe_kernel._fill_level3``: for three-byte UTF-8 sequences, the node after three bytes is the
+    token's id where a token ends there, -1 where no token starts with them; encodings of CJK-byte
+    text equal the Python encoder's (the walk reads level 3 there)."""
+    ranks = trained_bpe_ranks(4, alphabet="中文字的一是不了".encode(), merges=80, segment_len=(9, 30))
+    python = BacktrackBPE(ranks, self_check=False)
+    compiled = CompiledBPE.from_ranks(ranks)
+    level3 = compiled.level3.tolist()
+    prefixes = {tok[:3] for t, tok in enumerate(python.tokens) if python.reachable[t] and len(tok) >= 3}
+    assert len(prefixes) >= 5
+    for idx, node in enumerate(level3):
+        key = bytes([0xE0 | idx >> 12, 0x80 | (idx >> 6) & 0x3F, 0x80 | idx & 0x3F])
+        if key not in prefixes:
+            assert node == -1, key
+        elif key in ranks and python.reachable[ranks[key]]:
+            assert node == ranks[key], key
+        else:
+            assert node >= len(python.tokens), key
+    rng = random.Random(4)
+    chars = list("中文字的一是不了") + ["a", "é"]
+    texts = ["".join(rng.choice(chars) for _ in range(rng.randint(1, 20))).encode() for _ in range(60)]
+    for data in texts:
+        assert compiled.encode_bytes(data).tolist() == python.encode(data), data
