@@ -35,7 +35,9 @@ merge, a pretoken of at most 12 bytes that is itself a reachable token is looked
 reachable tokens): one hash probe for ~85% of English and code pretokens; a piece merged earlier
 in the same call copies its ids (``tokspec.fast._piece_cache``, a per-call cache compared byte for
 byte); the trie's third level is dense for three-byte UTF-8 characters (``level3``, built at load).
-Hot helpers are ``@kernel(inline=True)``: a compiled call with array arguments costs 30-50 ns.
+The piece lookup is ``@kernel(inline=True)`` (a compiled call with array arguments costs 30-50
+ns); ``_get``, ``_longest`` and ``_valid`` are not: inlined, they made CJK text 1.3-1.6x slower
+(measured, interleaved with toktok-rs: 80 vs 49 ns/B for ``_valid``), English no faster.
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ def _fill_table(keys: np.ndarray, vals: np.ndarray, vbits: int, table: np.ndarra
         table[h] = (keys[i] << vbits) | vals[i]
 
 
-@kernel(inline=True)
+@kernel
 def _get(table: np.ndarray, key: int, vbits: int) -> int:
     """The value stored for ``key`` in a packed table, -1 if none. One memory access expected."""
     mask = len(table) - 1
@@ -115,7 +117,7 @@ def _pair_valid(a: int, b: int, left: np.ndarray, right: np.ndarray, pairs: np.n
             b = left[b]
 
 
-@kernel(inline=True)
+@kernel
 def _valid(a: int, b: int, memo: np.ndarray, left: np.ndarray, right: np.ndarray, pairs: np.ndarray) -> bool:
     """:func:`_pair_valid` through a direct-mapped memo of ``key << 1 | valid`` words (one int64
     write per entry, so threads sharing the memo can only miss, never read a torn entry)."""
@@ -129,7 +131,7 @@ def _valid(a: int, b: int, memo: np.ndarray, left: np.ndarray, right: np.ndarray
     return ok
 
 
-@kernel(inline=True)
+@kernel
 def _longest(data: np.ndarray, pos: int, end: int, max_len: int, root: np.ndarray, trie: np.ndarray,
              n_ids: int, level3: np.ndarray) -> int:
     """Id of the longest reachable token equal to ``data[pos:q]``, ``q <= end`` (a single byte
