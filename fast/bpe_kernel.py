@@ -373,13 +373,15 @@ class CompiledBPE:
                         utf8: bytes | None = None) -> np.ndarray:
         """Like :meth:`encode_text`, ids only (int64; no offsets computed). ``utf8``: the text's
         UTF-8 bytes if the caller has them (``str.encode``: one C copy), else built from ``cps``.
-        Byte positions are counted in the kernel (no per-character array)."""
-        if utf8 is None:
-            data, _ = utf8_of_code_points(cps)
+        Spans contiguous from character 0 (Peek2's) have their byte positions counted in the
+        kernel (no per-character array); other spans go through the character-to-byte array."""
+        contiguous = len(starts) == 0 or (starts[0] == 0 and np.array_equal(starts[1:], ends[:-1]))
+        if utf8 is None or not contiguous:
+            data, cbs = utf8_of_code_points(cps)
         else:  # writable, as elsewhere: one compiled version of _encode serves every caller
-            data = np.frombuffer(bytearray(utf8), dtype=np.uint8)
+            data, cbs = np.frombuffer(bytearray(utf8), dtype=np.uint8), _NO_CBS
         with np.errstate(over="ignore"):
-            ids, _, _ = _encode(data, _NO_CBS, cps, starts, ends, False, *self._tables)
+            ids, _, _ = _encode(data, _NO_CBS if contiguous else cbs, cps, starts, ends, False, *self._tables)
         return ids  # type: ignore[no-any-return]
 
     def token_bytes(self, token_id: int) -> bytes:

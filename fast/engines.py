@@ -94,9 +94,11 @@ class FastBpeEncoder(Encoder):
     def encode_ids(self, text: str) -> np.ndarray:
         """Token ids of ``text`` only (int64 array; the offsets pass is skipped), like tiktoken's
         ``encode_ordinary``. Same text domain as :meth:`encode` (InvalidTextError outside it)."""
+        if not isinstance(text, str):
+            check_text(text)
         try:  # strict UTF-8 refuses exactly the lone surrogates: check_text names them
             utf8 = text.encode("utf-8")
-        except (AttributeError, UnicodeEncodeError):
+        except UnicodeEncodeError:
             check_text(text)
             raise
         cps = code_points(text)

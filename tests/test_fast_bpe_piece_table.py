@@ -194,3 +194,16 @@ def test_dense_third_level_matches_the_trie() -> None:
     texts = ["".join(rng.choice(chars) for _ in range(rng.randint(1, 20))).encode() for _ in range(60)]
     for data in texts:
         assert compiled.encode_bytes(data).tolist() == python.encode(data), data
+
+
+def test_ids_of_spans_with_gaps_take_the_character_array() -> None:
+    """Counted positions need spans contiguous from character 0; others (gaps, a late start) must
+    still give the ids of their own pieces."""
+    ranks = trained_bpe_ranks(3, alphabet="aeiou üé中文😀,".encode(), merges=80)
+    compiled = CompiledBPE.from_ranks(ranks)
+    text = "中文 é😀 aeiou ü, 中a"
+    cps = code_points(text)
+    starts, ends = np.array([1, 4, 9], dtype=np.int64), np.array([3, 7, 12], dtype=np.int64)
+    want = [t for s, e in zip(starts, ends) for t in BacktrackBPE(ranks, self_check=False).encode(text[s:e].encode())]
+    assert compiled.encode_text_ids(cps, starts, ends, text.encode()).tolist() == want
+    assert compiled.encode_text_ids(cps, starts, ends).tolist() == want
