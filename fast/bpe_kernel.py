@@ -35,9 +35,12 @@ merge, a pretoken of at most 12 bytes that is itself a reachable token is looked
 reachable tokens): one hash probe for ~85% of English and code pretokens; a piece merged earlier
 in the same call copies its ids (``tokspec.fast._piece_cache``, a per-call cache compared byte for
 byte); the trie's third level is dense for three-byte UTF-8 characters (``level3``, built at load).
-The piece lookup is ``@kernel(inline=True)`` (a compiled call with array arguments costs 30-50
-ns); ``_get``, ``_longest`` and ``_valid`` are not: inlined, they made CJK text 1.3-1.6x slower
-(measured, interleaved with toktok-rs: 80 vs 49 ns/B for ``_valid``), English no faster.
+Calls per token are avoided: a compiled call with array arguments costs 30-50 ns, so
+``_encode`` writes out the longest-match walk (``_longest``) and the memo probe of ``_valid`` in
+its loop (CJK text: 66 -> 32 ns/B, interleaved with toktok-rs); numba's ``inline="always"`` was
+tried for them and made CJK text slower (64-80 vs 49 ns/B), so it is kept for the piece lookup
+only. ``_longest`` and ``_valid`` stay as kernels for ``_counting_kernels``; the tests check the
+written-out walk against the Python encoder (``test_fast_bpe_piece_table``, ``test_fast_bpe_kernel_text``).
 """
 
 from __future__ import annotations
@@ -198,6 +201,7 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
     alive = np.ones(len(data) + 1, dtype=np.uint8)  # alive[p] == 0: p proven not a boundary
     out_ids = np.empty(len(data), dtype=np.int32)   # at most one token per byte
     cache = cache_for(len(data))  # merged pieces of this call (``_piece_cache``)
+    memo_mask = len(memo) - 1
     count = 0
     counted = len(cbs) == 0
     ascii_only = len(cps) == len(data)
@@ -229,17 +233,51 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
             continue
         base = count
         pos = b0
-        cand = _longest(data, pos, b1, max_len, root, trie, len(tok_len), level3)
+        fresh = True  # cand is to be the longest reachable token at pos
+        n_ids = len(tok_len)
         while True:
+            if fresh:  # _longest, written out: a compiled call per token costs more than the walk
+                fresh = False
+                first = data[pos]
+                cand = root[first]
+                stop = min(b1, pos + max_len)
+                q = pos + 1
+                node = -1
+                if q < stop:
+                    node = root[256 + ((np.int64(first) << 8) | data[q])]
+                    q += 1
+                if node >= 0 and node < n_ids:
+                    cand = node
+                if node >= 0 and q < stop and (first & 0xF0) == 0xE0 and (data[q - 1] & 0xC0) == 0x80 \
+                        and (data[q] & 0xC0) == 0x80:
+                    node = level3[((np.int64(first) & 0x0F) << 12) | ((np.int64(data[q - 1]) & 0x3F) << 6)
+                                  | (data[q] & 0x3F)]
+                    q += 1
+                    if 0 <= node < n_ids:
+                        cand = node
+                while node >= 0 and q < stop:
+                    node = _get(trie, (np.int64(node) << 8) | data[q], np.int64(_NODE_BITS))
+                    if 0 <= node < n_ids:
+                        cand = node
+                    q += 1
             stop = pos + tok_len[cand]
-            if alive[stop] and (count == base or _valid(out_ids[count - 1], cand, memo, left, right,
-                                                        pairs)):
+            ok = alive[stop] == 1
+            if ok and count > base:  # _valid, written out: the memo probe inline, replay on a miss
+                key = (np.int64(out_ids[count - 1]) << _PAIR_SHIFT) | cand
+                slot = _slot(key, memo_mask)
+                e = memo[slot]
+                if (e >> 1) == key:
+                    ok = (e & 1) == 1
+                else:
+                    ok = _pair_valid(out_ids[count - 1], cand, left, right, pairs)
+                    memo[slot] = (key << 1) | (1 if ok else 0)
+            if ok:
                 out_ids[count] = cand
                 count += 1
                 pos = stop
                 if pos == b1:
                     break
-                cand = _longest(data, pos, b1, max_len, root, trie, len(tok_len), level3)
+                fresh = True
                 continue
             cand = next_prefix[cand]
             while cand < 0:  # nothing left at pos: pos is no boundary; back up one token
