@@ -103,7 +103,7 @@ class FastBpeEncoder(Encoder):
             raise
         cps = code_points(text)
         starts, ends = spans_of_code_points(cps, self.pattern)
-        return self.bpe.encode_text_ids(cps, starts, ends, utf8)
+        return self.bpe.encode_text_ids(cps, starts, ends, utf8, contiguous=True)  # Peek2's spans
 
 
 class Peek2Pretokenizer(Encoder):
