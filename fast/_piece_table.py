@@ -13,8 +13,9 @@ reachable. The claim is *falsified* for tokens that are not reachable (its store
 equal to an unreachable token takes the full merge (as BPE does; tiktoken's own short-circuit would
 return the token). For each vocabulary the premise is checked where it is built: the compiled
 self-check encodes every reachable token with this shortcut off (``CompiledBPE.self_check``), and
-the tests check the table against the reachable set and against tiktoken on every token of
-cl100k_base and o200k_base (``tests/test_fast_bpe_piece_table.py``).
+the tests check the table against the reachable set, and every token of cl100k_base and
+o200k_base against the definition of BPE (``tokspec.spec.bpe.bpe_encode``, no shortcut in it;
+``slow``) in ``tests/test_fast_bpe_piece_table.py``.
 
 Layout: open addressing, linear probing, load <= 1/2, two int64 words per slot (one 16-byte
 unit: four slots per cache line). For a piece of ``n <= 12`` bytes: word 0 = bytes 0..7 packed
