@@ -166,7 +166,7 @@ def _interval_count(data: np.ndarray, i: int, j: int, last: np.ndarray, depth: n
                     tin: np.ndarray, tout: np.ndarray, out: np.ndarray, alive: np.ndarray,
                     tok_len: np.ndarray, next_prefix: np.ndarray, left: np.ndarray,
                     right: np.ndarray, root: np.ndarray, trie: np.ndarray, pairs: np.ndarray,
-                    memo: np.ndarray, max_len: int) -> int:
+                    memo: np.ndarray, max_len: int, level3: np.ndarray) -> int:
     """Token count of ``data[i:j]``: backtracking encode from ``i`` (as ``bpe_kernel._encode``) until
     its last token ``t`` ends at a boundary ``p`` of ``data[:j]``'s encoding with ``last[p] == t``,
     then add the depth difference (Theorem C3). Typically O(1) steps; worst case O(j - i) (e.g. a
@@ -181,7 +181,7 @@ def _interval_count(data: np.ndarray, i: int, j: int, last: np.ndarray, depth: n
         alive[p] = 1
     count = 0
     pos = i
-    cand = _longest(data, pos, j, max_len, root, trie, len(tok_len))
+    cand = _longest(data, pos, j, max_len, root, trie, len(tok_len), level3)
     while True:
         stop = pos + tok_len[cand]
         if alive[stop - i] and (count == 0 or _valid(out[count - 1], cand, memo, left, right, pairs)):
@@ -192,7 +192,7 @@ def _interval_count(data: np.ndarray, i: int, j: int, last: np.ndarray, depth: n
                 return count
             if tin[pos] <= leaf < tout[pos] and last[pos] == cand:
                 return count + int(depth[j] - depth[pos])
-            cand = _longest(data, pos, j, max_len, root, trie, len(tok_len))
+            cand = _longest(data, pos, j, max_len, root, trie, len(tok_len), level3)
             continue
         cand = next_prefix[cand]
         while cand < 0:  # nothing left at pos: pos is no boundary; back up one token

@@ -61,7 +61,7 @@ class CountingTables:
         self._prepend_tables = (a["root"], bpe.trie, tok_len, a["split_left"], a["split_right"],
                                 bpe.pairs, bpe.memo, self.max_len)
         self._interval_tables = (tok_len, a["next_prefix"], a["split_left"], a["split_right"],
-                                 a["root"], bpe.trie, bpe.pairs, bpe.memo, self.max_len)
+                                 a["root"], bpe.trie, bpe.pairs, bpe.memo, self.max_len, bpe.level3)
 
     def prefix_table(self, data: bytes) -> tuple[np.ndarray, np.ndarray]:
         """``(last, depth)`` of every prefix of ``data``: ``depth[e]`` is the count of ``data[:e]``."""

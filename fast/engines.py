@@ -94,10 +94,16 @@ class FastBpeEncoder(Encoder):
     def encode_ids(self, text: str) -> np.ndarray:
         """Token ids of ``text`` only (int64 array; the offsets pass is skipped), like tiktoken's
         ``encode_ordinary``. Same text domain as :meth:`encode` (InvalidTextError outside it)."""
-        check_text(text)
+        if not isinstance(text, str):
+            check_text(text)
+        try:  # strict UTF-8 refuses exactly the lone surrogates: check_text names them
+            utf8 = text.encode("utf-8")
+        except UnicodeEncodeError:
+            check_text(text)
+            raise
         cps = code_points(text)
         starts, ends = spans_of_code_points(cps, self.pattern)
-        return self.bpe.encode_text_ids(cps, starts, ends)
+        return self.bpe.encode_text_ids(cps, starts, ends, utf8, contiguous=True)  # Peek2's spans
 
 
 class Peek2Pretokenizer(Encoder):

@@ -71,7 +71,7 @@ _B_CON, _B_LET, _B_DIG, _B_PUN = 0, 1, 2, 3
 _o_OT, _o_SP, _o_CR, _o_WS, _o_UP, _o_LO, _o_BO, _o_MA, _o_NU = 0, 1, 2, 3, 4, 5, 6, 7, 8
 
 
-@kernel
+@kernel(inline=True)
 def _fold(cp: int, fold_cps: np.ndarray, fold_to: np.ndarray) -> int:
     """The contraction letter (ASCII code) ``cp`` folds to, 0 if none. O(17)."""
     for k in range(len(fold_cps)):
@@ -80,7 +80,7 @@ def _fold(cp: int, fold_cps: np.ndarray, fold_to: np.ndarray) -> int:
     return 0
 
 
-@kernel
+@kernel(inline=True)
 def _whitespace_end(cat: np.ndarray, i: int, n: int, to_end_first: bool, space: int, crlf: int,
                     other_ws: int) -> int:
     r"""``\s++$|\s*[\r\n]|\s+(?!\S)|\s`` from ``i`` if ``to_end_first``, else
@@ -149,7 +149,7 @@ def _cl100k_kernel(cps: np.ndarray, table: np.ndarray, branch: np.ndarray, max_d
     return count
 
 
-@kernel
+@kernel(inline=True)
 def _u_star_w_plus(cat: np.ndarray, s: int, n: int) -> int:
     """End of ``[U]*[W]+`` at ``s`` (U: up/both/mark, W: low/both/mark) with regex backtracking; -1
     if it cannot match. O(run length)."""
@@ -168,7 +168,7 @@ def _u_star_w_plus(cat: np.ndarray, s: int, n: int) -> int:
     return -1
 
 
-@kernel
+@kernel(inline=True)
 def _o200k_contraction(cps: np.ndarray, e: int, n: int, fold_cps: np.ndarray, fold_to: np.ndarray) -> int:
     """``(?i:'s|'t|'re|'ve|'m|'ll|'d)?`` after a word ending at ``e``."""
     if e + 1 < n and cps[e] == 39:
@@ -182,7 +182,7 @@ def _o200k_contraction(cps: np.ndarray, e: int, n: int, fold_cps: np.ndarray, fo
     return e
 
 
-@kernel
+@kernel(inline=True)
 def _o200k_word(cps: np.ndarray, cat: np.ndarray, s: int, n: int, fold_cps: np.ndarray,
                 fold_to: np.ndarray) -> int:
     """A1 = ``X? U* W+ C?``, else A2 = ``X? U+ W* C?`` (then the word run is all Lu/Lt)."""

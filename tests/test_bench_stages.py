@@ -17,3 +17,10 @@ def test_stage_rows_name_every_step_and_check_the_ids() -> None:
     assert all("INEXACT" not in r.case and r.suite == SUITE for r in rows)
     assert all(r.subject_s > 0 and r.baseline_s > 0 and r.input_bytes == len(text.encode()) for r in rows)
     assert SUITES["stages"] == "tokspec.app.bench.stages"
+
+
+def test_stage_rows_for_o200k_name_their_engine() -> None:
+    text = "o200k's stages: Hello WORLD 123 \u4e2d\u6587\n" * 10
+    rows = _stage_rows("t", text, 1, "o200k_base")
+    assert {r.subject.split()[0] for r in rows} == {"fast:o200k_base"}
+    assert all("INEXACT" not in r.case for r in rows)

@@ -4,7 +4,9 @@ Contract (``tokspec.fast.bpe_kernel``): every reachable token encodes to itself;
 whole check is ONE kernel call over all reachable tokens; otherwise SelfCheckError names the first
 token (by id) that does not. With the kernels compiled, ``from_ranks`` runs it; interpreted
 (``TOKSPEC_JIT=0``), the Python ``BacktrackBPE`` checks itself instead, so it is called directly here.
-A broken kernel is simulated by rewriting the instance's ``encode_pieces`` output.
+A broken kernel is simulated by rewriting the instance's ``encode_pieces`` output. The check runs
+with the whole-piece shortcut off (``tokspec.fast._piece_table``): the shortcut's premise is what
+it checks, so with the shortcut on it would pass by construction.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ def _spy(compiled: CompiledBPE, rewrite: Callable[[list[int]], list[int]] | None
     calls: list[int] = []
     original = compiled.encode_pieces
 
-    def encode_pieces(data: bytes, bounds: np.ndarray) -> np.ndarray:
-        ids = original(data, bounds)
+    def encode_pieces(data: bytes, bounds: np.ndarray, *, shortcut: bool = True) -> np.ndarray:
+        assert shortcut is False, "the self-check must not go through the whole-piece lookup it proves"
+        ids = original(data, bounds, shortcut=shortcut)
         calls.append(len(data))
         return ids if rewrite is None else np.array(rewrite(ids.tolist()), dtype=np.int64)
 

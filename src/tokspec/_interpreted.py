@@ -55,6 +55,12 @@ def _instrument_copy(plain: types.ModuleType) -> None:
                     _instrument(fn)
 
 
+def _plain(fn: Any = None, **_options: Any) -> Any:
+    """``tokspec._jit.kernel`` as ``TOKSPEC_JIT=0`` makes it: the identity (``@kernel`` and
+    ``@kernel(inline=True)`` alike)."""
+    return fn if fn is not None else (lambda f: f)
+
+
 @functools.cache
 def interpreted_module(module: types.ModuleType) -> types.ModuleType:
     """The plain-Python copy of kernel module ``module`` (module docstring). O(import of the module)."""
@@ -66,7 +72,7 @@ def interpreted_module(module: types.ModuleType) -> types.ModuleType:
     plain = importlib.util.module_from_spec(spec)
     with _LOCK:
         saved = jit.kernel
-        jit.kernel = lambda fn: fn  # what TOKSPEC_JIT=0 does, for this copy only
+        jit.kernel = _plain  # what TOKSPEC_JIT=0 does, for this copy only
         try:
             sys.modules[name] = plain
             spec.loader.exec_module(plain)

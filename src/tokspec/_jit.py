@@ -33,7 +33,7 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 __all__ = ["JIT_ENABLED", "kernel", "interpreted", "cache_dir"]
 
@@ -109,22 +109,33 @@ def _ensure_cache() -> bool:
     return _CACHE_DIR is not None
 
 
-def kernel(fn: F) -> F:
+@overload
+def kernel(fn: F, *, inline: bool = False) -> F: ...
+@overload
+def kernel(fn: None = None, *, inline: bool = False) -> Callable[[F], F]: ...
+def kernel(fn: F | None = None, *, inline: bool = False) -> F | Callable[[F], F]:
     """Compile ``fn`` with numba (nopython, nogil, cached), or return it as is when interpreted.
 
     The compiled function keeps the plain one as ``.py_func`` (numba's attribute), which
-    :func:`interpreted` returns.
+    :func:`interpreted` returns. ``@kernel(inline=True)``: numba inlines the body into every
+    compiled caller (``inline="always"``): for a kernel called once per pretoken with many array
+    arguments, whose call would otherwise pass and reference-count each array per call.
     """
+    if fn is None:
+        def decorate(f: F) -> F:
+            return kernel(f, inline=inline)
+        return decorate
     if not JIT_ENABLED:
         return fn
     import numba
 
-    compiled = numba.njit(nogil=True, cache=_ensure_cache())(fn)
+    options = {"inline": "always"} if inline else {}
+    compiled = numba.njit(nogil=True, cache=_ensure_cache(), **options)(fn)
     if _CACHE_DIR is not None:
         from tokspec._jit_cache import guard_cache
 
         guard_cache(compiled)
-    return compiled  # type: ignore[return-value]  # a Dispatcher is called like the function
+    return compiled  # type: ignore[no-any-return]  # a Dispatcher is called like the function
 
 
 def interpreted(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,11 +1,13 @@
-"""``tokspec bench --suite stages``: where ``fast:cl100k_base`` ``encode_ids`` spends its time.
+"""``tokspec bench --suite stages``: where ``fast:cl100k_base`` and ``fast:o200k_base`` ``encode_ids`` spend their time.
 
 ``encode_ids`` is four steps, each timed alone here on the same text (1 MB of English-like text,
 Chinese-like text and code; 20 KB with ``quick``), best of 5, steps and the whole call interleaved:
 
 1. ``code points``: the text as a uint32 array (``tokspec.fast.peek2_unicode.code_points``);
 2. ``peek2``: the pretoken spans (the Peek2 kernel, with its category table lookup per character);
-3. ``utf8``: the UTF-8 bytes and each character's first byte (``bpe_kernel.utf8_of_code_points``);
+3. ``utf8``: the UTF-8 bytes and each character's first byte (``bpe_kernel.utf8_of_code_points``;
+   since issue 29's second round ``encode_ids`` itself takes ``str.encode``'s bytes and counts byte
+   positions in the merge kernel: this row is the offsets path's step);
 4. ``merge``: the backtracking BPE kernel over all pretokens (trie walks, pair checks through
    the pair-validity memo, warm as in steady use); and ``merge, cold memo``: the same with the
    memo emptied first (what the memo saves).
@@ -46,13 +48,14 @@ def _best(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]
     return best
 
 
-def _stage_rows(lang: str, text: str, repeat: int) -> list[BenchRow]:
+def _stage_rows(lang: str, text: str, repeat: int, encoding: str = "cl100k_base") -> list[BenchRow]:
     from tokspec.app.bench.latency import peers
     from tokspec.fast import bpe_kernel
     from tokspec.fast.peek2_unicode import code_points
     from tokspec.fast.pretok_peek2 import spans_of_code_points
 
-    engine = load_engine("fast:cl100k_base")
+    engine = load_engine(f"fast:{encoding}")
+    fast = f"fast:{encoding}"
     bpe, pattern = engine.bpe, engine.pattern  # type: ignore[attr-defined]
     cps = code_points(text)
     starts, ends = spans_of_code_points(cps, pattern)
@@ -60,7 +63,7 @@ def _stage_rows(lang: str, text: str, repeat: int) -> list[BenchRow]:
 
     def merge() -> np.ndarray:
         with np.errstate(over="ignore"):
-            ids, _, _ = bpe_kernel._encode(data, cbs, starts, ends, False, *bpe._tables)
+            ids, _, _ = bpe_kernel._encode(data, cbs, bpe_kernel._NO_CPS, starts, ends, False, *bpe._tables)
         return ids  # type: ignore[no-any-return]
 
     def merge_cold() -> np.ndarray:
@@ -69,7 +72,7 @@ def _stage_rows(lang: str, text: str, repeat: int) -> list[BenchRow]:
 
     whole = engine.encode_ids  # type: ignore[attr-defined]
     want = whole(text).tolist()
-    lib = peers("cl100k_base")
+    lib = peers(encoding)
     fns: dict[str, Callable[[], object]] = {
         "encode_ids": lambda: whole(text), "code points": lambda: code_points(text),
         "peek2": lambda: spans_of_code_points(cps, pattern),
@@ -83,11 +86,10 @@ def _stage_rows(lang: str, text: str, repeat: int) -> list[BenchRow]:
     rows = []
     for step in ("code points", "peek2", "utf8", "merge", "merge, cold memo"):
         case = _exact(f"stages {lang} {step} {t[step] / n_bytes * 1e9:.1f} ns/B", stages_exact)
-        rows.append(BenchRow(SUITE, case, f"fast:cl100k_base {step}", "fast:cl100k_base encode_ids", n_bytes,
-                             t[step], t["encode_ids"]))
+        rows.append(BenchRow(SUITE, case, f"{fast} {step}", f"{fast} encode_ids", n_bytes, t[step], t["encode_ids"]))
     for name in names:
         case = _exact(f"stages {lang} whole {t['encode_ids'] / n_bytes * 1e9:.1f} ns/B", same[name])
-        rows.append(BenchRow(SUITE, case, "fast:cl100k_base encode_ids", name, n_bytes, t["encode_ids"], t[name]))
+        rows.append(BenchRow(SUITE, case, f"{fast} encode_ids", name, n_bytes, t["encode_ids"], t[name]))
     return rows
 
 
@@ -95,6 +97,7 @@ def run(*, quick: bool) -> list[BenchRow]:
     size, repeat = (20_000, 2) if quick else (1_000_000, 5)
     texts = {"english": english(size), "chinese-like": chinese_like(size), "code": code(size)}
     rows = []
-    for lang, text in texts.items():
-        rows += _stage_rows(lang, text, repeat)
+    for encoding in ("cl100k_base", "o200k_base"):
+        for lang, text in texts.items():
+            rows += _stage_rows(lang, text, repeat, encoding)
     return rows

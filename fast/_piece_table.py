@@ -1,0 +1,114 @@
+"""Whole-piece lookup for the compiled BPE: the bytes of a short pretoken -> the token they are.
+
+Shortcut (tiktoken's, made exact): most pretokens of English and code (" the", " of", "self") are
+one token of cl100k_base / o200k_base (93% measured, 92% of them at most 12 bytes long). When the
+pretoken's bytes are a *reachable* token ``t`` (``tokspec.fast.bpe_backtrack``: BPE over the ranks
+below ``t`` ends as a pair, which BPE then merges into ``t``), its BPE encoding is ``[t]``, and one
+hash probe here replaces the trie walk and backtracking of ``bpe_kernel._encode``.
+
+Theorem relied on (spec claim ``bpe.whole_piece_shortcut``, ``tokspec.spec.bpe.
+prop_whole_piece_shortcut``): a token's bytes encode to that single token iff the token is
+reachable. The claim is *falsified* for tokens that are not reachable (its stored counterexample:
+``abcd`` with merges ``b+c`` before ``a+b``), so only reachable tokens enter this table: a pretoken
+equal to an unreachable token takes the full merge (as BPE does; tiktoken's own short-circuit would
+return the token). For each vocabulary the premise is checked where it is built: the compiled
+self-check encodes every reachable token with this shortcut off (``CompiledBPE.self_check``), and
+the tests check the table against the reachable set, and every token of cl100k_base and
+o200k_base against the definition of BPE (``tokspec.spec.bpe.bpe_encode``, no shortcut in it;
+``slow``) in ``tests/test_fast_bpe_piece_table.py``.
+
+Layout: open addressing, linear probing, load <= 1/2, two int64 words per slot (one 16-byte
+unit: four slots per cache line). For a piece of ``n <= 12`` bytes: word 0 = bytes 0..7 packed
+little-endian (zero padded), word 1 = bytes 8..11 packed | ``n << 32`` | ``id << 36``. The length
+makes the key exact (a token may contain NUL bytes, so padding alone would be ambiguous); word 1
+== 0 marks an empty slot (no piece has length 0). Hashing as in ``bpe_kernel``: multiply, shift
+right 32, mask, in int64 (same bits compiled and interpreted). Build: O(vocabulary) in one kernel
+call at load (a few ms; not cached on disk). Lookup: O(n) to pack, one probe expected.
+Out of scope: pieces longer than :data:`PIECE_MAX` (they take the merge), ids >= 2**27.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from tokspec._jit import kernel
+
+__all__ = ["PIECE_MAX", "build_piece_table", "empty_piece_table", "piece_id"]
+
+PIECE_MAX = 12  # longest piece looked up whole (bytes); word 1 holds bytes 8..11
+_MAX = PIECE_MAX  # plain module ints for the kernels' frozen globals
+_KEY_BITS = 36    # bytes 8..11 (32 bits) and the length (4 bits); the id above them
+_KEY_MASK = (1 << 36) - 1
+_M0 = 0x5851F42D4C957F2D  # odd multipliers < 2**63 (int64 literals in both modes)
+_M1 = 0x2545F4914F6CDD1D
+
+
+@kernel(inline=True)
+def _pack(data: np.ndarray, b0: int, n: int) -> tuple[int, int]:
+    """(word 0, word 1 without the id) of the piece ``data[b0:b0+n]``, ``1 <= n <= 12``."""
+    k0 = np.int64(0)
+    for i in range(min(n, 8)):
+        k0 |= np.int64(data[b0 + i]) << (8 * i)
+    k1 = np.int64(n) << 32
+    for i in range(8, n):
+        k1 |= np.int64(data[b0 + i]) << (8 * (i - 8))
+    return k0, k1
+
+
+@kernel(inline=True)
+def _home(k0: int, k1: int, mask: int) -> int:
+    return (((k0 * _M0) ^ (k1 * _M1)) >> 32) & mask
+
+
+@kernel(inline=True)
+def piece_id(table: np.ndarray, data: np.ndarray, b0: int, n: int) -> int:
+    """The id of the reachable token equal to ``data[b0:b0+n]``, -1 if none (or ``n`` > 12)."""
+    if n > _MAX:
+        return -1
+    k0, k1 = _pack(data, b0, n)
+    mask = (len(table) >> 1) - 1
+    h = _home(k0, k1, mask)
+    while True:
+        w1 = table[2 * h + 1]
+        if w1 == 0:
+            return -1
+        if table[2 * h] == k0 and (w1 & _KEY_MASK) == k1:
+            return int(w1 >> _KEY_BITS)
+        h = (h + 1) & mask
+
+
+@kernel
+def _fill(tok_bytes: np.ndarray, tok_offsets: np.ndarray, take: np.ndarray, table: np.ndarray) -> None:
+    """Insert every token ``t`` with ``take[t]`` (distinct byte strings of 1..12 bytes)."""
+    mask = (len(table) >> 1) - 1
+    for t in range(len(take)):
+        if take[t]:
+            b0 = tok_offsets[t]
+            k0, k1 = _pack(tok_bytes, b0, tok_offsets[t + 1] - b0)
+            h = _home(k0, k1, mask)
+            while table[2 * h + 1] != 0:
+                h = (h + 1) & mask
+            table[2 * h] = k0
+            table[2 * h + 1] = k1 | (np.int64(t) << _KEY_BITS)
+
+
+def empty_piece_table() -> np.ndarray:
+    """A table with no entry: every lookup misses (the shortcut off, for the self-check)."""
+    return np.zeros(2 * 2, dtype=np.int64)
+
+
+def build_piece_table(arrays: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The table of the reachable tokens of at most 12 bytes, from ``bpe_tables.arrays_of``'s
+    arrays: a token is reachable iff it is one byte or has a last merge (``split_left[t] != t``:
+    ``BacktrackBPE._compute_splits`` sets a split exactly for the reachable multi-byte tokens)."""
+    lens = np.asarray(arrays["tok_len"], dtype=np.int64)
+    left = np.asarray(arrays["split_left"], dtype=np.int64)
+    reachable = (lens == 1) | (left != np.arange(len(left)))
+    take = reachable & (lens >= 1) & (lens <= PIECE_MAX)
+    slots = 1 << max(2, int(2 * np.count_nonzero(take)).bit_length())
+    table = np.zeros(2 * slots, dtype=np.int64)
+    with np.errstate(over="ignore"):
+        _fill(arrays["tok_bytes"], arrays["tok_offsets"], take, table)
+    return table

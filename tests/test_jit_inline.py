@@ -1,0 +1,37 @@
+"""``tokspec._jit.kernel(inline=True)``: numba inlines the kernel into compiled callers; interpreted
+(``TOKSPEC_JIT=0`` or an ``interpreted_module`` copy) it is the plain function, like ``@kernel``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tokspec._interpreted import interpreted_module
+from tokspec._jit import JIT_ENABLED, interpreted, kernel
+from tokspec.fast import pretok_peek2
+
+
+def _sum_first(a: np.ndarray, k: int) -> int:
+    s = 0
+    for i in range(k):
+        s += a[i]
+    return s
+
+
+def test_inline_kernel_computes_the_same_and_keeps_its_plain_body() -> None:
+    inlined = kernel(inline=True)(_sum_first)
+    plain = kernel(_sum_first)
+    a = np.arange(10, dtype=np.int64)
+    assert inlined(a, 4) == plain(a, 4) == _sum_first(a, 4) == 6
+    assert interpreted(inlined) is _sum_first
+    if JIT_ENABLED:
+        assert inlined.targetoptions.get("inline") == "always"
+        assert plain.targetoptions.get("inline", "never") == "never"
+    else:
+        assert inlined is _sum_first
+
+
+@pytest.mark.parametrize("name", ["_o200k_word", "_u_star_w_plus", "_whitespace_end", "_fold"])
+def test_interpreted_copy_has_plain_inline_kernels(name: str) -> None:
+    copy = interpreted_module(pretok_peek2)
+    fn = getattr(copy, name)
+    assert not hasattr(fn, "py_func") and fn.__module__ == copy.__name__
