@@ -393,7 +393,7 @@ class CompiledBPE:
         with np.errstate(over="ignore"):
             ids, _, _ = _encode(buf, bounds, _NO_CPS, np.arange(len(bounds) - 1), np.arange(1, len(bounds)), False,
                                 *(self._tables if shortcut else self._tables_no_shortcut))
-        return ids  # type: ignore[no-any-return]
+        return ids
 
     def encode_bytes(self, data: bytes) -> np.ndarray:
         """Ids of ``data`` as one piece (no pretokenization)."""
@@ -423,9 +423,9 @@ class CompiledBPE:
             data, cbs = np.frombuffer(bytearray(utf8), dtype=np.uint8), _NO_CBS
         with np.errstate(over="ignore"):
             ids, _, _ = _encode(data, _NO_CBS if contiguous else cbs, cps, starts, ends, False, *self._tables)
-        return ids  # type: ignore[no-any-return]
+        return ids
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of token ``token_id``."""
         offs = self.arrays["tok_offsets"]
-        return self.arrays["tok_bytes"][offs[token_id]:offs[token_id + 1]].tobytes()  # type: ignore[no-any-return]
+        return self.arrays["tok_bytes"][offs[token_id]:offs[token_id + 1]].tobytes()

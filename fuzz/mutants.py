@@ -79,17 +79,20 @@ def mutant_target(name: str) -> Target:
                   {"seed_from": m.seed_from})
 
 
-def _uncached_kernel(fn: Any) -> Any:
-    """``tokspec._jit.kernel`` without numba's disk cache: a mutant's kernels share their source file
-    with the real ones, so cached machine code (with the mutant's globals baked in) would be
-    loaded by the real engine later, in any process using the same cache."""
+def _uncached_kernel(fn: Any = None, *, inline: bool = False) -> Any:
+    """``tokspec._jit.kernel`` (``@kernel`` and ``@kernel(inline=True)``) without numba's disk cache:
+    a mutant's kernels share their source file with the real ones, so cached machine code (with the
+    mutant's globals baked in) would be loaded by the real engine later, in any process using the
+    same cache."""
     from tokspec import _jit
 
+    if fn is None:
+        return lambda f: _uncached_kernel(f, inline=inline)
     if not _jit.JIT_ENABLED:
         return fn
     import numba
 
-    return numba.njit(nogil=True, cache=False)(fn)
+    return numba.njit(nogil=True, cache=False, inline="always" if inline else "never")(fn)
 
 
 def _module_copy(module_name: str) -> Any:

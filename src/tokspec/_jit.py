@@ -129,13 +129,12 @@ def kernel(fn: F | None = None, *, inline: bool = False) -> F | Callable[[F], F]
         return fn
     import numba
 
-    options = {"inline": "always"} if inline else {}
-    compiled = numba.njit(nogil=True, cache=_ensure_cache(), **options)(fn)
+    compiled = numba.njit(nogil=True, cache=_ensure_cache(), inline="always" if inline else "never")(fn)
     if _CACHE_DIR is not None:
         from tokspec._jit_cache import guard_cache
 
         guard_cache(compiled)
-    return compiled  # type: ignore[no-any-return]  # a Dispatcher is called like the function
+    return compiled
 
 
 def interpreted(fn: Callable[..., Any]) -> Callable[..., Any]:
