@@ -44,7 +44,7 @@ import numpy as np
 from tokspec import Encoder, EncodingArrays, EngineInfo, _interpreted
 from tokspec import __version__ as _VERSION
 from tokspec._types import check_text
-from tokspec.fast import _spm_ids, _spm_kernels, _unigram_emit, _unigram_kernels
+from tokspec.fast import _metaspace, _spm_ids, _spm_kernels, _unigram_emit, _unigram_kernels
 from tokspec.fast._double_array import DoubleArray
 from tokspec.fast._hash_trie import HashTrie
 from tokspec.fast._hf_identity import IdentityMetaspace, identity_plan
@@ -84,6 +84,7 @@ class DatrieUnigram(Encoder):
         self._sk = _spm_kernels if jit else interpreted_module(_spm_kernels)
         self._ek = _unigram_emit if jit else interpreted_module(_unigram_emit)
         self._ik = _spm_ids if jit else interpreted_module(_spm_ids)
+        self._mk = _metaspace if jit else interpreted_module(_metaspace)
         self.model = model
         self.offsets: OffsetMode = offsets
         self.tie_break: TieBreak = tie_break or model.flavour
@@ -171,6 +172,12 @@ class DatrieUnigram(Encoder):
             self._sk.spm_alignment(n2o, r1, m, table, *aligned)
             return out[:k], np.array([0, k], dtype=np.int64), aligned
         if self._identity is not None and self._identity.applies(text):
+            if not alignment:  # ids only: bytes and bounds in one kernel pass (tokspec.fast._metaspace)
+                plan, raw = self._identity, np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+                out = self._work.get("ms_out", len(plan.marker_bytes) * (len(raw) + 1), np.uint8)
+                cuts = self._work.get("ms_bounds", len(raw) + 2, np.int64)
+                k, b = self._mk.metaspace_bytes(raw, plan.marker_bytes, plan.prepend, plan.split, out, cuts)
+                return out[:k], cuts[:b], (_NONE, _NONE, _NONE, _NONE)
             return self._identity.arrays(text, alignment)
         pres = self.model.pretokenize(text)
         encoded = [p.text.encode("utf-8") for p in pres]
@@ -220,6 +227,16 @@ class DatrieUnigram(Encoder):
         """ids, starts, ends (the spans meaningful only with ``offsets``)."""
         data, bounds, (o_start, o_end, sp_start, sp_end) = self.normalized(text, alignment=offsets)
         ws, n = self._work, len(data)
+        if not offsets:  # one buffer set, sized by the whole text (no scan for the longest pretoken)
+            bufs = ws.ids_buffers(n, 4)
+            bufs.grow_viterbi(n + 1)
+            _, *viterbi = bufs.viterbi
+            k = self._ek.encode_pretokens(
+                data, bounds, self.trie_kind == "hash", *self._da, *self._ht, self.scores, self.unk_score,
+                self.model.unk_id, self.model.float32, self.tie_break == "last", self.reset,
+                self.model.flavour == "hf", self.model.fuse_unk, self.byte_ids, self.offsets == "contract",
+                o_start, o_end, sp_start, sp_end, *viterbi, _NONE, False)
+            return viterbi[5][:k].copy(), _NONE, _NONE
         width = int(np.diff(bounds).max(initial=0)) + 1
         scratch = [ws.get(name, width, np.int64) for name in ("bstart", "bid", "es", "eid")]
         outs = [ws.get(name, max(n, 1), np.int64) for name in ("ids", "ts", "te")]
@@ -229,8 +246,6 @@ class DatrieUnigram(Encoder):
             self.model.flavour == "hf", self.model.fuse_unk, self.byte_ids, self.offsets == "contract",
             o_start, o_end, sp_start, sp_end, ws.get("best", width, np.float64), *scratch, *outs,
             ws.get("cob", n + 1, np.int64), offsets)
-        if not offsets:
-            return outs[0][:k].copy(), _NONE, _NONE
         ids, starts, ends = (a[:k].copy() for a in outs)  # the buffers are reused by the next call
         return ids, starts, ends
 
