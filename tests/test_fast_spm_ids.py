@@ -133,3 +133,57 @@ def test_a_str_subclass_and_the_empty_text() -> None:
     assert fast.encode_ids(Text("hello world")).tolist() == fast.encode_ids("hello world").tolist()
     empty = fast.encode_ids("")
     assert empty.dtype == np.int64 and empty.size == 0
+
+
+def brute_copies(units: list[int]) -> list[bool]:
+    """:func:`ascii_copies` spelled out with explicit bounds (the darts-clone rules of
+    ``tokspec.formats.spm_normalize``): c is copied alone before d unless c is a key or the node of
+    c has a child labelled d."""
+    size = len(units)
+
+    def child(node: int, byte: int) -> int | None:
+        nxt = node ^ byte
+        return nxt if nxt < size and (units[nxt] & 0x800000FF) == byte else None
+
+    def offset(unit: int) -> int:
+        return (unit >> 10) << ((unit & 512) >> 6)
+
+    out = []
+    for c in range(128):
+        node = child(offset(units[0]), c) if size else None
+        if node is None:
+            out += [True] * 257
+            continue
+        inner = node ^ offset(units[node])
+        if (units[node] >> 8) & 1 and inner < size:  # c alone is a key
+            out += [False] * 257
+            continue
+        out += [child(inner, d) is None for d in range(256)] + [True]
+    return out
+
+
+def random_table(seed: int) -> np.ndarray:
+    """ascii_copies of an arbitrary unit array, checked against the brute force (128 x 257)."""
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(1, 300))
+    offsets = rng.integers(0, 8, size) << 10  # small offsets: a child of j is near j, often labelled right
+    flags = rng.choice([0, 1 << 8, 1 << 9, 1 << 31], size, p=[0.6, 0.2, 0.1, 0.1])
+    labels = (np.arange(size) ^ rng.integers(0, 8, size)) & 0x7F
+    units = (offsets | flags | labels).astype(np.int64)
+    got = sk.ascii_copies(units)
+    assert got.tolist() == brute_copies(units.tolist())
+    return got.reshape(128, 257)
+
+
+def test_ascii_copies_on_arbitrary_unit_arrays() -> None:
+    """Any array is a trie to the walk: tiny ones put children exactly at, and past, the end; the
+    tables cover the three outcomes of a byte."""
+    tables = np.stack([random_table(seed) for seed in range(12)])
+    assert tables.all(axis=2).any() and (~tables).all(axis=2).any()      # copied always / never (a key)
+    assert (tables.any(axis=2) & ~tables.all(axis=2)).any()               # depends on the next byte
+
+
+def test_ascii_copies_of_a_one_unit_trie() -> None:
+    """The root alone, flagging the key b"\\x00" (test_fast_spm_normalize_flags' one-unit trie)."""
+    copies = sk.ascii_copies(np.array([1 << 8], dtype=np.int64)).reshape(128, 257)
+    assert not copies[0].any() and copies[1:].all()
