@@ -100,6 +100,7 @@ def mon() -> DatrieUnigram:
 @pytest.mark.parametrize("text", [
     "hello world", " lead", "\u2581marker first", "Сайн байна уу, найз минь", "tab\tand  two", "x",
     "non\u00a0breaking", "soft\u00adhyphen", "e\u0301 composed?", "\u4e2d\u6587 \U0001f642", "a" * 300,
+    " " * 7, "\u2581" * 3, "  \u2581 ",  # the output bound: every byte a marker
 ])
 def test_mon_unigram_ids_equal_encode_arrays_and_hf(text: str) -> None:
     library = load_engine("hf:mon-unigram").library_tokenizer  # type: ignore[attr-defined]
