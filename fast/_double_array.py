@@ -165,16 +165,22 @@ class DoubleArray:
 
     def units(self) -> np.ndarray:
         """The runtime layout of the compiled kernels: slot ``t`` is ``units[4t:4t+4]`` = (base,
-        check, value, 0), int32. One step of a walk (check and value of ``t``, base of ``t`` for
-        the next step) reads one 16-byte unit, never split across cache lines (numpy's buffers
-        are at least 16-byte aligned), instead of three arrays. O(slots). Every entry is a slot
-        number or a piece id, far below 2**31 for any trie the Python build can hold (a 250K-piece
-        vocabulary takes ~780K slots); numpy refuses a value outside int32 (OverflowError).
+        check, value, fertile), int32, ``fertile`` 1 iff some slot's check is ``t`` (the node has a
+        child: a walk that reaches a node without one stops there instead of probing one more,
+        usually uncached, slot). One step of a walk (check, value and fertile of ``t``, base of
+        ``t`` for the next step) reads one 16-byte unit, never split across cache lines (numpy's
+        buffers are at least 16-byte aligned), instead of three arrays. O(slots). Every entry is a
+        slot number or a piece id, far below 2**31 for any trie the Python build can hold (a
+        250K-piece vocabulary takes ~780K slots); numpy refuses a value outside int32 (OverflowError).
         """
         units = np.zeros(4 * len(self.check), dtype=np.int32)
         units[0::4] = self.base
         units[1::4] = self.check
         units[2::4] = self.value
+        check = np.asarray(self.check, dtype=np.int64)
+        fertile = np.zeros(len(check), dtype=np.int32)
+        fertile[check[check >= 0]] = 1  # free slots are -1, the root's parent -2
+        units[3::4] = fertile
         return units
 
     def __len__(self) -> int:

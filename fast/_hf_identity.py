@@ -44,6 +44,7 @@ __all__ = ["IdentityMetaspace", "identity_plan"]
 
 Check = Callable[[str], bool]
 _EMPTY = np.zeros(0, dtype=np.int64)
+_ASCII = "".join(map(chr, range(128)))
 
 
 #: A pattern source that always matches exactly one character: one property or bracket class.
@@ -59,11 +60,20 @@ def _replace_is_identity(pattern: regex.Pattern[str], content: str) -> Check:
     if len(content) <= 1 and _ONE_CHAR_CLASS.fullmatch(source) and not any(
             op in source for op in ("--", "&&", "||", "~~")):
         other = regex.compile(f"[{source}--[{regex.escape(content)}]]" if content else source, flags=regex.V1)
-        return lambda text: other.search(text) is None
+
+        def one_search(text: str) -> bool:
+            return other.search(text) is None
+        return _ascii_free(one_search) if other.search(_ASCII) is None else one_search
 
     def check(text: str) -> bool:
         return all(m.end() - m.start() == 1 and m.group() == content
                    for m in pattern.finditer(text) if m.end() > m.start())
+    return check
+
+
+def _ascii_free(check: Check) -> Check:
+    """Mark ``check`` as true on every ASCII text (:meth:`IdentityMetaspace.applies` skips it there)."""
+    check.ascii_free = True  # type: ignore[attr-defined]
     return check
 
 
@@ -86,8 +96,8 @@ def _step_checks(spec: dict[str, Any] | None) -> list[Check] | None:
                 return None
             out += checks
         return out
-    if kind in ("NFC", "NFD", "NFKC", "NFKD"):
-        return [lambda text, form=kind: unicodedata.is_normalized(form, text)]
+    if kind in ("NFC", "NFD", "NFKC", "NFKD"):  # every ASCII character is stable under all four forms
+        return [_ascii_free(lambda text, form=kind: unicodedata.is_normalized(form, text))]
     if kind == "Replace":
         pat = spec.get("pattern", {})
         if "Regex" in pat:
@@ -107,11 +117,13 @@ class IdentityMetaspace:
 
     def __init__(self, checks: list[Check], marker: str, prepend: bool, split: bool) -> None:
         self.checks, self.marker, self.prepend, self.split = checks, marker, prepend, split
-        self._marker_bytes = np.frombuffer(marker.encode("utf-8"), dtype=np.uint8)
+        self.ascii_checks = [check for check in checks if not getattr(check, "ascii_free", False)]
+        self.marker_bytes = np.frombuffer(marker.encode("utf-8"), dtype=np.uint8)
 
     def applies(self, text: str) -> bool:
-        """Is the normalizer the identity on ``text`` (non-empty)?"""
-        return bool(text) and all(check(text) for check in self.checks)
+        """Is the normalizer the identity on ``text`` (non-empty)? ASCII text (a flag CPython keeps,
+        O(1)) runs only the checks not marked true on all ASCII text (``ascii_checks``)."""
+        return bool(text) and all(check(text) for check in (self.ascii_checks if text.isascii() else self.checks))
 
     def arrays(self, text: str, alignment: bool = True) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
         """(normalized UTF-8 bytes, pretoken byte bounds, (origin starts, origin ends, HF span
@@ -121,7 +133,7 @@ class IdentityMetaspace:
         lead = self.prepend and not body.startswith(self.marker)
         data = np.frombuffer(((self.marker if lead else "") + body).encode("utf-8"), dtype=np.uint8)
         if self.split:
-            cuts = _starts_of(data, self._marker_bytes)
+            cuts = _starts_of(data, self.marker_bytes)
             cuts = cuts[cuts > 0]
         else:
             cuts = np.zeros(0, dtype=np.int64)

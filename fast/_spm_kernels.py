@@ -26,7 +26,7 @@ import numpy as np
 
 from tokspec._jit import kernel
 
-__all__ = ["spm_alignment", "spm_normalize", "starters"]
+__all__ = ["ascii_copies", "spm_alignment", "spm_normalize", "starters"]
 
 @kernel
 def _utf8_len(lead: int) -> int:
@@ -99,7 +99,39 @@ def starters(units: np.ndarray) -> np.ndarray:
 
 
 @kernel
-def _normalize_run(data: np.ndarray, units: np.ndarray, pool: np.ndarray, starts: np.ndarray,
+def ascii_copies(units: np.ndarray) -> np.ndarray:
+    """``out[257 * c + d]`` for an ASCII byte ``c`` followed by ``d`` (a byte, or 256 at the end of
+    the text): is ``c`` copied alone, as one unchanged character? True iff ``c`` is no charsmap key
+    and no key begins with ``c d``: the walk of :func:`_replacement` then stops at ``d`` having
+    passed no key end (longest match empty). False means "walk" (which may still find nothing).
+
+    Why two bytes: nmt_nfkc has keys for most ASCII letters (a letter + combining mark composes), so
+    the one-byte test (:func:`starters`) sends nearly every letter through the walk; those keys
+    continue with a non-ASCII byte, so a letter followed by ASCII is decided by this table. O(128 * 256)."""
+    out = np.zeros(128 * 257, dtype=np.bool_)
+    size = len(units)
+    if size == 0:
+        out[:] = True
+        return out
+    root = (units[0] >> 10) << ((units[0] & 512) >> 6)
+    for c in range(128):
+        node = root ^ c
+        if node >= size or (units[node] & 0x800000FF) != c:  # no key starts with c
+            out[257 * c:257 * c + 257] = True
+            continue
+        unit = units[node]
+        node ^= (unit >> 10) << ((unit & 512) >> 6)
+        if (unit >> 8) & 1 and node < size:
+            continue  # c alone is a key: always walk
+        out[257 * c + 256] = True
+        for d in range(256):
+            nxt = node ^ d
+            out[257 * c + d] = not (nxt < size and (units[nxt] & 0x800000FF) == d)
+    return out
+
+
+@kernel
+def _normalize_run(data: np.ndarray, units: np.ndarray, pool: np.ndarray, copies: np.ndarray,
                    remove_extra: bool, escape: bool, root: int, rep: np.ndarray, out: np.ndarray,
                    n2o: np.ndarray, r1: np.ndarray, pos: int, k: int, m: int,
                    prev_space: bool) -> tuple[int, int, int, bool, int, int, int]:
@@ -115,7 +147,7 @@ def _normalize_run(data: np.ndarray, units: np.ndarray, pool: np.ndarray, starts
     size = len(units)
     while pos < n:
         c = data[pos]
-        if c < 0x80 and not starts[c]:  # fast path: one ASCII character, no rule
+        if c < 0x80 and copies[257 * np.int64(c) + (data[pos + 1] if pos + 1 < n else 256)]:  # ASCII, no rule
             if c == 32 and prev_space:
                 pos += 1
                 continue
@@ -191,17 +223,18 @@ def _normalize_run(data: np.ndarray, units: np.ndarray, pool: np.ndarray, starts
 
 
 @kernel
-def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, starts: np.ndarray, dummy: bool,
+def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, copies: np.ndarray, dummy: bool,
                   remove_extra: bool, escape: bool, rep: np.ndarray, out: np.ndarray, n2o: np.ndarray,
                   r1: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
     """Normalize input bytes into (normalized bytes ``out[:k]``, ``n2o[:m + 1]``, ``r1[:m]``) for m
     normalized characters (see module docstring; the rule producing character i starts at
     ``n2o[i]`` and ends at ``r1[i]``, ``n2o[i] == r1[i]`` only for the dummy prefix); returns
-    ``(out, n2o, r1, k, m)``, the arrays regrown if they were too small. ``starts``:
-    :func:`starters`; ``rep``: scratch of at least ``max(len(pool), 4)`` bytes. The caller passes
+    ``(out, n2o, r1, k, m)``, the arrays regrown if they were too small. ``copies``:
+    :func:`ascii_copies`; ``rep``: scratch of at least ``max(len(pool), 4)`` bytes. The caller passes
     (and keeps) the buffers, reused across calls.
 
-    Fast path: an ASCII byte no key starts with is copied (or dropped, or escaped) directly."""
+    Fast path: an ASCII byte that :func:`ascii_copies` says is copied alone (given the next byte)
+    is copied (or dropped, or escaped) directly."""
     n = len(data)
     out = _grow(out, 8)
     n2o = _grow(n2o, 2)
@@ -235,7 +268,7 @@ def spm_normalize(data: np.ndarray, units: np.ndarray, pool: np.ndarray, starts:
         root = (units[0] >> 10) << ((units[0] & 512) >> 6)
     while True:  # _normalize_run stops at the end, or before a write that needs bigger buffers
         pos, k, m, prev_space, need_out, need_r1, need_n2o = _normalize_run(
-            data, units, pool, starts, remove_extra, escape, root, rep, out, n2o, r1, pos, k, m, prev_space)
+            data, units, pool, copies, remove_extra, escape, root, rep, out, n2o, r1, pos, k, m, prev_space)
         if need_out == 0:
             break
         out = _grow(out, need_out)

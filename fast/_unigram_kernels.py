@@ -20,9 +20,10 @@ float32 rounding, which the kernels reproduce operation for operation.
 Two tries, one Viterbi loop each (the benchmark compares the tries only):
 
 - double array (Aoe; ``tokspec.fast._double_array``): child of ``s`` on byte ``c`` is
-  ``t = base[s] + c`` iff ``check[t] == s``: two loads and a compare per byte. Base, check and value
-  of a slot are packed in one 16-byte int32 unit (:meth:`DoubleArray.units`), so a step touches
-  one cache line (the check and value of ``t`` and the base for the next step), not three arrays.
+  ``t = base[s] + c`` iff ``check[t] == s``: two loads and a compare per byte. Base, check, value
+  and a has-a-child flag of a slot are packed in one 16-byte int32 unit (:meth:`DoubleArray.units`),
+  so a step touches one cache line (the check and value of ``t`` and the base for the next step),
+  not three arrays, and a walk ends at a childless node without probing one more slot.
 - ``HashTrie`` (``tokspec.fast._hash_trie``): open addressing with linear probing over int64 keys
   ``node * 256 + byte`` in a power-of-two table (load <= 1/2): a multiply, a mask, one or more
   probes per byte.
@@ -95,7 +96,7 @@ def forward_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray, scores: np
                unk_score: float, f32: bool, last: bool, reset: float, best: np.ndarray,
                bstart: np.ndarray, bid: np.ndarray) -> None:
     """Viterbi forward pass over ``data[lo:hi]`` walking the double array (packed ``units``: slot
-    ``t`` is ``units[4t:4t+3]`` = base, check, value; :meth:`DoubleArray.units`).
+    ``t`` is ``units[4t:4t+4]`` = base, check, value, has a child; :meth:`DoubleArray.units`).
 
     Fills ``best[0..n]``, ``bstart`` (predecessor position, -1 unreached) and ``bid`` (piece id,
     -1 for an unknown edge), positions relative to ``lo``."""
@@ -136,6 +137,8 @@ def forward_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray, scores: np
                     bid[q] = v
                 if q == single:
                     has_single = True
+            if units[4 * s + 3] == 0:  # no child: stop without probing a slot (same unit as s's check)
+                break
         if not has_single:
             end = min(single, n)
             frontier = max(frontier, end)

@@ -44,7 +44,7 @@ import numpy as np
 from tokspec import Encoder, EncodingArrays, EngineInfo, _interpreted
 from tokspec import __version__ as _VERSION
 from tokspec._types import check_text
-from tokspec.fast import _spm_kernels, _unigram_emit, _unigram_kernels
+from tokspec.fast import _metaspace, _spm_ids, _spm_kernels, _unigram_emit, _unigram_kernels
 from tokspec.fast._double_array import DoubleArray
 from tokspec.fast._hash_trie import HashTrie
 from tokspec.fast._hf_identity import IdentityMetaspace, identity_plan
@@ -83,6 +83,8 @@ class DatrieUnigram(Encoder):
         self._uk = _unigram_kernels if jit else interpreted_module(_unigram_kernels)
         self._sk = _spm_kernels if jit else interpreted_module(_spm_kernels)
         self._ek = _unigram_emit if jit else interpreted_module(_unigram_emit)
+        self._ik = _spm_ids if jit else interpreted_module(_spm_ids)
+        self._mk = _metaspace if jit else interpreted_module(_metaspace)
         self.model = model
         self.offsets: OffsetMode = offsets
         self.tie_break: TieBreak = tie_break or model.flavour
@@ -170,6 +172,12 @@ class DatrieUnigram(Encoder):
             self._sk.spm_alignment(n2o, r1, m, table, *aligned)
             return out[:k], np.array([0, k], dtype=np.int64), aligned
         if self._identity is not None and self._identity.applies(text):
+            if not alignment:  # ids only: bytes and bounds in one kernel pass (tokspec.fast._metaspace)
+                plan, raw = self._identity, np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+                out = self._work.get("ms_out", len(plan.marker_bytes) * (len(raw) + 1), np.uint8)
+                cuts = self._work.get("ms_bounds", len(raw) + 2, np.int64)
+                k, b = self._mk.metaspace_bytes(raw, plan.marker_bytes, plan.prepend, plan.split, out, cuts)
+                return out[:k], cuts[:b], (_NONE, _NONE, _NONE, _NONE)
             return self._identity.arrays(text, alignment)
         pres = self.model.pretokenize(text)
         encoded = [p.text.encode("utf-8") for p in pres]
@@ -181,10 +189,36 @@ class DatrieUnigram(Encoder):
     def encode_ids(self, text: str) -> np.ndarray:
         """Token ids of ``text`` only (int64 array; alignment and offsets are skipped), like
         sentencepiece's ``encode``. Same text domain as :meth:`encode` (InvalidTextError outside)."""
-        check_text(text)
+        if type(text) is not str:
+            check_text(text)  # raises, or accepts a str subclass
         if not text:
             return _NONE.copy()
-        return self._run(text, offsets=False)[0]
+        try:  # no separate scan for lone surrogates: they are exactly what makes UTF-8 encoding fail
+            if self._spm is not None and self.da is not None:
+                return self._spm_ids(text.encode("utf-8"))
+            return self._run(text, offsets=False)[0]
+        except UnicodeEncodeError:
+            check_text(text)  # raises InvalidTextError
+            raise
+
+    def _spm_ids(self, data: bytes) -> np.ndarray:
+        """``encode_ids`` of a sentencepiece model in one kernel call (``tokspec.fast._spm_ids``)."""
+        raw = np.frombuffer(data, dtype=np.uint8)
+        bufs = self._work.ids_buffers(len(raw), self._spm[1].size + 4)  # type: ignore[index]
+        count, out, n2o, r1 = self._ik.spm_encode_ids(
+            raw, *self._spm, *bufs.norm, *self._da, self.scores, self.unk_score, self.model.unk_id,  # type: ignore[misc]
+            self.tie_break == "last", self.reset, self.byte_ids, *bufs.viterbi)
+        bufs.norm = (bufs.norm[0], out, n2o, r1)
+        if count < 0:  # the normalized text outgrew the Viterbi buffers: grow them, encode it here
+            k = -1 - count
+            bufs.grow_viterbi(k + 1)
+            bounds, *rest = bufs.viterbi
+            bounds[:] = (0, k)
+            count = self._ek.encode_pretokens(
+                out[:k], bounds, False, *self._da, *self._ht, self.scores, self.unk_score, self.model.unk_id,
+                True, self.tie_break == "last", self.reset, False, False, self.byte_ids, True,
+                _NONE, _NONE, _NONE, _NONE, *rest, _NONE, False)
+        return bufs.viterbi[6][:count].copy()
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
         return EncodingArrays(*self._run(text, offsets=True))
@@ -193,6 +227,16 @@ class DatrieUnigram(Encoder):
         """ids, starts, ends (the spans meaningful only with ``offsets``)."""
         data, bounds, (o_start, o_end, sp_start, sp_end) = self.normalized(text, alignment=offsets)
         ws, n = self._work, len(data)
+        if not offsets:  # one buffer set, sized by the whole text (no scan for the longest pretoken)
+            bufs = ws.ids_buffers(n, 4)
+            bufs.grow_viterbi(n + 1)
+            _, *viterbi = bufs.viterbi
+            k = self._ek.encode_pretokens(
+                data, bounds, self.trie_kind == "hash", *self._da, *self._ht, self.scores, self.unk_score,
+                self.model.unk_id, self.model.float32, self.tie_break == "last", self.reset,
+                self.model.flavour == "hf", self.model.fuse_unk, self.byte_ids, self.offsets == "contract",
+                o_start, o_end, sp_start, sp_end, *viterbi, _NONE, False)
+            return viterbi[5][:k].copy(), _NONE, _NONE
         width = int(np.diff(bounds).max(initial=0)) + 1
         scratch = [ws.get(name, width, np.int64) for name in ("bstart", "bid", "es", "eid")]
         outs = [ws.get(name, max(n, 1), np.int64) for name in ("ids", "ts", "te")]
@@ -202,8 +246,6 @@ class DatrieUnigram(Encoder):
             self.model.flavour == "hf", self.model.fuse_unk, self.byte_ids, self.offsets == "contract",
             o_start, o_end, sp_start, sp_end, ws.get("best", width, np.float64), *scratch, *outs,
             ws.get("cob", n + 1, np.int64), offsets)
-        if not offsets:
-            return outs[0][:k].copy(), _NONE, _NONE
         ids, starts, ends = (a[:k].copy() for a in outs)  # the buffers are reused by the next call
         return ids, starts, ends
 
@@ -228,6 +270,33 @@ class _Workspace(threading.local):
         """Keep buffers a kernel regrew."""
         self.arrays.update(grown)
 
+    def ids_buffers(self, n: int, rep_size: int) -> _IdsBuffers:
+        """The buffers of ``DatrieUnigram._spm_ids`` for ``n`` input bytes (one set, regrown together)."""
+        have: _IdsBuffers | None = getattr(self, "ids", None)
+        if have is None or have.capacity < n or len(have.norm[0]) < rep_size:
+            have = _IdsBuffers(max(n, 2 * have.capacity if have else n), rep_size)
+            self.ids = have
+        return have
+
+
+class _IdsBuffers:
+    """``norm``: the normalizer's (rep, out, n2o, r1); ``viterbi``: (bounds, best, bstart, bid, es,
+    eid, ids, ts, te), for inputs up to ``capacity`` bytes normalizing to at most 1.5x + 8 of that."""
+
+    def __init__(self, capacity: int, rep_size: int) -> None:
+        self.capacity = capacity
+        self.norm = (np.empty(rep_size, dtype=np.uint8), np.empty(capacity + capacity // 2 + 8, dtype=np.uint8),
+                     np.empty(capacity + 10, dtype=np.int64), np.empty(capacity + 9, dtype=np.int64))
+        self.viterbi: tuple[np.ndarray, ...] = ()
+        self.grow_viterbi(capacity + capacity // 2 + 9)
+
+    def grow_viterbi(self, size: int) -> None:
+        """Viterbi buffers of at least ``size`` entries (a normalized text of ``size - 1`` bytes)."""
+        if self.viterbi and len(self.viterbi[1]) >= size:
+            return
+        self.viterbi = (np.zeros(2, dtype=np.int64), np.empty(size, dtype=np.float64),
+                        *(np.empty(size, dtype=np.int64) for _ in range(7)))
+
 
 def interpreted_module(module: ModuleType) -> ModuleType:
     """A second copy of a kernel module whose ``@kernel`` functions are all plain Python, calls
@@ -241,7 +310,7 @@ def _spm_arrays(norm: SpmNormalizer, kernels: ModuleType) -> tuple[np.ndarray, n
     cm = norm.charsmap
     units = np.asarray(cm.units if cm else (), dtype=np.int64)
     pool = np.frombuffer(cm.pool if cm else b"", dtype=np.uint8)
-    return units, pool, kernels.starters(units), norm.add_dummy_prefix, norm.remove_extra, norm.space != " "
+    return units, pool, kernels.ascii_copies(units), norm.add_dummy_prefix, norm.remove_extra, norm.space != " "
 
 
 def _alignment_arrays(pres: list[Aligned]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -112,7 +112,7 @@ def kernel_tables(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     cm = charsmap(name)
     units = np.asarray(cm.units if cm else (), dtype=np.int64)
     pool = np.frombuffer(cm.pool if cm else b"", dtype=np.uint8)
-    return units, pool, sk.starters(units)
+    return units, pool, sk.ascii_copies(units)
 
 
 def texts(seed: int, count: int) -> list[str]:
@@ -177,13 +177,13 @@ def test_normalize_and_alignment_equal_sentencepiece_and_readable(name: str, dum
     alignment arrays == the readable normalizer's spans and origins."""
     spm = oracle(name, dummy, remove_extra, escape)
     norm = readable_normalizer(name, dummy, remove_extra, escape)
-    units, pool, starts = kernel_tables(name)
+    units, pool, copies = kernel_tables(name)
     buffers = Buffers()
     for text in texts(seed=CHARSMAPS.index(name) * 8 + FLAGS.index((dummy, remove_extra, escape)), count=40):
         raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
         bufs = buffers.next(len(raw))
         rep = np.full(max(len(pool), 4), 0x20 if buffers.calls % 2 else 0xEE, dtype=np.uint8)  # scratch: any bytes
-        out, n2o, r1, k, m = sk.spm_normalize(raw, units, pool, starts, dummy, remove_extra, escape, rep, *bufs)
+        out, n2o, r1, k, m = sk.spm_normalize(raw, units, pool, copies, dummy, remove_extra, escape, rep, *bufs)
         buffers.keep(out, n2o, r1)
         want_text, want_n2o = spm.Normalize(text, with_offsets=True)   # offsets in characters
         strict = character_starts(text)
@@ -282,7 +282,7 @@ def check_against_readable_walk(units: np.ndarray, pool_bytes: bytes, texts: lis
     """_replacement at every character start and spm_normalize under every flag combination ==
     the readable trie walk and normalizer over the same units and pool."""
     cm = CharsMap(units, pool_bytes)   # the readable walk indexes the array like the tuple it parses
-    starts = sk.starters(units)
+    copies = sk.ascii_copies(units)
     pool = np.frombuffer(pool_bytes, dtype=np.uint8)
     for text in texts:
         data = text.encode("utf-8")
@@ -299,7 +299,7 @@ def check_against_readable_walk(units: np.ndarray, pool_bytes: bytes, texts: lis
             norm = readable_normalizer("identity", dummy, remove_extra, escape)
             norm.charsmap = cm
             aligned, records = reference_records(norm, text)
-            out, n2o, r1, k, m = sk.spm_normalize(raw, units, pool, starts, dummy, remove_extra, escape,
+            out, n2o, r1, k, m = sk.spm_normalize(raw, units, pool, copies, dummy, remove_extra, escape,
                                                   np.zeros(max(len(pool), 4), dtype=np.uint8),
                                                   *Buffers().next(len(raw)))
             assert bytes(out[:k]).decode("utf-8") == aligned.text, text
