@@ -115,7 +115,7 @@ class DoubleArray:
         for s, node in queue:  # breadth first; the list grows while we iterate
             labels = sorted(node)
             if labels and labels[-1] == _PAYLOAD:
-                value[s] = node[_PAYLOAD]  # type: ignore[assignment]
+                value[s] = node[_PAYLOAD]  # type: ignore[call-overload]  # the payload slot holds an int
                 labels.pop()
             if not labels:
                 continue

@@ -97,7 +97,8 @@ def _step_checks(spec: dict[str, Any] | None) -> list[Check] | None:
             out += checks
         return out
     if kind in ("NFC", "NFD", "NFKC", "NFKD"):  # every ASCII character is stable under all four forms
-        return [_ascii_free(lambda text, form=kind: unicodedata.is_normalized(form, text))]
+        form: Any = kind
+        return [_ascii_free(lambda text: unicodedata.is_normalized(form, text))]
     if kind == "Replace":
         pat = spec.get("pattern", {})
         if "Regex" in pat:

@@ -37,7 +37,7 @@ import itertools
 import threading
 from pathlib import Path
 from types import ModuleType
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -130,9 +130,10 @@ class DatrieUnigram(Encoder):
 
     def forward_all(self, data: np.ndarray, bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The forward pass alone over every pretoken of :meth:`normalized` output (benchmark)."""
-        return self._uk.forward_pretokens(data, bounds, self.trie_kind == "hash", *self._da, *self._ht,
-                                          self.scores, self.unk_score, self.model.float32,
-                                          self.tie_break == "last", self.reset)
+        best: tuple[np.ndarray, np.ndarray] = self._uk.forward_pretokens(
+            data, bounds, self.trie_kind == "hash", *self._da, *self._ht, self.scores, self.unk_score,
+            self.model.float32, self.tie_break == "last", self.reset)
+        return best
 
     def viterbi(self, data: bytes) -> list[Edge]:
         """Best segmentation of the UTF-8 bytes of one pretoken: edges in byte offsets."""
@@ -329,6 +330,7 @@ def datrie_encoder(arg: str, *, tie_break: TieBreak | None = None, trie: TrieKin
     from tokspec.fast.unigram_decode import decoder_or_none
     from tokspec.formats.spm_model import load_spm_model
 
+    source: Any
     if arg not in NAMED_FILES and Path(arg).suffix == ".model":
         model, source, identity = unigram_model_from_spm(arg), load_spm_model(arg), None
     else:

@@ -69,7 +69,8 @@ class _Surfaces:
         lengths = self.at[arr + 1] - starts
         before = np.cumsum(lengths) - lengths  # bytes of the surfaces before token k
         index = np.repeat(starts - before, lengths) + np.arange(int(lengths.sum()))
-        return self.flat[index].tobytes()
+        joined: bytes = self.flat[index].tobytes()
+        return joined
 
 
 def _checked(ids: Sequence[int], n: int) -> np.ndarray:
