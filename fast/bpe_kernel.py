@@ -63,7 +63,8 @@ __all__ = ["CompiledBPE", "utf8_of_code_points"]
 _M = 0x5851F42D4C957F2D  # odd 63-bit multiplier (< 2**63: an int64 literal in both modes)
 _PAIR_SHIFT = PAIR_SHIFT  # as plain module ints: the kernels' (frozen) globals
 _NODE_BITS = NODE_BITS
-_NO_CPS = np.empty(0, dtype=np.uint32)  # _encode's cps when cbs is given
+_NO_CPS = np.empty(0, dtype=np.uint32)  # _encode's cps when cbs is given; read-only like the cps
+_NO_CPS.flags.writeable = False         # of code_points(), so one compiled _encode serves both paths
 _NO_CBS = np.empty(0, dtype=np.int64)   # _encode's cbs when positions are counted from cps
 _ARRAY_NAMES = {"max_len", "tok_len", "next_prefix", "split_left", "split_right", "root", "edge_keys",
                 "edge_vals", "pair_keys", "pair_vals", "tok_bytes", "tok_offsets"}  # arrays_of's
