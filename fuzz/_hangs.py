@@ -130,11 +130,12 @@ def minimize_hang(harness_name: str, data: bytes, *, timeout: float, budget_s: f
 def _worker(name: str) -> int:
     """Load ``name``'s checker once; check each hex line of stdin; answer ``done`` per input."""
     from tokspec.fuzz.harness import _load_target
-    from tokspec.fuzz.targets import make_checker, text_from_bytes
-    check = make_checker(_load_target(name))
+    from tokspec.fuzz.targets import make_checker, text_for
+    target = _load_target(name)
+    check = make_checker(target)
     print("ready", flush=True)
     for line in sys.stdin:
-        check(text_from_bytes(bytes.fromhex(line.strip())))
+        check(text_for(target, bytes.fromhex(line.strip())))
         print("done", flush=True)
     return 0
 

@@ -5,7 +5,7 @@ deliberately broken engine from ``tokspec.fuzz.mutants``). Engine modules of tok
 under ``atheris.instrument_imports`` so libFuzzer's coverage counter sees their Python code
 (vocabulary loading, spec/ checks and the fuzz layer itself are left uninstrumented).
 
-- ``diff``/``property`` targets: fuzzer bytes become text by ``targets.text_from_bytes``. A failing
+- ``diff``/``property`` targets: fuzzer bytes become text by ``targets.text_for`` (``text_from_bytes`` under the target's cap). A failing
   text is reported at once (raw report, atomic), then minimized (``tokspec.minimize``) and
   re-reported under its id; the raw report is removed only after the minimized one is written.
 - ``hypothesis`` targets: the bytes drive ``test.hypothesis.fuzz_one_input``; a failure is
@@ -55,7 +55,9 @@ _NOT_INSTRUMENTED = ("tokspec.formats.vocab", "tokspec.spec", "tokspec.fuzz", "t
                      "tokspec._jit", "tokspec._offsets", "tokspec.engines._hf_kernels", "tokspec.engines._spm",
                      "tokspec.fast.bpe_kernel", "tokspec.fast.pretok_peek2", "tokspec.fast._spm_kernels",
                      "tokspec.fast._unigram_emit", "tokspec.fast._unigram_kernels",
-                     "tokspec.fast.unigram_datrie", "tokspec.fast._counting_kernels")
+                     "tokspec.fast.unigram_datrie", "tokspec.fast._counting_kernels", "tokspec.fast._utf8",
+                     "tokspec.fast._piece_cache", "tokspec.fast._piece_table", "tokspec.fast._spm_ids",
+                     "tokspec.fast._metaspace")
 
 
 class _Reporter:
@@ -143,12 +145,12 @@ def _crash_detail(explanation: str, witness: dict[str, Any] | None, target: Any)
 
 def _text_one_input(target: Any, check: Callable[[str], Any], rep: _Reporter) -> Callable[[bytes], None]:
     from tokspec.fuzz._findings import finding_id
-    from tokspec.fuzz.targets import text_from_bytes
+    from tokspec.fuzz.targets import text_for
     from tokspec.minimize import minimize_text
 
     def one(data: bytes) -> None:
         rep.execs += 1
-        text = text_from_bytes(data)
+        text = text_for(target, data)
         verdict = check(text)
         if verdict.holds or rep.count >= rep.max_reports:
             return

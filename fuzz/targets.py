@@ -37,6 +37,9 @@ __all__ = [
     "Target",
     "TARGETS",
     "text_from_bytes",
+    "text_for",
+    "long_text_cap",
+    "INTERPRETED_MAX_CHARS",
     "run_engine",
     "diff_verdict",
     "make_checker",
@@ -68,9 +71,24 @@ def _safe(engine: str) -> str:
     return engine.replace(_W, "").replace(_I, "interpreted-").replace(":", "_")
 
 
+#: Long generated texts are capped at this many characters for targets with interpreted kernels
+#: (plain Python, ~9 us per character: a 2M-character text took 18 s alone, past the harness's
+#: 60 s call limit on a loaded machine). Still past 100K, where seams and buffer regrowth show;
+#: the compiled engines take the full 2 MiB in their own targets.
+INTERPRETED_MAX_CHARS = 1 << 18
+
+
+def long_text_cap(engines: tuple[str, ...]) -> int | None:
+    """The cap on long generated texts of a target over ``engines``: :data:`INTERPRETED_MAX_CHARS`
+    if one of them runs interpreted kernels, else None (``tokspec diff --raw`` replays with it)."""
+    interpreted = any(e.startswith(_I) or e.endswith("_interpreted") for e in engines)
+    return INTERPRETED_MAX_CHARS if interpreted else None
+
+
 def _diff(a: str, b: str, what: str) -> Target:
     name = "diff--" + _safe(a) + "--" + _safe(b)
-    return Target(name, "diff", (a, b), (), what)
+    cap = long_text_cap((a, b))
+    return Target(name, "diff", (a, b), (), what, {} if cap is None else {"max_chars": cap})
 
 
 def _prop(engine: str, props: tuple[str, ...], what: str) -> Target:
@@ -154,17 +172,24 @@ def max_chars() -> int:
     return int(raw)
 
 
-def text_from_bytes(data: bytes) -> str:
+def text_for(target: Any, data: bytes) -> str:
+    """:func:`text_from_bytes` under ``target``'s own cap on long texts (``meta["max_chars"]``)."""
+    meta = getattr(target, "meta", None) or {}
+    return text_from_bytes(data, cap=meta.get("max_chars"))
+
+
+def text_from_bytes(data: bytes, cap: int | None = None) -> str:
     """Fuzzer bytes to text (module docstring): may contain lone surrogates, on purpose.
 
     Length extension: ``LONG_MARK, k, d, body...`` gives ``body`` (decoded the same way) repeated
     to ``BOUNDARY_SIZES[k % len] + (d - 128) // 8`` characters (a power of two or ten, +-16), so
     libFuzzer's short inputs (``-max_len``) still reach chunk seams and buffer sizes up to 2 MiB.
-    ``$TOKSPEC_FUZZ_MAX_CHARS`` (``python -m tokspec.fuzz.run --max-chars N``) caps that length."""
+    ``$TOKSPEC_FUZZ_MAX_CHARS`` (``python -m tokspec.fuzz.run --max-chars N``) and ``cap`` (a
+    target's, :func:`text_for`) cap that length."""
     if len(data) >= 3 and data[0] == LONG_MARK:
         from tokspec.longtext import BOUNDARY_SIZES
         size = max(1, BOUNDARY_SIZES[data[1] % len(BOUNDARY_SIZES)] + (data[2] - 128) // 8)
-        size = min(size, max_chars())
+        size = min(size, max_chars(), cap or size)
         body = text_from_bytes(data[3:]) or "a"
         return (body * (size // len(body) + 1))[:size]
     try:

@@ -47,3 +47,30 @@ def test_max_chars_caps_generated_long_texts(monkeypatch) -> None:  # type: igno
     monkeypatch.setenv("TOKSPEC_FUZZ_MAX_CHARS", "0")
     with pytest.raises(ValueError, match="TOKSPEC_FUZZ_MAX_CHARS='0'"):
         text_from_bytes(data)
+
+
+def test_interpreted_targets_cap_their_long_texts(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Targets over interpreted kernels take long texts up to INTERPRETED_MAX_CHARS (a 2M-character
+    text took the interpreted Unigram kernels 18 s, past the 60 s call limit under load: a "hang"),
+    every other target the full length; `tokspec diff --raw` replays a crash file with the cap of
+    the engines it names, so the replayed text is the one the harness ran."""
+    from tokspec.app.inputs import iter_raw_inputs
+    from tokspec.fuzz.targets import (INTERPRETED_MAX_CHARS, LONG_MARK, TARGETS, long_text_cap, text_for,
+                                      text_from_bytes)
+
+    monkeypatch.delenv("TOKSPEC_FUZZ_MAX_CHARS", raising=False)
+    data = bytes([LONG_MARK, 255, 255]) + b"ab"
+    full = text_from_bytes(data)
+    assert 100_000 < INTERPRETED_MAX_CHARS < len(full)
+    capped = [t for t in TARGETS if "interpreted" in t.name]
+    assert len(capped) >= 6
+    for t in TARGETS:
+        want = full[:INTERPRETED_MAX_CHARS] if t in capped else full
+        assert text_for(t, data) == want, t.name
+    assert text_for(capped[0], b"short") == "short"
+    assert long_text_cap(("fast:cl100k_base", "tiktoken:cl100k_base")) is None
+    assert long_text_cap(("tokspec.fuzz.wrapped:fast_mon_interpreted", "fast:mon-unigram")) == INTERPRETED_MAX_CHARS
+    crash = tmp_path / "crash-1"
+    crash.write_bytes(data)
+    assert [t for _, t in iter_raw_inputs(crash, cap=INTERPRETED_MAX_CHARS)] == [full[:INTERPRETED_MAX_CHARS]]
+    assert [t for _, t in iter_raw_inputs(crash)] == [full]

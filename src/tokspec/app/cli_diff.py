@@ -43,6 +43,7 @@ Out of scope: Ray (the executor interface of :mod:`tokspec.app.executors` leaves
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 from collections.abc import Sequence
@@ -140,8 +141,10 @@ def _run_file(args: argparse.Namespace, results: DiffResults, out: TextIO, err: 
     for any number of workers). A validation pass first: a bad inputs file is exit 2 before any
     record is written."""
     from tokspec.app.inputs import iter_raw_inputs
+    from tokspec.fuzz.targets import long_text_cap
 
-    read = iter_raw_inputs if getattr(args, "raw", False) else iter_inputs
+    read = (functools.partial(iter_raw_inputs, cap=long_text_cap((args.a, args.b))) if getattr(args, "raw", False)
+            else iter_inputs)
     total = n_batches = 0
     for batch in batches(read(args.inputs)):
         total, n_batches = total + len(batch), n_batches + 1

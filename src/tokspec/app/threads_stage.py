@@ -23,6 +23,7 @@ minimization on a fault. Out of scope: crashes that end the process (the stage r
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -244,8 +245,11 @@ def diff_stage(args: Any, engines: tuple[Encoder, Encoder], results: Any, out: A
         texts = sample_texts(_fuzz_sample(args.seed, list(results.counterexamples)))
     else:  # a file, a directory or a glob of regular files: the same texts however they are given
         from tokspec.app.inputs import iter_inputs, iter_raw_inputs
+        from tokspec.fuzz.targets import long_text_cap
 
-        read = iter_raw_inputs if getattr(args, "raw", False) else iter_inputs  # as the comparison read them
+        cap = long_text_cap((str(getattr(args, "a", "")), str(getattr(args, "b", ""))))
+        read = (functools.partial(iter_raw_inputs, cap=cap) if getattr(args, "raw", False)
+                else iter_inputs)  # as the comparison read them
         texts = sample_texts(t for _, t in read(args.inputs))
     # a fault's minimization has --minimize-seconds, as a comparison's shrink does
     shrink = getattr(args, "shrink_time", None)
