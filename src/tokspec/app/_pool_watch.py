@@ -62,6 +62,11 @@ class PoolWatch:
         try:
             return future.result()
         except BrokenProcessPool:
+            # the pool's manager thread reaps the workers after breaking the futures; a join racing
+            # it loses the exit status (waitpid: ECHILD), so let it finish first
+            manager = getattr(self.pool, "_executor_manager_thread", None)
+            if manager is not None:
+                manager.join(timeout=2)
             for p in self.seen.values():
                 p.join(timeout=1)  # its exit code is known once it is reaped
             dead = [f"pid {pid} ({_how(p.exitcode)})" for pid, p in self.seen.items()
