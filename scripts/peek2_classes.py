@@ -34,9 +34,8 @@ PROBES = ((pu.CLASS_BITS["L"], r"\p{L}"), (pu.CLASS_BITS["N"], r"\p{N}"), (pu.CL
 UNION = r"[\p{L}\p{N}\s\p{Lu}\p{Lt}\p{Ll}\p{M}]"
 
 
-def all_code_points() -> np.ndarray:
-    """Every scalar value (no surrogates), ascending, as little-endian uint32."""
-    return np.concatenate([np.arange(0, 0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
+#: Every scalar value (no surrogates), ascending, as little-endian uint32: the module's own domain.
+all_code_points = pu._all_code_points
 
 
 def _inside_hf(prop: str, text: str) -> np.ndarray:
@@ -74,9 +73,10 @@ def derive_from_unicodedata2() -> np.ndarray:
                             | (bits["N"] if cat[0] == "N" else 0) | (bits["UP"] if cat in ("Lu", "Lt") else 0)
                             | (bits["LO"] if cat == "Ll" else 0))
     out = np.zeros(0x110000, dtype=np.uint8)
-    for cp in all_code_points().tolist():
+    cps = all_code_points()
+    for cp in cps.tolist():
         out[cp] = by_category.get(unicodedata2.category(chr(cp)), 0)
-    text = all_code_points().tobytes().decode("utf-32-le")
+    text = cps.tobytes().decode("utf-32-le")
     for m in regex.finditer(r"\s+", text):
         for ch in m.group():
             out[ord(ch)] |= bits["WS"]
