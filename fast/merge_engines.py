@@ -12,13 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from tokspec import Encoder, EncodingArrays, EngineInfo, load_engine
+from tokspec._types import check_text
 from tokspec.concurrency import declared_thread_safe, thread_safety
-from tokspec.errors import UnknownEngineError
+from tokspec.errors import InvalidTextError, UnknownEngineError
 from tokspec.fast import (merge_delimiter, merge_id_lcs, merge_lopt, merge_lopt_paper,
                           merge_overlap_filter)
 from tokspec.fast._chunking import EncodeMany, MergeError, MergeResult
-from tokspec.fast.parallel import Runner, default_chunk_len
+from tokspec.fast.parallel import Runner, default_chunk_len, ids_chunk_len
 
 __all__ = ["STRATEGIES", "Strategy", "LoptEncoder", "merge_text", "load", "engines"]
 
@@ -109,11 +112,26 @@ class LoptEncoder(Encoder):
         for optional in ("decode", "special_tokens", "n_vocab"):
             if hasattr(inner, optional):
                 setattr(self, optional, getattr(inner, optional))
+        if callable(getattr(inner, "encode_ids", None)):  # ids only, as the inner engine offers
+            self.encode_ids = self._encode_ids
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
         run = self.runner
         chunk_len = self.chunk_len or default_chunk_len(len(text), run.workers, run.resolve(self.inner))
         return merge_lopt.encode_arrays(self.inner, text, chunk_len=chunk_len, encode_many=run.arrays)
+
+    def _encode_ids(self, text: str) -> np.ndarray:
+        """The inner engine's ``encode_ids``, pieces between sound cuts on the runner's workers.
+        A text outside the domain is named as a whole (a piece would name its own index)."""
+        if not isinstance(text, str):
+            check_text(text)
+        run = self.runner
+        chunk_len = self.chunk_len or ids_chunk_len(len(text), run.workers)
+        try:
+            return merge_lopt.encode_ids(self.inner, text, chunk_len=chunk_len, encode_many=run.ids)
+        except InvalidTextError:
+            check_text(text)
+            raise
 
     def token_piece(self, token_id: int) -> str:
         return self.inner.token_piece(token_id)

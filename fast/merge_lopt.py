@@ -39,12 +39,14 @@ from tokspec.fast.merge_rules import RULES, CutRule, Decision
 from tokspec.fast.merge_structure import decision_for
 
 __all__ = ["NAME", "CutRule", "RULES", "rule_for", "find_cuts", "merge", "stitch", "encode_arrays",
-           "EncodeArraysMany"]
+           "encode_ids", "EncodeArraysMany", "EncodeIdsMany"]
 
 NAME = "lopt"
 
 #: ``encode_arrays_many(engine, texts) -> arrays``: how :func:`encode_arrays` gets pieces encoded.
 EncodeArraysMany = Callable[[Encoder, Sequence[str]], list[EncodingArrays]]
+#: ``encode_ids_many(engine, texts) -> id arrays``: how :func:`encode_ids` gets pieces encoded.
+EncodeIdsMany = Callable[[Encoder, Sequence[str]], list[np.ndarray]]
 
 
 def rule_for(engine: Encoder) -> tuple[str, CutRule | None]:
@@ -113,6 +115,29 @@ def encode_arrays(engine: Encoder, text: str, *, chunk_len: int,
     texts = [text[a:b] for a, b in zip(bounds, bounds[1:])]
     pieces = (encode_many or _serial_arrays)(engine, texts)
     return stitch(pieces, bounds[:-1], bool(rule and rule.widen))
+
+
+def encode_ids(engine: Encoder, text: str, *, chunk_len: int,
+               encode_many: EncodeIdsMany | None = None) -> np.ndarray:
+    """Token ids of ``text`` only, for an engine with ``encode_ids`` (ids in int64, as its own):
+    the pieces between sound cuts encoded by ``encode_many`` and concatenated. Sound cuts split
+    ids as they split offsets (M4), and the M5 widening touches offsets only, so no correction."""
+    check_positive("chunk_len", chunk_len)
+    ids_of = getattr(engine, "encode_ids")
+    rule = decision_for(engine)[0].rule
+    cuts = [] if rule is None else find_cuts(text, rule, chunk_len)
+    if not cuts:
+        out: np.ndarray = ids_of(text)
+        return out
+    bounds = [0, *cuts, len(text)]
+    texts = [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    pieces = (encode_many or _serial_ids)(engine, texts)
+    return np.concatenate(pieces)
+
+
+def _serial_ids(engine: Encoder, texts: Sequence[str]) -> list[np.ndarray]:
+    ids_of = getattr(engine, "encode_ids")
+    return [ids_of(t) for t in texts]
 
 
 def _serial_arrays(engine: Encoder, texts: Sequence[str]) -> list[EncodingArrays]:

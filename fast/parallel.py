@@ -37,6 +37,8 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Literal
 
+import numpy as np
+
 from tokspec import Encoder, Encoding, EncodingArrays, load_engine
 from tokspec.concurrency import declared_thread_safe, thread_safety
 from tokspec.errors import EngineFault
@@ -87,6 +89,18 @@ def default_chunk_len(n_chars: int, workers: int, backend: str) -> int:
     return max(2048, -(-n_chars // max(1, workers * per)))
 
 
+#: the least characters a thread gets from an ids-only split: below about 0.3 ms of kernel work a
+#: thread pool's hand-off (tens of microseconds, more under load) eats what the split saves.
+MIN_IDS_CHUNK = 1 << 16
+
+
+def ids_chunk_len(n_chars: int, workers: int) -> int:
+    """Chunk length for ``encode_ids`` split over ``workers`` threads: two chunks per worker (one
+    spare each for balance: the kernels' cost per character is near uniform), never below
+    :data:`MIN_IDS_CHUNK`, so a short text is one chunk and is encoded serially."""
+    return max(MIN_IDS_CHUNK, -(-n_chars // (max(1, workers) * 2)))
+
+
 def _init_worker(name: str) -> None:
     global _worker_engine
     _worker_engine = load_engine(name)
@@ -100,6 +114,12 @@ def _encode_in_worker(text: str) -> Encoding:
 def _arrays_in_worker(text: str) -> EncodingArrays:
     assert _worker_engine is not None, "worker initializer did not run"
     return _worker_engine.encode_arrays(text)
+
+
+def _ids_in_worker(text: str) -> np.ndarray:
+    assert _worker_engine is not None, "worker initializer did not run"
+    ids: np.ndarray = getattr(_worker_engine, "encode_ids")(text)
+    return ids
 
 
 def _pool(backend: str, workers: int, engine: Encoder) -> Executor:
@@ -176,6 +196,18 @@ class Runner:
         if backend == "processes":
             return self._in_processes(engine, texts, _arrays_in_worker)
         return list(_pool(backend, self.workers, engine).map(engine.encode_arrays, texts))
+
+    def ids(self, engine: Encoder, texts: Sequence[str]) -> list[np.ndarray]:
+        """``engine.encode_ids`` of each text (engines that offer it), in order: on the runner's
+        threads or processes as the backend resolves; an engine whose backend is its own batch API
+        serially (that API returns encodings, not ids alone)."""
+        ids_of = getattr(engine, "encode_ids")
+        backend = self.resolve(engine)
+        if backend in ("serial", "batch") or len(texts) <= 1 or self.workers == 1:
+            return [ids_of(t) for t in texts]
+        if backend == "processes":
+            return self._in_processes(engine, texts, _ids_in_worker)
+        return list(_pool(backend, self.workers, engine).map(ids_of, texts))
 
     def _in_processes(self, engine: Encoder, texts: Sequence[str],
                       work: Callable[[str], Any] = _encode_in_worker) -> list[Any]:

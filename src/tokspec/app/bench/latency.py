@@ -63,22 +63,26 @@ def peers(encoding: str) -> dict[str, IdsFn]:
 
     def toktok_rs() -> IdsFn:
         import toktok
-        return toktok._encoding(encoding).encode_ordinary  # type: ignore[no-any-return]  # its full-surface object
+        fn: IdsFn = toktok._encoding(encoding).encode_ordinary  # its full-surface object
+        return fn
 
     def quicktok_v1() -> IdsFn:
         import quicktok
-        return quicktok.get_encoding(encoding).encode_ordinary  # type: ignore[no-any-return]
+        fn: IdsFn = quicktok.get_encoding(encoding).encode_ordinary
+        return fn
 
     def riptoken() -> IdsFn:
         import riptoken
-        return riptoken.CoreBPE(base._mergeable_ranks, {}, base._pat_str).encode_ordinary  # type: ignore[no-any-return]
+        fn: IdsFn = riptoken.CoreBPE(base._mergeable_ranks, {}, base._pat_str).encode_ordinary
+        return fn
 
     def kitoken() -> IdsFn:
         from kitoken import Kitoken
 
         from tokspec.formats.vocab import load_named_tiktoken, read_verified
         vocab = load_named_tiktoken(encoding)
-        return Kitoken.from_tiktoken(read_verified(vocab.path, vocab.sha256)[0]).encode  # type: ignore[no-any-return]
+        fn: IdsFn = Kitoken.from_tiktoken(read_verified(vocab.path, vocab.sha256)[0]).encode
+        return fn
 
     for name, make in (("toktok-rs", toktok_rs), ("quicktok-v1", quicktok_v1), ("riptoken", riptoken),
                        ("kitoken", kitoken)):

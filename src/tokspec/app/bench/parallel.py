@@ -9,6 +9,10 @@ subject = ``LoptEncoder`` with its default runner (threads; ``encode_arrays``), 
 decided from the engine's structure (or ``serial`` and the reason) and says ``exact`` or
 ``DIFFERS`` (output compared in the same run). *Strategies* (full run): each published merge on
 1 MB over the three named engines, through ``merge_text`` (traced, tuple encodings).
+*Peers* (full run; 20 KB with ``quick``): ``lopt:fast:cl100k_base`` and ``lopt:fast:o200k_base``
+``encode_ids`` on 2 threads against the fastest exact peers single-threaded (toktok-rs,
+quicktok-v1, when the ``bench`` extra is installed) and against the same engine's serial
+``encode_ids``, on 2 MB of English-like text, Chinese-like text and code; ids checked equal.
 Ratios are honest for this machine: with 2 cores the ceiling is 2x; engines that hold the GIL
 (Python-level offsets in the adapters) cannot overlap under threads. Out of scope: batch
 throughput of many texts (not what merges are for).
@@ -16,9 +20,10 @@ throughput of many texts (not what merges are for).
 
 from __future__ import annotations
 
+import functools
 import random
-
 import time
+from collections.abc import Callable
 
 from tokspec import Encoder, Encoding, load_engine
 from tokspec.app.bench import BenchRow, time_best
@@ -109,6 +114,46 @@ def family_row(label: str, engine: Encoder, text: str, repeat: int) -> BenchRow:
                     len(text.encode("utf-8")), best_lopt, best_serial)
 
 
+def _interleaved_best(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Best wall seconds of each function, called in turn ``repeat`` times after one warm-up round."""
+    best = {name: float("inf") for name in fns}
+    for round_ in range(repeat + 1):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            if round_:
+                best[name] = min(best[name], time.perf_counter() - t0)
+    return best
+
+
+def peer_rows(*, quick: bool) -> list[BenchRow]:
+    """``lopt:fast:X`` ids on 2 threads vs the peers single-threaded and vs its own serial ids."""
+    from tokspec.app.bench.fast import chinese_like, code, english
+    from tokspec.app.bench.latency import peers
+
+    size, repeat = (20_000, 2) if quick else (2_000_000, 5)
+    rows = []
+    for encoding in ("cl100k_base", "o200k_base"):
+        fast = load_engine(f"fast:{encoding}")
+        lopt = LoptEncoder(fast, runner=Runner("threads", _WORKERS))
+        lib = {n: f for n, f in peers(encoding).items() if n.split()[0] in ("toktok-rs", "quicktok-v1")}
+        for lang, text in (("english", english(size)), ("chinese-like", chinese_like(size)), ("code", code(size))):
+            want = fast.encode_ids(text).tolist()  # type: ignore[attr-defined]
+            subject = f"lopt:fast:{encoding} ids x{_WORKERS}"
+            fns: dict[str, Callable[[], object]] = {
+                subject: functools.partial(lopt.encode_ids, text),
+                f"fast:{encoding} ids serial": functools.partial(fast.encode_ids, text)}  # type: ignore[attr-defined]
+            fns.update({n: functools.partial(f, text) for n, f in lib.items()})
+            same = {n: list(f()) == want for n, f in fns.items()}  # type: ignore[call-overload]
+            best = _interleaved_best(fns, repeat)
+            n_bytes = len(text.encode())
+            for name in list(fns)[1:]:
+                exact = "exact" if same[subject] and same[name] else "INEXACT"
+                rows.append(BenchRow("parallel", f"{lang} {exact}", subject, name + (" (1 thread)" if name in lib else ""),
+                                     n_bytes, best[subject], best[name]))
+    return rows
+
+
 def run(*, quick: bool) -> list[BenchRow]:
     """quick: 20k characters, cl100k, lopt only. Full: every family on 2 MB (lopt, default runner),
     then each published strategy on 1 MB per named engine; best of 2 runs each."""
@@ -122,6 +167,7 @@ def run(*, quick: bool) -> list[BenchRow]:
         cases = [("tiktoken:cl100k_base", 20_000, ("lopt",))]
     else:
         cases = [(e, 1_000_000, _STRATEGIES) for e in _ENGINES]
+    rows.extend(peer_rows(quick=quick))
     repeat = 1 if quick else 2
     for name, n_chars, strategies in cases:
         engine = load_engine(name)
