@@ -27,6 +27,7 @@ import regex
 
 from tokspec.errors import UnsupportedComponentError
 from tokspec.fast._cache import cache_dir, load_arrays, save_arrays
+from tokspec.unicode_domain import hf_regex_inside, scalar_text, scalar_values
 
 __all__ = ["RegexSplits", "check_pattern", "unicode17_only"]
 
@@ -97,14 +98,10 @@ def unicode17_only() -> np.ndarray:
 
 
 def _derive() -> np.ndarray:
-    """HF's ``\\p{Cn}``: what its Split leaves after removing the class is outside it (as
-    ``scripts/peek2_classes.py`` derives Peek2's class table)."""
-    from tokenizers import Regex, pre_tokenizers
-    cps = np.concatenate([np.arange(0, 0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
-    text = cps.tobytes().decode("utf-32-le")
-    hf_cn = np.ones(len(text), dtype=bool)
-    for _piece, (s, e) in pre_tokenizers.Split(Regex(r"\p{Cn}+"), behavior="removed").pre_tokenize_str(text):
-        hf_cn[s:e] = False
+    """The code points HF's ``\\p{Cn}`` holds and the ``regex`` module's does not (HF's probe:
+    :func:`tokspec.unicode_domain.hf_regex_inside`, as ``scripts/peek2_classes.py`` uses it)."""
+    cps, text = scalar_values(), scalar_text()
+    hf_cn = hf_regex_inside(r"\p{Cn}", text)
     ours_cn = np.zeros(len(text), dtype=bool)
     for m in regex.finditer(r"\p{Cn}+", text):
         ours_cn[m.start():m.end()] = True

@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 import regex
 
+from tokspec.unicode_domain import scalar_text
+
 __all__ = ["OTHER", "SPACE", "QUOTE", "CRLF", "LETTER", "WHITESPACE", "NUMBER",
            "O_OTHER", "O_SPACE", "O_CRLF", "O_WS", "O_UP", "O_LO", "O_BOTH", "O_MARK", "O_NUMBER",
            "flags", "folds", "fold_table", "cl100k_category_table", "o200k_category_table", "code_points",
@@ -120,7 +122,7 @@ def format_class_table(flags: np.ndarray, header: str) -> str:
 @functools.lru_cache(maxsize=None)
 def folds(letter: str) -> frozenset[str]:
     """Characters ``(?i:letter)`` matches in the regex module (e.g. 's' -> s, S, U+017F)."""
-    return frozenset(m.group() for m in regex.finditer(f"(?i:{letter})", _all_chars()))
+    return frozenset(m.group() for m in regex.finditer(f"(?i:{letter})", scalar_text()))
 
 
 @functools.lru_cache(maxsize=1)
@@ -134,17 +136,6 @@ def fold_table() -> tuple[np.ndarray, np.ndarray]:
     cps = [c for c, _ in pairs]
     assert len(set(cps)) == len(cps), "a character folds to two contraction letters"
     return np.array(cps, dtype=np.int64), np.array([x for _, x in pairs], dtype=np.int64)
-
-
-def _all_code_points() -> np.ndarray:
-    """Every code point but the surrogates, ascending (little-endian uint32)."""
-    cps: np.ndarray = np.concatenate([np.arange(0xD800), np.arange(0xE000, 0x110000)]).astype("<u4")
-    return cps
-
-
-@functools.lru_cache(maxsize=1)
-def _all_chars() -> str:
-    return _all_code_points().tobytes().decode("utf-32-le")
 
 
 @functools.lru_cache(maxsize=1)

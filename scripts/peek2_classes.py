@@ -26,6 +26,7 @@ import numpy as np
 import regex
 
 from tokspec.fast import peek2_unicode as pu
+from tokspec.unicode_domain import hf_regex_inside, scalar_values
 
 #: (flag bit, class) as HF's regex engine is asked; the union class picks out candidates first.
 PROBES = ((pu.CLASS_BITS["L"], r"\p{L}"), (pu.CLASS_BITS["N"], r"\p{N}"), (pu.CLASS_BITS["WS"], r"\s"),
@@ -34,17 +35,8 @@ PROBES = ((pu.CLASS_BITS["L"], r"\p{L}"), (pu.CLASS_BITS["N"], r"\p{N}"), (pu.CL
 UNION = r"[\p{L}\p{N}\s\p{Lu}\p{Lt}\p{Ll}\p{M}]"
 
 
-#: Every scalar value (no surrogates), ascending, as little-endian uint32: the module's own domain.
-all_code_points = pu._all_code_points
-
-
-def _inside_hf(prop: str, text: str) -> np.ndarray:
-    from tokenizers import Regex, pre_tokenizers
-    inside = np.ones(len(text), dtype=bool)
-    split = pre_tokenizers.Split(Regex(prop + "+"), behavior="removed")
-    for _piece, (start, end) in split.pre_tokenize_str(text):
-        inside[start:end] = False
-    return inside
+#: Every scalar value (no surrogates), ascending, as little-endian uint32: tokspec's text domain.
+all_code_points = scalar_values
 
 
 def derive_from_tokenizers() -> np.ndarray:
@@ -53,11 +45,11 @@ def derive_from_tokenizers() -> np.ndarray:
     Class membership is per character (``prop+`` runs, no look-around), so running the six probes
     only on the characters inside the union class gives the same flags as over all code points."""
     cps = all_code_points()
-    candidates = cps[_inside_hf(UNION, cps.tobytes().decode("utf-32-le"))]
+    candidates = cps[hf_regex_inside(UNION, cps.tobytes().decode("utf-32-le"))]
     text = candidates.tobytes().decode("utf-32-le")
     out = np.zeros(0x110000, dtype=np.uint8)
     for bit, prop in PROBES:
-        out[candidates[_inside_hf(prop, text)]] |= bit
+        out[candidates[hf_regex_inside(prop, text)]] |= bit
     return out
 
 

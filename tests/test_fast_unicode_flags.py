@@ -24,6 +24,7 @@ import pytest
 import regex
 from tokspec.fast import peek2_unicode as pu
 from tokspec.reference.pretok_regex import UNICODE17_CHANGED, UNICODE17_NEW
+from tokspec.unicode_domain import scalar_text, scalar_values
 
 # (bit, class) as the module documents them: letters, numbers, \s, upper (Lu Lt), lower (Ll), marks.
 CLASSES = ((1, r"\p{L}"), (2, r"\p{N}"), (4, r"\s"), (8, r"[\p{Lu}\p{Lt}]"), (16, r"\p{Ll}"), (32, r"\p{M}"))
@@ -62,10 +63,10 @@ def shipped() -> np.ndarray:
 
 def test_all_code_points_are_every_scalar_value_once() -> None:
     """The domain of the module's tables (U+0000 and U+E000 included: no class holds them)."""
-    _, cps = _all_text()
-    got = pu._all_code_points()
-    assert got.dtype == np.dtype("<u4") and np.array_equal(got, cps)
-    assert pu._all_chars() == got.tobytes().decode("utf-32-le")
+    text, cps = _all_text()
+    got = scalar_values()
+    assert got.dtype == np.dtype("<u4") and np.array_equal(got, cps) and not got.flags.writeable
+    assert scalar_text() == got.tobytes().decode("utf-32-le") == text
     assert np.array_equal(_generator().all_code_points(), cps)
 
 

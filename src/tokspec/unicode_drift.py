@@ -21,12 +21,12 @@ Out of scope: properties other than the general-category classes and whitespace.
 from __future__ import annotations
 
 import functools
-import sys
 import unicodedata
 
 import regex
 
 from tokspec import _hf_unicode
+from tokspec.unicode_domain import scalar_text
 
 __all__ = ["drift_table", "drift_reason", "REGEX_UNICODE"]
 
@@ -35,14 +35,12 @@ _CLASSES = ("L", "N", "M", "P", "S", "Z")
 REGEX_UNICODE: str | None = getattr(regex, "__unicode_version__", None) or "17.0"
 
 
-def _all_text() -> str:
-    return "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
 
 
 @functools.lru_cache(maxsize=1)
 def drift_table() -> dict[int, str]:
     """Code point -> why it drifts (module docstring), in code point order. O(code points), once."""
-    text = _all_text()
+    text = scalar_text()
     ud = unicodedata.unidata_version
     reasons: dict[int, list[str]] = {}
     major: dict[str, set[int]] = {cls: set() for cls in _CLASSES}
