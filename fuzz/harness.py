@@ -52,7 +52,7 @@ _NOT_INSTRUMENTED = ("tokspec.formats.vocab", "tokspec.spec", "tokspec.fuzz", "t
                      # modules with numba kernels (tokspec._jit): numba cannot compile instrumented
                      # bytecode (TypingError on atheris._trace_branch); their branches are fuzzed
                      # through tokspec.fast.interpreted's plain-Python copies instead
-                     "tokspec._jit", "tokspec._offsets", "tokspec.engines._hf_kernels", "tokspec.engines._spm",
+                     "tokspec._jit", "tokspec._offsets", "tokspec.engines._hf_kernels", "tokspec.engines._spm_tile",
                      "tokspec.fast.bpe_kernel", "tokspec.fast.pretok_peek2", "tokspec.fast._spm_kernels",
                      "tokspec.fast._unigram_emit", "tokspec.fast._unigram_kernels",
                      "tokspec.fast.unigram_datrie", "tokspec.fast._counting_kernels", "tokspec.fast._utf8",

@@ -59,16 +59,15 @@ domain (:func:`tokspec.check_text` raises before either engine runs).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from tokspec._escape import escape
 from tokspec._limits import DeadlineExceeded, ResourceLimitError, max_input_bytes
 from tokspec._types import Encoder, Encoding, EncodingArrays, check_text
-from tokspec.decoding import DecodeDifference, decode_difference, format_decode, promoted_special
+from tokspec.decoding import DecodeDifference, decode_difference, promoted_special
 from tokspec.errors import DisallowedSpecialError, TokspecError
-from tokspec.records import (RECORD_VERSION, array_window, dumps_record, make_record, record_name,
+from tokspec.records import (RECORD_VERSION, dumps_record, make_record, record_name,
                              reproduce_command, save_counterexample, write_record)
 
 __all__ = [
@@ -318,42 +317,5 @@ def compare(a: Encoder, b: Encoder, text: str) -> Comparison:
     return Comparison(text, oa, ob, index, _classify(a, b, oa.arrays, ob.arrays, len(text)))
 
 
-def token_window(engine: Encoder, text: str, enc: Encoding | EncodingArrays, index: int, width: int = 3
-                 ) -> list[dict[str, Any]]:
-    """Tokens ``index - width .. index + width`` of ``enc`` as dicts (index, id, piece, offsets, text)."""
-    return array_window(engine, text, enc, index, width)
-
-
-def _format_window(label: str, tokens: list[dict[str, Any]], index: int | None) -> list[str]:
-    lines = [f"  {label}"]
-    for t in tokens:
-        mark = ">" if t["index"] == index else " "
-        tid = "" if t["id"] is None else f"id={t['id']:<7} "
-        lines.append(f"   {mark} #{t['index']:<4} {tid}piece={escape(repr(t['piece'])):<14} "
-                     f"offsets=({t['offsets'][0]}, {t['offsets'][1]})  text={t['text']!r}")
-    if index is not None and all(t["index"] != index for t in tokens):
-        lines.append(f"   > #{index:<4} (no token: this side ends here)")
-    return lines
-
-
-def format_comparison(a: Encoder, b: Encoder, comparison: Comparison, *, width: int = 3,
-                      max_text: int = 200) -> str:
-    """A readable multi-line report of one disagreement: the text and both token windows (escaped)."""
-    text = comparison.text
-    text_shown = repr(text) if len(text) <= max_text else repr(text[:max_text]) + f"... ({len(text)} chars)"
-    lines = [f"{comparison.classification}: text={text_shown}"]
-    for label, engine, outcome in (("A", a, comparison.a), ("B", b, comparison.b)):
-        name = f"{label} {escape(engine.info.name)}"
-        shown = outcome.shown()
-        if shown is None:
-            lines.append(f"  {name}: {'FAULT' if outcome.refused is None else 'REFUSED'} {escape(outcome.fault)}")
-            continue
-        index = comparison.index
-        window = token_window(engine, text, shown, index or 0, width)
-        count = len(shown)
-        lines += _format_window(f"{name} ({count} token{'' if count == 1 else 's'})", window, index)
-    if comparison.index is not None:
-        lines.insert(1, f"  first divergence at token #{comparison.index}")
-    if comparison.decode is not None:
-        lines += format_decode(a, b, comparison.decode)
-    return "\n".join(lines)
+# the readable report lives beside the comparison (one module per job); imported here, as before
+from tokspec.diff_report import format_comparison, token_window  # noqa: E402
