@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokspec import Encoder, Encoding, EngineInfo, load_engine
+from tokspec._jit import kernel as _REAL_KERNEL
 from tokspec._offsets import char_offsets_from_byte_lengths
 from tokspec.fuzz.targets import Target
 
@@ -80,19 +81,11 @@ def mutant_target(name: str) -> Target:
 
 
 def _uncached_kernel(fn: Any = None, *, inline: bool = False) -> Any:
-    """``tokspec._jit.kernel`` (``@kernel`` and ``@kernel(inline=True)``) without numba's disk cache:
-    a mutant's kernels share their source file with the real ones, so cached machine code (with the
+    """``tokspec._jit.kernel`` (``@kernel`` and ``@kernel(inline=True)``) with ``cache=False``: a
+    mutant's kernels share their source file with the real ones, so cached machine code (with the
     mutant's globals baked in) would be loaded by the real engine later, in any process using the
-    same cache."""
-    from tokspec import _jit
-
-    if fn is None:
-        return lambda f: _uncached_kernel(f, inline=inline)
-    if not _jit.JIT_ENABLED:
-        return fn
-    import numba
-
-    return numba.njit(nogil=True, cache=False, inline="always" if inline else "never")(fn)
+    same cache. Bound to the real ``kernel`` at import, since :func:`_module_copy` swaps it."""
+    return _REAL_KERNEL(fn, inline=inline, cache=False)
 
 
 def _module_copy(module_name: str) -> Any:
