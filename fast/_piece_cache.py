@@ -37,13 +37,18 @@ _M0 = 0x5851F42D4C957F2D  # odd multipliers < 2**63 (int64 literals in both mode
 _M1 = 0x2545F4914F6CDD1D
 
 
-@kernel
+@kernel(inline=True)
 def cache_for(n_bytes: int) -> np.ndarray:
-    """An empty cache for a call over ``n_bytes`` bytes: one slot per 64 bytes, 16..4096 slots."""
+    """An empty cache for a call over ``n_bytes`` bytes: one slot per 64 bytes, 16..4096 slots.
+    Inlined, and ``np.empty`` with a loop rather than ``np.zeros``: on a cold start numba then
+    compiles no function of its own nor a ``np.zeros`` (0.2-0.4 s less, issue 29)."""
     slots = 16
     while slots < 4096 and slots * 64 < n_bytes:
         slots *= 2
-    return np.zeros(2 * slots, dtype=np.int64)
+    cache = np.empty(2 * slots, dtype=np.int64)
+    for i in range(2 * slots):
+        cache[i] = 0
+    return cache
 
 
 @kernel(inline=True)

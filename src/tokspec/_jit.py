@@ -33,7 +33,7 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, cast, overload
 
 __all__ = ["JIT_ENABLED", "kernel", "interpreted", "cache_dir"]
 
@@ -143,7 +143,7 @@ def _compile(fn: F, inline: bool, cache: bool) -> F:
         from tokspec._jit_cache import guard_cache
 
         guard_cache(compiled)
-    return compiled
+    return cast(F, compiled)  # a numba Dispatcher, called like fn
 
 
 def interpreted(fn: Callable[..., Any]) -> Callable[..., Any]:
