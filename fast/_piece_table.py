@@ -99,11 +99,11 @@ def _keys(tok_bytes: np.ndarray, tok_offsets: np.ndarray, ids: np.ndarray) -> tu
 def _fill(tok_bytes: np.ndarray, tok_offsets: np.ndarray, take: np.ndarray, table: np.ndarray) -> None:
     """Insert every token ``t`` with ``take[t]`` (distinct byte strings of 1..12 bytes) by linear
     probing, in numpy rounds rather than a compiled loop (no compile on a cold start): each round,
-    every token not yet placed looks at its current slot; one of those whose slot is free takes it
-    (numpy's choice among equal indices), and every other one moves on to the next slot. A token
-    thus passes only slots that stay occupied, which is the invariant :func:`piece_id`'s probe
-    needs (the layout may differ from one-by-one insertion; lookups cannot tell). Rounds: the
-    longest probe, a few dozen at load 1/2; O(tokens left) work per round."""
+    every token not yet placed looks at its current slot; of those whose slot is free, the lowest
+    id takes it, and every other one moves on to the next slot. A token thus passes only slots
+    that stay occupied, which is the invariant :func:`piece_id`'s probe needs; lower ids (BPE's
+    more frequent tokens) win contested slots, as they did inserted one by one in id order.
+    Rounds: the longest probe, a few dozen at load 1/2; O(tokens left) work per round."""
     ids = np.flatnonzero(take)
     k0, k1 = _keys(tok_bytes, tok_offsets, ids)
     mask = (len(table) >> 1) - 1
@@ -111,10 +111,11 @@ def _fill(tok_bytes: np.ndarray, tok_offsets: np.ndarray, take: np.ndarray, tabl
         slot = (((k0 * _M0) ^ (k1 * _M1)) >> 32) & mask  # _home, in int64 like the kernel
     owner = np.full(mask + 1, -1, dtype=np.int64)  # slot -> index into ids of the token there
     todo = np.arange(len(ids))
-    while len(todo):
+    while len(todo):  # todo ascending: np.unique's first index per slot is the lowest id
         here = slot[todo]
-        free = owner[here] < 0
-        owner[here[free]] = todo[free]
+        free = todo[owner[here] < 0]
+        claimed, first = np.unique(slot[free], return_index=True)
+        owner[claimed] = free[first]
         todo = todo[owner[here] != todo]
         slot[todo] = (slot[todo] + 1) & mask
     used = np.flatnonzero(owner >= 0)
