@@ -20,7 +20,6 @@ the fuzz target that must catch each one. Out of scope: mutants of engines not b
 from __future__ import annotations
 
 import importlib.util
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,21 +90,12 @@ def _uncached_kernel(fn: Any = None, *, inline: bool = False, cache: bool = Fals
 
 def _module_copy(module_name: str) -> Any:
     """A private, independent copy of ``module_name`` (same file, fresh globals; kernels compiled
-    without the disk cache, see :func:`_uncached_kernel`)."""
-    from tokspec import _jit
+    without the disk cache, see :func:`_uncached_kernel`), made by ``tokspec._interpreted.exec_copy``."""
+    from tokspec._interpreted import exec_copy
 
     spec = importlib.util.find_spec(module_name)
     assert spec is not None and spec.origin is not None, module_name
-    copy_spec = importlib.util.spec_from_file_location(module_name + "__mutant", spec.origin)
-    assert copy_spec is not None and copy_spec.loader is not None
-    module = importlib.util.module_from_spec(copy_spec)
-    sys.modules[copy_spec.name] = module  # dataclasses look their module up while executing it
-    real_kernel, _jit.kernel = _jit.kernel, _uncached_kernel
-    try:
-        copy_spec.loader.exec_module(module)
-    finally:
-        _jit.kernel = real_kernel
-    return module
+    return exec_copy(spec.origin, module_name + "__mutant", _uncached_kernel)
 
 
 class _Mutant(Encoder):
