@@ -22,8 +22,8 @@ unit: four slots per cache line). For a piece of ``n <= 12`` bytes: word 0 = byt
 little-endian (zero padded), word 1 = bytes 8..11 packed | ``n << 32`` | ``id << 36``. The length
 makes the key exact (a token may contain NUL bytes, so padding alone would be ambiguous); word 1
 == 0 marks an empty slot (no piece has length 0). Hashing as in ``bpe_kernel``: multiply, shift
-right 32, mask, in int64 (same bits compiled and interpreted). Build: O(vocabulary) in one kernel
-call at load (a few ms; not cached on disk). Lookup: O(n) to pack, one probe expected.
+right 32, mask, in int64 (same bits compiled and interpreted). Build: O(vocabulary) numpy work at load
+(a few ms, no compile; not cached on disk). Lookup: O(n) to pack, one probe expected.
 Out of scope: pieces longer than :data:`PIECE_MAX` (they take the merge), ids >= 2**27.
 """
 
@@ -79,19 +79,49 @@ def piece_id(table: np.ndarray, data: np.ndarray, b0: int, n: int) -> int:
         h = (h + 1) & mask
 
 
-@kernel
+def _keys(tok_bytes: np.ndarray, tok_offsets: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_pack` of the tokens ``ids`` (1..12 bytes each), vectorized: (word 0, word 1 without
+    the id) per token, int64."""
+    starts = np.asarray(tok_offsets, dtype=np.int64)[ids]
+    lens = np.asarray(tok_offsets, dtype=np.int64)[ids + 1] - starts
+    k0 = np.zeros(len(ids), dtype=np.int64)
+    k1 = lens << 32
+    for i in range(_MAX):
+        has = lens > i
+        byte = np.asarray(tok_bytes, dtype=np.int64)[starts[has] + i]
+        if i < 8:
+            k0[has] |= byte << (8 * i)
+        else:
+            k1[has] |= byte << (8 * (i - 8))
+    return k0, k1
+
+
 def _fill(tok_bytes: np.ndarray, tok_offsets: np.ndarray, take: np.ndarray, table: np.ndarray) -> None:
-    """Insert every token ``t`` with ``take[t]`` (distinct byte strings of 1..12 bytes)."""
+    """Insert every token ``t`` with ``take[t]`` (distinct byte strings of 1..12 bytes) by linear
+    probing, in numpy rounds rather than a compiled loop (no compile on a cold start): each round,
+    every token not yet placed looks at its current slot; of those whose slot is free, the lowest
+    id takes it, and every other one moves on to the next slot. A token thus passes only slots
+    that stay occupied, which is the invariant :func:`piece_id`'s probe needs; lower ids (BPE's
+    more frequent tokens) win contested slots, as they did inserted one by one in id order.
+    Rounds: the longest probe, a few dozen at load 1/2; O(tokens left) work per round."""
+    ids = np.flatnonzero(take)
+    k0, k1 = _keys(tok_bytes, tok_offsets, ids)
     mask = (len(table) >> 1) - 1
-    for t in range(len(take)):
-        if take[t]:
-            b0 = tok_offsets[t]
-            k0, k1 = _pack(tok_bytes, b0, tok_offsets[t + 1] - b0)
-            h = _home(k0, k1, mask)
-            while table[2 * h + 1] != 0:
-                h = (h + 1) & mask
-            table[2 * h] = k0
-            table[2 * h + 1] = k1 | (np.int64(t) << _KEY_BITS)
+    with np.errstate(over="ignore"):
+        slot = (((k0 * _M0) ^ (k1 * _M1)) >> 32) & mask  # _home, in int64 like the kernel
+    owner = np.full(mask + 1, -1, dtype=np.int64)  # slot -> index into ids of the token there
+    todo = np.arange(len(ids))
+    while len(todo):  # todo ascending: np.unique's first index per slot is the lowest id
+        here = slot[todo]
+        free = todo[owner[here] < 0]
+        claimed, first = np.unique(slot[free], return_index=True)
+        owner[claimed] = free[first]
+        todo = todo[owner[here] != todo]
+        slot[todo] = (slot[todo] + 1) & mask
+    used = np.flatnonzero(owner >= 0)
+    who = owner[used]
+    table[2 * used] = k0[who]
+    table[2 * used + 1] = k1[who] | (ids[who].astype(np.int64) << _KEY_BITS)
 
 
 def empty_piece_table() -> np.ndarray:
@@ -109,6 +139,5 @@ def build_piece_table(arrays: Mapping[str, np.ndarray]) -> np.ndarray:
     take = reachable & (lens >= 1) & (lens <= PIECE_MAX)
     slots = 1 << max(2, int(2 * np.count_nonzero(take)).bit_length())
     table = np.zeros(2 * slots, dtype=np.int64)
-    with np.errstate(over="ignore"):
-        _fill(arrays["tok_bytes"], arrays["tok_offsets"], take, table)
+    _fill(arrays["tok_bytes"], arrays["tok_offsets"], take, table)
     return table

@@ -119,23 +119,46 @@ class BacktrackBPE:
         By Corollary I applied to the vocabulary cut at rank ``id``, the bytes of token ``id`` have
         one valid encoding over lower ranks; the token is reachable iff that encoding is a pair
         (which BPE then merges at rank ``id``). Single bytes are reachable base tokens.
+
+        One pass over every cut ``tok[:k] | tok[k:]`` of every token (longest ``k`` first) also
+        records what the compiled tables need (one dictionary lookup per cut instead of three passes):
+        ``pair_cuts``, the ``(a, b, id)`` of every cut into two tokens (``bpe_tables``' pair table),
+        and ``_first_prefix[id]``, the longest proper prefix that is a token (reachable or not).
         """
-        for tid, tok in enumerate(self.tokens):
-            if not tok:
+        get, tokens, reachable = self.ranks.get, self.tokens, self.reachable
+        left, right, valid = self.split_left, self.split_right, self._pair_valid
+        cut_a: list[int] = []
+        cut_b: list[int] = []
+        cut_id: list[int] = []
+        add_a, add_b, add_id = cut_a.append, cut_b.append, cut_id.append
+        first_prefix = [_NONE] * len(tokens)
+        for tid, tok in enumerate(tokens):
+            n = len(tok)
+            if n <= 1:
+                reachable[tid] = n == 1
                 continue
-            if len(tok) == 1:
-                self.reachable[tid] = True
-                continue
-            for k in range(len(tok) - 1, 0, -1):
-                a = self.ranks.get(tok[:k], _NONE)
-                b = self.ranks.get(tok[k:], _NONE)
-                if (0 <= a < tid and 0 <= b < tid and self.reachable[a] and self.reachable[b]
-                        and self._pair_valid(a, b, tid)):
-                    self.split_left[tid], self.split_right[tid] = a, b
-                    self.reachable[tid] = True
-                    break
-            else:
+            found = False
+            first = _NONE
+            for k in range(n - 1, 0, -1):
+                a = get(tok[:k], _NONE)
+                if a < 0:
+                    continue
+                if first < 0:
+                    first = a
+                b = get(tok[k:], _NONE)
+                if b < 0:
+                    continue
+                add_a(a)
+                add_b(b)
+                add_id(tid)
+                if not found and a < tid and b < tid and reachable[a] and reachable[b] and valid(a, b, tid):
+                    left[tid], right[tid] = a, b
+                    reachable[tid] = found = True
+            first_prefix[tid] = first
+            if not found:
                 self._check_truly_unreachable(tid, tok)
+        self.pair_cuts = (cut_a, cut_b, cut_id)
+        self._first_prefix = first_prefix
 
     def _check_truly_unreachable(self, tid: int, tok: bytes) -> None:
         """Reject a vocabulary where token ``tid`` is built only through a higher-ranked token.
@@ -160,12 +183,14 @@ class BacktrackBPE:
         """A byte trie over reachable tokens as one flat dict ``(node << 8 | byte) -> child``.
 
         ``term[node]`` is the id of the reachable token ending at ``node`` (-1 if none). Also fills
-        ``next_prefix`` by walking each token's path.
+        ``next_prefix``: the longest proper prefix token (found by :meth:`_compute_splits`) when it is
+        reachable, else the longest reachable one by walking the token's path (rare).
         """
         self._edges, self._term = self._flat_trie(reverse=False)
-        self.next_prefix = [_NONE] * len(self.tokens)
-        for tid, tok in enumerate(self.tokens):
-            if self.reachable[tid]:
+        reachable, first = self.reachable, self._first_prefix
+        self.next_prefix = [p if reachable[t] and p >= 0 and reachable[p] else _NONE for t, p in enumerate(first)]
+        for tid, tok in enumerate(self.tokens):  # the longest prefix token is unreachable: walk
+            if reachable[tid] and first[tid] >= 0 and not reachable[first[tid]]:
                 self.next_prefix[tid] = self._longest_match(tok, 0, len(tok) - 1)
 
     def self_check(self) -> None:

@@ -35,37 +35,20 @@ def arrays_of(bpe: BacktrackBPE) -> dict[str, np.ndarray]:
     if size + len(bpe._term) >= 1 << NODE_BITS:
         raise UnsupportedComponentError(f"trie of {len(bpe._term)} nodes: the compiled BPE takes < 2**24 ids")
     i64, i32 = np.int64, np.int32  # per-id arrays in int32: half the cache footprint
-    edges, term = bpe._edges, bpe._term
-    renum = np.empty(len(term), dtype=i64)  # token-end nodes take their token's id
-    extra = size
-    for node, tid in enumerate(term):
-        if tid >= 0:
-            renum[node] = tid
-        else:
-            renum[node], extra = extra, extra + 1
+    term = np.array(bpe._term, dtype=i64)
+    renum = np.where(term >= 0, term, size + np.cumsum(term < 0) - 1)  # token ends take their id
+    keys = np.fromiter(bpe._edges.keys(), dtype=i64, count=len(bpe._edges))  # parent << 8 | byte
+    nodes = np.fromiter(bpe._edges.values(), dtype=i64, count=len(bpe._edges))  # -> child node
+    parent, byte, child = keys >> 8, keys & 0xFF, renum[nodes]
     root = np.full(256 + 65536, -1, dtype=i64)  # levels 1 and 2 of the trie, dense
-    level1 = {}
-    for key, child in edges.items():
-        if key < 256:
-            root[key] = renum[child]
-            level1[child] = key
-    deep_keys, deep_vals = [], []
-    for key, child in edges.items():
-        parent = key >> 8
-        first = level1.get(parent)
-        if first is not None:
-            root[256 + (first << 8 | (key & 0xFF))] = renum[child]
-        elif parent != 0:
-            deep_keys.append(int(renum[parent]) << 8 | (key & 0xFF))
-            deep_vals.append(int(renum[child]))
-    pair_keys, pair_vals = [], []
-    ranks = bpe.ranks
-    for tid, tok in enumerate(bpe.tokens):
-        for k in range(1, len(tok)):
-            a, b = ranks.get(tok[:k], -1), ranks.get(tok[k:], -1)
-            if a >= 0 and b >= 0:
-                pair_keys.append(a << PAIR_SHIFT | b)
-                pair_vals.append(tid)
+    top = parent == 0
+    root[byte[top]] = child[top]
+    first = np.full(len(term), -1, dtype=i64)  # the byte leading to each level-1 node
+    first[nodes[top]] = byte[top]
+    second = ~top & (first[parent] >= 0)  # edges out of level-1 nodes: level 2, the rest deep
+    root[256 + (first[parent[second]] << 8 | byte[second])] = child[second]
+    deep = ~top & ~second
+    cut_a, cut_b, cut_id = (np.array(c, dtype=i64) for c in bpe.pair_cuts)
     lens = np.array([len(t) for t in bpe.tokens], dtype=i64)
     return {
         "max_len": np.array([bpe.max_len], dtype=i64),
@@ -74,10 +57,10 @@ def arrays_of(bpe: BacktrackBPE) -> dict[str, np.ndarray]:
         "split_left": np.array(bpe.split_left, dtype=i32),
         "split_right": np.array(bpe.split_right, dtype=i32),
         "root": root.astype(i32),
-        "edge_keys": np.array(deep_keys, dtype=i64),
-        "edge_vals": np.array(deep_vals, dtype=i64),
-        "pair_keys": np.array(pair_keys, dtype=i64),
-        "pair_vals": np.array(pair_vals, dtype=i64),
+        "edge_keys": renum[parent[deep]] << 8 | byte[deep],
+        "edge_vals": child[deep],
+        "pair_keys": cut_a << PAIR_SHIFT | cut_b,
+        "pair_vals": cut_id,
         "tok_bytes": np.frombuffer(b"".join(bpe.tokens), dtype=np.uint8).copy(),
         "tok_offsets": np.concatenate([[0], np.cumsum(lens)]).astype(i64),
     }

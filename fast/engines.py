@@ -42,7 +42,7 @@ from tokspec.fast.bpe_decode import FlatBytes
 from tokspec.fast.bpe_kernel import CompiledBPE
 from tokspec.fast.peek2_unicode import code_points
 from tokspec.fast.pretok_peek2 import PATTERN_NAMES, spans, spans_of_code_points
-from tokspec.formats.vocab import TiktokenVocab, load_named_tiktoken, load_tiktoken
+from tokspec.formats.vocab import NamedTiktoken, TiktokenVocab, load_tiktoken, named_tiktoken_lazily
 
 __all__ = ["load", "engines", "FastBpeEncoder", "Peek2Pretokenizer"]
 
@@ -55,16 +55,17 @@ class FastBpeEncoder(Encoder):
     converts byte spans to character offsets (``tokspec.fast.bpe_kernel``). O(n) per text beyond
     the backtracking's per-pretoken cost; no Python object per token or pretoken."""
 
-    def __init__(self, vocab: TiktokenVocab, pattern: str, name: str) -> None:
+    def __init__(self, vocab: TiktokenVocab | NamedTiktoken, pattern: str, name: str) -> None:
         self.bpe = CompiledBPE.from_ranks(vocab.ranks, vocab.sha256)
         self.pattern = pattern
         self._ranks = vocab.ranks
+        n_ranks = int(np.count_nonzero(self.bpe.arrays["tok_len"]))  # = len(ranks), unparsed
         self.specials: dict[str, int] = {}
         self._flat_bytes: FlatBytes | None = None
         self.info = EngineInfo(
             name=name, kind="tokenizer", library="tokspec.fast", library_version=_VERSION,
             vocab_sha256=vocab.sha256,
-            description=f"Peek2 {pattern} pretokenizer + compiled backtracking BPE ({len(vocab.ranks)} ranks)",
+            description=f"Peek2 {pattern} pretokenizer + compiled backtracking BPE ({n_ranks} ranks)",
             thread_safe=True)  # kernels allocate per call (tests/test_concurrency.py checks)
 
     def token_piece(self, token_id: int) -> str:
@@ -124,7 +125,8 @@ class Peek2Pretokenizer(Encoder):
 def _bpe_engine(arg: str) -> FastBpeEncoder:
     from tokspec.engines._bytelevel import SPECIAL_TOKENS  # the named encodings' table (core)
 
-    engine = FastBpeEncoder(load_named_tiktoken(arg), BPE_PATTERNS[arg], f"fast:{arg}")
+    # ranks parsed only if the tables are not cached, or for decode
+    engine = FastBpeEncoder(named_tiktoken_lazily(arg), BPE_PATTERNS[arg], f"fast:{arg}")
     engine.specials = dict(SPECIAL_TOKENS.get(arg, {}))
     return engine
 

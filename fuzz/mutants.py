@@ -20,11 +20,11 @@ the fuzz target that must catch each one. Out of scope: mutants of engines not b
 from __future__ import annotations
 
 import importlib.util
-import sys
 from dataclasses import dataclass
 from typing import Any
 
 from tokspec import Encoder, Encoding, EngineInfo, load_engine
+from tokspec._jit import kernel as _REAL_KERNEL
 from tokspec._offsets import char_offsets_from_byte_lengths
 from tokspec.fuzz.targets import Target
 
@@ -79,39 +79,23 @@ def mutant_target(name: str) -> Target:
                   {"seed_from": m.seed_from})
 
 
-def _uncached_kernel(fn: Any = None, *, inline: bool = False) -> Any:
-    """``tokspec._jit.kernel`` (``@kernel`` and ``@kernel(inline=True)``) without numba's disk cache:
-    a mutant's kernels share their source file with the real ones, so cached machine code (with the
+def _uncached_kernel(fn: Any = None, *, inline: bool = False, cache: bool = False) -> Any:
+    """``tokspec._jit.kernel`` (``@kernel`` and ``@kernel(inline=True)``) with ``cache=False``: a
+    mutant's kernels share their source file with the real ones, so cached machine code (with the
     mutant's globals baked in) would be loaded by the real engine later, in any process using the
-    same cache."""
-    from tokspec import _jit
-
-    if fn is None:
-        return lambda f: _uncached_kernel(f, inline=inline)
-    if not _jit.JIT_ENABLED:
-        return fn
-    import numba
-
-    return numba.njit(nogil=True, cache=False, inline="always" if inline else "never")(fn)
+    same cache. ``cache`` is accepted and ignored (always off). Bound to the real ``kernel`` at
+    import, since :func:`_module_copy` swaps it."""
+    return _REAL_KERNEL(fn, inline=inline, cache=False)
 
 
 def _module_copy(module_name: str) -> Any:
     """A private, independent copy of ``module_name`` (same file, fresh globals; kernels compiled
-    without the disk cache, see :func:`_uncached_kernel`)."""
-    from tokspec import _jit
+    without the disk cache, see :func:`_uncached_kernel`), made by ``tokspec._interpreted.exec_copy``."""
+    from tokspec._interpreted import exec_copy
 
     spec = importlib.util.find_spec(module_name)
     assert spec is not None and spec.origin is not None, module_name
-    copy_spec = importlib.util.spec_from_file_location(module_name + "__mutant", spec.origin)
-    assert copy_spec is not None and copy_spec.loader is not None
-    module = importlib.util.module_from_spec(copy_spec)
-    sys.modules[copy_spec.name] = module  # dataclasses look their module up while executing it
-    real_kernel, _jit.kernel = _jit.kernel, _uncached_kernel
-    try:
-        copy_spec.loader.exec_module(module)
-    finally:
-        _jit.kernel = real_kernel
-    return module
+    return exec_copy(spec.origin, module_name + "__mutant", _uncached_kernel)
 
 
 class _Mutant(Encoder):

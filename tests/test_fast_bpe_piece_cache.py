@@ -50,6 +50,7 @@ def test_get_answers_only_for_equal_bytes(plain: bool) -> None:
 
 def test_cache_size_follows_input() -> None:
     assert [len(pc.cache_for(n)) // 2 for n in (0, 1024, 64 * 100, 10**6, 10**8)] == [16, 16, 128, 4096, 4096]
+    assert not any(pc.cache_for(n).any() for n in (0, 64 * 100, 10**8)), "a new cache is all zeros (empty slots)"
 
 
 def _colliding_pieces(seed: int) -> list[bytes]:

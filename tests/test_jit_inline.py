@@ -35,3 +35,22 @@ def test_interpreted_copy_has_plain_inline_kernels(name: str) -> None:
     copy = interpreted_module(pretok_peek2)
     fn = getattr(copy, name)
     assert not hasattr(fn, "py_func") and fn.__module__ == copy.__name__
+
+
+def test_uncached_kernel_never_touches_the_disk_cache() -> None:
+    """``kernel(cache=False)`` (what ``fuzz.mutants`` compiles mutant copies with): numba's cache
+    is off for it, on for the default (when a cache folder is usable), also via ``@kernel(...)``."""
+    from tokspec import _jit
+
+    uncached = kernel(_sum_first, cache=False)
+    inlined_uncached = kernel(inline=True, cache=False)(_sum_first)
+    cached = kernel(_sum_first)
+    a = np.arange(10, dtype=np.int64)
+    assert uncached(a, 5) == inlined_uncached(a, 5) == cached(a, 5) == 10
+    if JIT_ENABLED:
+        assert type(uncached._cache).__name__ == type(inlined_uncached._cache).__name__ == "NullCache"
+        assert inlined_uncached.targetoptions.get("inline") == "always"
+        want = "_GuardedCache" if _jit._ensure_cache() else "NullCache"
+        assert type(cached._cache).__name__ == want
+    else:
+        assert uncached is inlined_uncached is _sum_first

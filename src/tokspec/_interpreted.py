@@ -28,7 +28,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["interpreted_module", "instrument_copies", "COPY_SUFFIX"]
+__all__ = ["interpreted_module", "instrument_copies", "exec_copy", "COPY_SUFFIX"]
 
 COPY_SUFFIX = "__interpreted"
 _LOCK = threading.RLock()
@@ -61,23 +61,32 @@ def _plain(fn: Any = None, **_options: Any) -> Any:
     return fn if fn is not None else (lambda f: f)
 
 
+def exec_copy(path: str, name: str, kernel: Callable[..., Any]) -> types.ModuleType:
+    """Execute a second copy of the module file ``path`` as module ``name`` (registered in
+    ``sys.modules``: dataclasses look their module up while it runs) with ``tokspec._jit.kernel``
+    replaced by ``kernel`` meanwhile. The one way module copies are made: plain Python here
+    (:func:`interpreted_module`), compiled without the disk cache in ``tokspec.fuzz.mutants``."""
+    import tokspec._jit as jit
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, path
+    copy = importlib.util.module_from_spec(spec)
+    with _LOCK:
+        saved = jit.kernel
+        jit.kernel = kernel  # for this copy only
+        try:
+            sys.modules[name] = copy
+            spec.loader.exec_module(copy)
+        finally:
+            jit.kernel = saved
+    return copy
+
+
 @functools.cache
 def interpreted_module(module: types.ModuleType) -> types.ModuleType:
     """The plain-Python copy of kernel module ``module`` (module docstring). O(import of the module)."""
-    import tokspec._jit as jit
-
-    name = module.__name__ + COPY_SUFFIX
-    spec = importlib.util.spec_from_file_location(name, module.__file__)
-    assert spec is not None and spec.loader is not None, module
-    plain = importlib.util.module_from_spec(spec)
-    with _LOCK:
-        saved = jit.kernel
-        jit.kernel = _plain  # what TOKSPEC_JIT=0 does, for this copy only
-        try:
-            sys.modules[name] = plain
-            spec.loader.exec_module(plain)
-        finally:
-            jit.kernel = saved
+    assert module.__file__ is not None, module
+    plain = exec_copy(module.__file__, module.__name__ + COPY_SUFFIX, _plain)  # what TOKSPEC_JIT=0 does
     for attr, value in list(vars(plain).items()):  # kernels imported from another kernel module
         fn = getattr(value, "py_func", None)
         if fn is not None and fn.__module__.startswith("tokspec.fast.") and fn.__module__ != module.__name__:

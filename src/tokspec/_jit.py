@@ -33,7 +33,7 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, cast, overload
 
 __all__ = ["JIT_ENABLED", "kernel", "interpreted", "cache_dir"]
 
@@ -110,31 +110,40 @@ def _ensure_cache() -> bool:
 
 
 @overload
-def kernel(fn: F, *, inline: bool = False) -> F: ...
+def kernel(fn: F, *, inline: bool = False, cache: bool = True) -> F: ...
 @overload
-def kernel(fn: None = None, *, inline: bool = False) -> Callable[[F], F]: ...
-def kernel(fn: F | None = None, *, inline: bool = False) -> F | Callable[[F], F]:
+def kernel(fn: None = None, *, inline: bool = False, cache: bool = True) -> Callable[[F], F]: ...
+def kernel(fn: F | None = None, *, inline: bool = False, cache: bool = True) -> F | Callable[[F], F]:
     """Compile ``fn`` with numba (nopython, nogil, cached), or return it as is when interpreted.
 
     The compiled function keeps the plain one as ``.py_func`` (numba's attribute), which
     :func:`interpreted` returns. ``@kernel(inline=True)``: numba inlines the body into every
     compiled caller (``inline="always"``): for a kernel called once per pretoken with many array
     arguments, whose call would otherwise pass and reference-count each array per call.
+    ``cache=False``: never read or write numba's disk cache for this kernel (a copy of a module
+    whose kernels must not share cached machine code with the real ones, e.g. a mutant's).
     """
     if fn is None:
         def decorate(f: F) -> F:
-            return kernel(f, inline=inline)
+            return _compile(f, inline, cache)
         return decorate
+    return _compile(fn, inline, cache)
+
+
+def _compile(fn: F, inline: bool, cache: bool) -> F:
+    """:func:`kernel`'s work (not through the module global ``kernel``, which a module copy may
+    have swapped while its decorators run, see ``tokspec.fuzz.mutants``)."""
     if not JIT_ENABLED:
         return fn
     import numba
 
-    compiled = numba.njit(nogil=True, cache=_ensure_cache(), inline="always" if inline else "never")(fn)
-    if _CACHE_DIR is not None:
+    cached = cache and _ensure_cache()
+    compiled = numba.njit(nogil=True, cache=cached, inline="always" if inline else "never")(fn)
+    if cached:
         from tokspec._jit_cache import guard_cache
 
         guard_cache(compiled)
-    return compiled
+    return cast(F, compiled)  # a numba Dispatcher, called like fn
 
 
 def interpreted(fn: Callable[..., Any]) -> Callable[..., Any]:
