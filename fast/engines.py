@@ -41,7 +41,8 @@ from tokspec.rank_families import resolve_pattern, split_pattern_option
 from tokspec.fast.bpe_decode import FlatBytes
 from tokspec.fast.bpe_kernel import CompiledBPE
 from tokspec.fast.peek2_unicode import code_points
-from tokspec.fast.pretok_peek2 import PATTERN_NAMES, spans, spans_of_code_points
+from tokspec.fast._bpe_text import ids_of_text
+from tokspec.fast.pretok_peek2 import PATTERN_NAMES, kernel_args, spans, spans_of_code_points
 from tokspec.formats.vocab import TiktokenVocab, load_named_tiktoken, load_tiktoken
 
 __all__ = ["load", "engines", "FastBpeEncoder", "Peek2Pretokenizer"]
@@ -61,6 +62,7 @@ class FastBpeEncoder(Encoder):
         self._ranks = vocab.ranks
         self.specials: dict[str, int] = {}
         self._flat_bytes: FlatBytes | None = None
+        self._ids_args = (*kernel_args(pattern), *self.bpe._tables)  # text_ids' arguments after the text
         self.info = EngineInfo(
             name=name, kind="tokenizer", library="tokspec.fast", library_version=_VERSION,
             vocab_sha256=vocab.sha256,
@@ -101,9 +103,8 @@ class FastBpeEncoder(Encoder):
         except UnicodeEncodeError:
             check_text(text)
             raise
-        cps = code_points(text)
-        starts, ends = spans_of_code_points(cps, self.pattern)
-        return self.bpe.encode_text_ids(cps, starts, ends, utf8, contiguous=True)  # Peek2's spans
+        # one compiled call: Peek2 and the merge (tokspec.fast._bpe_text); no Python in between
+        return ids_of_text(np.frombuffer(utf8, dtype=np.uint8), code_points(text), self._ids_args)
 
 
 class Peek2Pretokenizer(Encoder):

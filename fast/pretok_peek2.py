@@ -267,6 +267,18 @@ def spans_of_code_points(cps: np.ndarray, pattern: str) -> tuple[np.ndarray, np.
     return starts[:count], ends[:count]
 
 
+def kernel_args(pattern: str) -> tuple[bool, np.ndarray, np.ndarray, int, bool, np.ndarray, np.ndarray]:
+    """``(o200k, category table, branch table, max digits, to_end_first, fold code points, fold
+    letters)``: what :func:`spans_of_code_points` passes its kernel for ``pattern``, fixed once
+    (``tokspec.fast._bpe_text.text_ids`` takes them; o200k ignores the three cl100k-only ones)."""
+    _check_pattern(pattern)
+    fold_cps, fold_to = fold_table()
+    max_digits, to_end_first = _VARIANTS.get(pattern, _VARIANTS["cl100k_base"])
+    table = o200k_category_table() if pattern == "o200k_base" else cl100k_category_table()
+    return (pattern == "o200k_base", table, _branch_array(CL100K_TABLE), max_digits, to_end_first,
+            fold_cps, fold_to)
+
+
 def spans(text: str, pattern: str = "cl100k_base") -> tuple[np.ndarray, np.ndarray]:
     """Character spans of the pretokens of ``text`` as (starts, ends) int64 arrays. O(n)."""
     return spans_of_code_points(code_points(text), pattern)
