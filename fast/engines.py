@@ -62,7 +62,7 @@ class FastBpeEncoder(Encoder):
         self._ranks = vocab.ranks
         self.specials: dict[str, int] = {}
         self._flat_bytes: FlatBytes | None = None
-        self._ids_args = (*kernel_args(pattern), *self.bpe._tables)  # text_ids' arguments after the text
+        self._peek2, self._peek2_args = kernel_args(pattern)  # encode_ids' Peek2 call, fixed once
         self.info = EngineInfo(
             name=name, kind="tokenizer", library="tokspec.fast", library_version=_VERSION,
             vocab_sha256=vocab.sha256,
@@ -103,8 +103,10 @@ class FastBpeEncoder(Encoder):
         except UnicodeEncodeError:
             check_text(text)
             raise
-        # one compiled call: Peek2 and the merge (tokspec.fast._bpe_text); no Python in between
-        return ids_of_text(np.frombuffer(utf8, dtype=np.uint8), code_points(text), self._ids_args)
+        # Peek2 and the merge, nothing in between (tokspec.fast._bpe_text); a writable copy of the
+        # bytes, as encode_text_ids passes them (one compiled version of the merge kernel)
+        data = np.frombuffer(bytearray(utf8), dtype=np.uint8)
+        return ids_of_text(data, code_points(text), self._peek2, self._peek2_args, self.bpe._tables)
 
 
 class Peek2Pretokenizer(Encoder):

@@ -31,6 +31,7 @@ contractions: a different table), special tokens.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 
@@ -267,16 +268,17 @@ def spans_of_code_points(cps: np.ndarray, pattern: str) -> tuple[np.ndarray, np.
     return starts[:count], ends[:count]
 
 
-def kernel_args(pattern: str) -> tuple[bool, np.ndarray, np.ndarray, int, bool, np.ndarray, np.ndarray]:
-    """``(o200k, category table, branch table, max digits, to_end_first, fold code points, fold
-    letters)``: what :func:`spans_of_code_points` passes its kernel for ``pattern``, fixed once
-    (``tokspec.fast._bpe_text.text_ids`` takes them; o200k ignores the three cl100k-only ones)."""
+def kernel_args(pattern: str) -> tuple[Callable[..., int], tuple[object, ...]]:
+    """``(kernel, args)`` with ``kernel(cps, *args, starts, ends)`` the call
+    :func:`spans_of_code_points` makes for ``pattern``: its arguments fixed once, for callers that
+    call the kernel themselves (``tokspec.fast._bpe_text``)."""
     _check_pattern(pattern)
     fold_cps, fold_to = fold_table()
-    max_digits, to_end_first = _VARIANTS.get(pattern, _VARIANTS["cl100k_base"])
-    table = o200k_category_table() if pattern == "o200k_base" else cl100k_category_table()
-    return (pattern == "o200k_base", table, _branch_array(CL100K_TABLE), max_digits, to_end_first,
-            fold_cps, fold_to)
+    if pattern == "o200k_base":
+        return _o200k_kernel, (o200k_category_table(), fold_cps, fold_to)
+    max_digits, to_end_first = _VARIANTS[pattern]
+    return _cl100k_kernel, (cl100k_category_table(), _branch_array(CL100K_TABLE), max_digits, to_end_first,
+                            fold_cps, fold_to)
 
 
 def spans(text: str, pattern: str = "cl100k_base") -> tuple[np.ndarray, np.ndarray]:

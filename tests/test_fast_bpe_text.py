@@ -1,8 +1,8 @@
-"""``fast:`` BPE ``encode_ids`` in one compiled call (``tokspec.fast._bpe_text``).
+"""``fast:`` BPE ``encode_ids`` with nothing between its two kernel calls (``tokspec.fast._bpe_text``).
 
-Contracts: ``text_ids`` equals the two-step path (Peek2 spans, then
+Contracts: ``ids_of_text`` equals the two-step path (``spans_of_code_points``, then
 ``CompiledBPE.encode_text_ids``) for every Peek2 pattern, compiled and interpreted alike;
-``kernel_args`` hands it each pattern's own tables; ``encode_ids`` equals tiktoken and
+``kernel_args`` hands it each pattern's own kernel and tables; ``encode_ids`` equals tiktoken and
 ``encode_arrays``, repeatedly and from several threads at once.
 """
 
@@ -29,23 +29,22 @@ def _pieces_text(seed: int) -> str:
 
 
 @pytest.mark.parametrize("pattern", p2.PATTERN_NAMES)
-def test_text_ids_equals_spans_then_merge(pattern: str) -> None:
+def test_ids_of_text_equals_spans_then_merge(pattern: str) -> None:
     ranks = trained_bpe_ranks(3, alphabet=b"abc 12.", merges=80, segments=20, segment_len=(10, 40))
     compiled = CompiledBPE.from_ranks(ranks)
-    args = (*p2.kernel_args(pattern), *compiled._tables)
     for seed in range(4):
         text = _pieces_text(seed)
         cps = p2.code_points(text)
         starts, ends = p2.spans_of_code_points(cps, pattern)
         want = compiled.encode_text_ids(cps, starts, ends).tolist()
-        raw = np.frombuffer(text.encode(), dtype=np.uint8)
-        assert ids_of_text(raw, cps, args).tolist() == want
-    empty = np.frombuffer(b"", dtype=np.uint8)
-    assert ids_of_text(empty, p2.code_points(""), args).tolist() == []
+        data = np.frombuffer(bytearray(text.encode()), dtype=np.uint8)
+        assert ids_of_text(data, cps, *p2.kernel_args(pattern), compiled._tables).tolist() == want
+    empty = np.frombuffer(bytearray(), dtype=np.uint8)
+    assert ids_of_text(empty, p2.code_points(""), *p2.kernel_args(pattern), compiled._tables).tolist() == []
 
 
 def test_kernel_args_are_the_patterns_own() -> None:
-    """Each pattern's own spans come out of ``text_ids``: on a vocabulary whose tokens span digit
+    """Each pattern's own spans come out of ``ids_of_text``: on a vocabulary whose tokens span digit
     runs and whitespace runs, the four patterns give four different encodings of one text (qwen2
     splits every digit, llama3 keeps trailing whitespace apart from cl100k_base, o200k_base
     differs on the case run), each equal to its spans' two-step encoding."""
@@ -54,33 +53,34 @@ def test_kernel_args_are_the_patterns_own() -> None:
         ranks[extra] = len(ranks)
     compiled = CompiledBPE.from_ranks(ranks)
     text = "xAbC 12345 x  \n  "
-    raw = np.frombuffer(text.encode(), dtype=np.uint8)
+    data = np.frombuffer(bytearray(text.encode()), dtype=np.uint8)
     cps = p2.code_points(text)
     got = {}
     for pattern in p2.PATTERN_NAMES:
-        o200k, *_ = p2.kernel_args(pattern)
-        assert o200k is (pattern == "o200k_base")
+        peek2, _ = p2.kernel_args(pattern)
+        assert peek2 is (p2._o200k_kernel if pattern == "o200k_base" else p2._cl100k_kernel)
         starts, ends = p2.spans_of_code_points(cps, pattern)
-        got[pattern] = ids_of_text(raw, cps, (*p2.kernel_args(pattern), *compiled._tables)).tolist()
+        got[pattern] = ids_of_text(data, cps, *p2.kernel_args(pattern), compiled._tables).tolist()
         assert got[pattern] == compiled.encode_text_ids(cps, starts, ends).tolist(), pattern
     assert len({tuple(v) for v in got.values()}) == 4, got
     with pytest.raises(Exception, match="no pattern="):
         p2.kernel_args("r50k_base")
 
 
-def test_text_ids_interpreted_equals_compiled() -> None:
+def test_ids_of_text_interpreted_equals_compiled() -> None:
     from tokspec._interpreted import interpreted_module
     from tokspec.fast import _bpe_text
 
-    plain = interpreted_module(_bpe_text).text_ids
+    plain, plain_p2 = interpreted_module(_bpe_text).ids_of_text, interpreted_module(p2)
     compiled = load_engine("fast:o200k_base").bpe  # type: ignore[attr-defined]
     for pattern in ("o200k_base", "cl100k_base"):
-        args = (*p2.kernel_args(pattern), *compiled._tables)
         for text in ("Don't stop: 12345 ok\r\n  x", "\u4e2d\u6587 caf\u00e9 " * 3, ""):
-            raw = np.frombuffer(text.encode(), dtype=np.uint8)
+            data = np.frombuffer(bytearray(text.encode()), dtype=np.uint8)
             cps = p2.code_points(text)
-            with np.errstate(over="ignore"):
-                assert plain(raw, cps, *args).tolist() == ids_of_text(raw, cps, args).tolist()
+            want = ids_of_text(data, cps, *p2.kernel_args(pattern), compiled._tables).tolist()
+            with np.errstate(over="ignore"):  # the copy's kernels are plain numpy (JIT_ENABLED is global)
+                got = plain(data, cps, *plain_p2.kernel_args(pattern), compiled._tables).tolist()
+            assert got == want
 
 
 @pytest.mark.parametrize("vocab", ["cl100k_base", "o200k_base"])
