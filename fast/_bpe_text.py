@@ -24,6 +24,7 @@ Out of scope: offsets (``CompiledBPE.encode_text``), spans that are not Peek2's.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -35,8 +36,8 @@ __all__ = ["ids_of_text"]
 _NO_CBS = np.empty(0, dtype=np.int64)  # _encode counts byte positions from the code points
 
 
-def ids_of_text(data: np.ndarray, cps: np.ndarray, peek2: Callable[..., int], peek2_args: tuple[object, ...],
-                tables: tuple[object, ...]) -> np.ndarray:
+def ids_of_text(data: np.ndarray, cps: np.ndarray, peek2: Callable[..., int], peek2_args: tuple[Any, ...],
+                tables: tuple[Any, ...]) -> np.ndarray:
     """Token ids (int64) of the text with writable UTF-8 bytes ``data`` and code points ``cps``:
     its Peek2 spans (``peek2(cps, *peek2_args, starts, ends)``, from ``kernel_args``), each
     encoded by ``_encode`` with ``tables`` (``CompiledBPE._tables``). Interpreted kernels run

@@ -50,8 +50,9 @@ import numpy as np
 from tokspec._jit import JIT_ENABLED, kernel
 from tokspec._types import EncodingArrays
 from tokspec.fast.bpe_backtrack import BacktrackBPE, SelfCheckError
-from tokspec.fast._bpe_probe import (  # noqa: F401  (re-exported: _counting_kernels, tests)
-    _fill_level3, _fill_table, _get, _longest, _pair_valid, _slot, _valid,
+from tokspec.fast._bpe_probe import (  # re-exported: _counting_kernels, tests
+    _fill_level3 as _fill_level3, _fill_table as _fill_table, _get as _get, _longest as _longest,
+    _pair_valid as _pair_valid, _slot as _slot, _valid as _valid,
 )
 from tokspec.fast._cache import load_arrays, save_arrays
 from tokspec.fast._utf8 import _utf8

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -268,7 +269,7 @@ def spans_of_code_points(cps: np.ndarray, pattern: str) -> tuple[np.ndarray, np.
     return starts[:count], ends[:count]
 
 
-def kernel_args(pattern: str) -> tuple[Callable[..., int], tuple[object, ...]]:
+def kernel_args(pattern: str) -> tuple[Callable[..., int], tuple[Any, ...]]:
     """``(kernel, args)`` with ``kernel(cps, *args, starts, ends)`` the call
     :func:`spans_of_code_points` makes for ``pattern``: its arguments fixed once, for callers that
     call the kernel themselves (``tokspec.fast._bpe_text``)."""
