@@ -41,7 +41,8 @@ from tokspec.rank_families import resolve_pattern, split_pattern_option
 from tokspec.fast.bpe_decode import FlatBytes
 from tokspec.fast.bpe_kernel import CompiledBPE
 from tokspec.fast.peek2_unicode import code_points
-from tokspec.fast.pretok_peek2 import PATTERN_NAMES, spans, spans_of_code_points
+from tokspec.fast._bpe_text import ids_of_text
+from tokspec.fast.pretok_peek2 import PATTERN_NAMES, kernel_args, spans, spans_of_code_points
 from tokspec.formats.vocab import NamedTiktoken, TiktokenVocab, load_tiktoken, named_tiktoken_lazily
 
 __all__ = ["load", "engines", "FastBpeEncoder", "Peek2Pretokenizer"]
@@ -62,6 +63,7 @@ class FastBpeEncoder(Encoder):
         n_ranks = int(np.count_nonzero(self.bpe.arrays["tok_len"]))  # = len(ranks), unparsed
         self.specials: dict[str, int] = {}
         self._flat_bytes: FlatBytes | None = None
+        self._peek2, self._peek2_args = kernel_args(pattern)  # encode_ids' Peek2 call, fixed once
         self.info = EngineInfo(
             name=name, kind="tokenizer", library="tokspec.fast", library_version=_VERSION,
             vocab_sha256=vocab.sha256,
@@ -102,9 +104,10 @@ class FastBpeEncoder(Encoder):
         except UnicodeEncodeError:
             check_text(text)
             raise
-        cps = code_points(text)
-        starts, ends = spans_of_code_points(cps, self.pattern)
-        return self.bpe.encode_text_ids(cps, starts, ends, utf8, contiguous=True)  # Peek2's spans
+        # Peek2 and the merge, nothing in between (tokspec.fast._bpe_text); a writable copy of the
+        # bytes, as encode_text_ids passes them (one compiled version of the merge kernel)
+        data = np.frombuffer(bytearray(utf8), dtype=np.uint8)
+        return ids_of_text(data, code_points(text), self._peek2, self._peek2_args, self.bpe._tables)
 
 
 class Peek2Pretokenizer(Encoder):

@@ -31,6 +31,8 @@ contractions: a different table), special tokens.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -265,6 +267,19 @@ def spans_of_code_points(cps: np.ndarray, pattern: str) -> tuple[np.ndarray, np.
         count = _cl100k_kernel(cps, cl100k_category_table(), _branch_array(CL100K_TABLE), max_digits,
                                to_end_first, fold_cps, fold_to, starts, ends)
     return starts[:count], ends[:count]
+
+
+def kernel_args(pattern: str) -> tuple[Callable[..., int], tuple[Any, ...]]:
+    """``(kernel, args)`` with ``kernel(cps, *args, starts, ends)`` the call
+    :func:`spans_of_code_points` makes for ``pattern``: its arguments fixed once, for callers that
+    call the kernel themselves (``tokspec.fast._bpe_text``)."""
+    _check_pattern(pattern)
+    fold_cps, fold_to = fold_table()
+    if pattern == "o200k_base":
+        return _o200k_kernel, (o200k_category_table(), fold_cps, fold_to)
+    max_digits, to_end_first = _VARIANTS[pattern]
+    return _cl100k_kernel, (cl100k_category_table(), _branch_array(CL100K_TABLE), max_digits, to_end_first,
+                            fold_cps, fold_to)
 
 
 def spans(text: str, pattern: str = "cl100k_base") -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,55 @@
+"""``encode_ids`` of the ``fast:`` BPE engines with nothing between the two kernel calls.
+
+Why: on a 0.5-2 KB text the fixed cost of ``FastBpeEncoder.encode_ids`` was about 7.5 us before
+any pretoken was encoded (issue 29): besides the two kernel calls, Python looked up the category
+and fold tables, checked the pattern, sliced and wrapped arrays and entered ``np.errstate`` on every
+call. Here the engine fixes the Peek2 kernel and its arguments once (``pretok_peek2.kernel_args``)
+and :func:`ids_of_text` makes the two calls directly: Peek2 into two span arrays, then
+``bpe_kernel._encode`` over them, counting byte positions from the code points.
+
+Nothing new is computed: the same two kernels run in the same order on the same arrays as
+``spans_of_code_points`` then ``CompiledBPE.encode_text_ids(..., contiguous=True)`` (Peek2's spans
+are contiguous from character 0). Theorems relied on: those of ``pretok_peek2`` (pretokenizer
+exactness) and ``bpe_kernel`` (BPE exactness); ``tests/test_fast_bpe_text.py`` checks this path
+against the two-step one, ``encode_arrays`` and tiktoken. The kernels get the argument types
+their other callers give them, so each keeps its one compiled version. (A single kernel calling
+both was tried: 0.3 us faster per call, but numba optimizes the callees again inside it, which
+doubled the compile time of a first use with an empty cache, 5.6 -> 11.6 s CPU.)
+
+Thread safety: everything written is allocated by the call (the shared pair-validity memo takes
+whole-word writes only, see ``_bpe_probe._valid``). O(n) beyond the merge's own cost.
+Out of scope: offsets (``CompiledBPE.encode_text``), spans that are not Peek2's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from tokspec._jit import JIT_ENABLED
+from tokspec.fast.bpe_kernel import _encode
+
+__all__ = ["ids_of_text"]
+
+_NO_CBS = np.empty(0, dtype=np.int64)  # _encode counts byte positions from the code points
+
+
+def ids_of_text(data: np.ndarray, cps: np.ndarray, peek2: Callable[..., int], peek2_args: tuple[Any, ...],
+                tables: tuple[Any, ...]) -> np.ndarray:
+    """Token ids (int64) of the text with writable UTF-8 bytes ``data`` and code points ``cps``:
+    its Peek2 spans (``peek2(cps, *peek2_args, starts, ends)``, from ``kernel_args``), each
+    encoded by ``_encode`` with ``tables`` (``CompiledBPE._tables``). Interpreted kernels run
+    under ``np.errstate(over="ignore")`` (the hashes wrap in numpy int64 as they do compiled)."""
+    n = len(cps)
+    starts = np.empty(n, dtype=np.int64)
+    ends = np.empty(n, dtype=np.int64)
+    if JIT_ENABLED:
+        count = peek2(cps, *peek2_args, starts, ends)
+        ids: np.ndarray = _encode(data, _NO_CBS, cps, starts[:count], ends[:count], False, *tables)[0]
+        return ids
+    with np.errstate(over="ignore"):
+        count = peek2(cps, *peek2_args, starts, ends)
+        ids = _encode(data, _NO_CBS, cps, starts[:count], ends[:count], False, *tables)[0]
+        return ids

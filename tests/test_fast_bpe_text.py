@@ -1,0 +1,109 @@
+"""``fast:`` BPE ``encode_ids`` with nothing between its two kernel calls (``tokspec.fast._bpe_text``).
+
+Contracts: ``ids_of_text`` equals the two-step path (``spans_of_code_points``, then
+``CompiledBPE.encode_text_ids``) for every Peek2 pattern, compiled and interpreted alike;
+``kernel_args`` hands it each pattern's own kernel and tables; ``encode_ids`` equals tiktoken and
+``encode_arrays``, repeatedly and from several threads at once.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import numpy as np
+import pytest
+
+from tokspec import load_engine
+from tokspec.fast import pretok_peek2 as p2
+from tokspec.fast._bpe_text import ids_of_text
+from tokspec.fast.bpe_kernel import CompiledBPE
+from tokspec.fuzz.strategies import trained_bpe_ranks
+
+
+def _pieces_text(seed: int) -> str:
+    """Words from a small alphabet that repeat within and across texts, with spaces and digits."""
+    rng = random.Random(seed)
+    words = ["".join(rng.choice("abc") for _ in range(rng.randint(1, 14))) for _ in range(40)]
+    return " ".join(rng.choice(words) + rng.choice(["", "", "1", "22", ".", "  "]) for _ in range(200))
+
+
+@pytest.mark.parametrize("pattern", p2.PATTERN_NAMES)
+def test_ids_of_text_equals_spans_then_merge(pattern: str) -> None:
+    ranks = trained_bpe_ranks(3, alphabet=b"abc 12.", merges=80, segments=20, segment_len=(10, 40))
+    compiled = CompiledBPE.from_ranks(ranks)
+    for seed in range(4):
+        text = _pieces_text(seed)
+        cps = p2.code_points(text)
+        starts, ends = p2.spans_of_code_points(cps, pattern)
+        want = compiled.encode_text_ids(cps, starts, ends).tolist()
+        data = np.frombuffer(bytearray(text.encode()), dtype=np.uint8)
+        assert ids_of_text(data, cps, *p2.kernel_args(pattern), compiled._tables).tolist() == want
+    empty = np.frombuffer(bytearray(), dtype=np.uint8)
+    assert ids_of_text(empty, p2.code_points(""), *p2.kernel_args(pattern), compiled._tables).tolist() == []
+
+
+def test_kernel_args_are_the_patterns_own() -> None:
+    """Each pattern's own spans come out of ``ids_of_text``: on a vocabulary whose tokens span digit
+    runs and whitespace runs, the four patterns give four different encodings of one text (qwen2
+    splits every digit, llama3 keeps trailing whitespace apart from cl100k_base, o200k_base
+    differs on the case run), each equal to its spans' two-step encoding."""
+    ranks = {bytes([b]): b for b in range(256)}
+    for extra in (b"xA", b"12", b"123", b"\n ", b"  ", b"   ", b"Ab"):
+        ranks[extra] = len(ranks)
+    compiled = CompiledBPE.from_ranks(ranks)
+    text = "xAbC 12345 x  \n  "
+    data = np.frombuffer(bytearray(text.encode()), dtype=np.uint8)
+    cps = p2.code_points(text)
+    got = {}
+    for pattern in p2.PATTERN_NAMES:
+        peek2, _ = p2.kernel_args(pattern)
+        assert peek2 is (p2._o200k_kernel if pattern == "o200k_base" else p2._cl100k_kernel)
+        starts, ends = p2.spans_of_code_points(cps, pattern)
+        got[pattern] = ids_of_text(data, cps, *p2.kernel_args(pattern), compiled._tables).tolist()
+        assert got[pattern] == compiled.encode_text_ids(cps, starts, ends).tolist(), pattern
+    assert len({tuple(v) for v in got.values()}) == 4, got
+    with pytest.raises(Exception, match="no pattern="):
+        p2.kernel_args("r50k_base")
+
+
+def test_ids_of_text_interpreted_equals_compiled() -> None:
+    from tokspec._interpreted import interpreted_module
+    from tokspec.fast import _bpe_text
+
+    plain, plain_p2 = interpreted_module(_bpe_text).ids_of_text, interpreted_module(p2)
+    compiled = load_engine("fast:o200k_base").bpe  # type: ignore[attr-defined]
+    for pattern in ("o200k_base", "cl100k_base"):
+        for text in ("Don't stop: 12345 ok\r\n  x", "\u4e2d\u6587 caf\u00e9 " * 3, ""):
+            data = np.frombuffer(bytearray(text.encode()), dtype=np.uint8)
+            cps = p2.code_points(text)
+            want = ids_of_text(data, cps, *p2.kernel_args(pattern), compiled._tables).tolist()
+            with np.errstate(over="ignore"):  # the copy's kernels are plain numpy (JIT_ENABLED is global)
+                got = plain(data, cps, *plain_p2.kernel_args(pattern), compiled._tables).tolist()
+            assert got == want
+
+
+@pytest.mark.parametrize("vocab", ["cl100k_base", "o200k_base"])
+def test_encode_ids_equals_tiktoken_repeatedly_and_from_threads(vocab: str) -> None:
+    fast = load_engine(f"fast:{vocab}")
+    lib = load_engine(f"tiktoken:{vocab}").library_encoding  # type: ignore[attr-defined]
+    texts = [_pieces_text(s) + " \u4e2d\u6587\u5b57 caf\u00e9 don't \U0001f642" for s in range(6)]
+    want = [lib.encode_ordinary(t) for t in texts]
+    for _ in range(2):
+        assert [fast.encode_ids(t).tolist() for t in texts] == want  # type: ignore[attr-defined]
+        assert [fast.encode_arrays(t).ids.tolist() for t in texts] == want
+
+    errors: list[str] = []
+
+    def work(k: int) -> None:
+        for i in range(30):
+            j = (i + k) % len(texts)
+            if fast.encode_ids(texts[j]).tolist() != want[j]:  # type: ignore[attr-defined]
+                errors.append(f"thread {k} text {j}")
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
