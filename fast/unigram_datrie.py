@@ -44,7 +44,7 @@ import numpy as np
 from tokspec import Encoder, EncodingArrays, EngineInfo, _interpreted
 from tokspec import __version__ as _VERSION
 from tokspec._types import check_text
-from tokspec.fast import _metaspace, _spm_ids, _spm_kernels, _unigram_emit, _unigram_kernels
+from tokspec.fast import _metaspace, _spm_ids, _spm_kernels, _spm_norm_ids, _unigram_emit, _unigram_kernels
 from tokspec.fast._double_array import DoubleArray
 from tokspec.fast._hash_trie import HashTrie
 from tokspec.fast._hf_identity import IdentityMetaspace, identity_plan
@@ -84,6 +84,7 @@ class DatrieUnigram(Encoder):
         self._sk = _spm_kernels if jit else interpreted_module(_spm_kernels)
         self._ek = _unigram_emit if jit else interpreted_module(_unigram_emit)
         self._ik = _spm_ids if jit else interpreted_module(_spm_ids)
+        self._nk = _spm_norm_ids if jit else interpreted_module(_spm_norm_ids)
         self._mk = _metaspace if jit else interpreted_module(_metaspace)
         self.model = model
         self.offsets: OffsetMode = offsets
@@ -108,6 +109,10 @@ class DatrieUnigram(Encoder):
         self.reset = float(model.score_reset or 0.0)
         self.byte_ids = np.asarray(model.byte_ids, dtype=np.int64) if model.byte_fallback else _NONE
         self._spm = None if model.spm_normalizer is None else _spm_arrays(model.spm_normalizer, self._sk)
+        # encode_ids of a sentencepiece model over the double array: one call of _spm_ids.spm_ids
+        self._spm_model = None if self._spm is None or self.da is None or not model.float32 else \
+            _spm_ids_model(self._spm, self._da[0], self.scores, self.unk_score, model.unk_id, self.reset,
+                           self.byte_ids, self._sk, self._nk)
         self._identity = identity  # HF pipelines: text the normalizer leaves alone, straight to arrays
         self._work = _Workspace()
         self.info = EngineInfo(name=name, kind="tokenizer", library="tokspec.fast",
@@ -195,7 +200,7 @@ class DatrieUnigram(Encoder):
         if not text:
             return _NONE.copy()
         try:  # no separate scan for lone surrogates: they are exactly what makes UTF-8 encoding fail
-            if self._spm is not None and self.da is not None:
+            if self._spm_model is not None and self.tie_break != "last":
                 return self._spm_ids(text.encode("utf-8"))
             return self._run(text, offsets=False)[0]
         except UnicodeEncodeError:
@@ -204,22 +209,14 @@ class DatrieUnigram(Encoder):
 
     def _spm_ids(self, data: bytes) -> np.ndarray:
         """``encode_ids`` of a sentencepiece model in one kernel call (``tokspec.fast._spm_ids``)."""
-        raw = np.frombuffer(data, dtype=np.uint8)
-        bufs = self._work.ids_buffers(len(raw), self._spm[1].size + 4)  # type: ignore[index]
-        count, out, n2o, r1 = self._ik.spm_encode_ids(
-            raw, *self._spm, *bufs.norm, *self._da, self.scores, self.unk_score, self.model.unk_id,  # type: ignore[misc]
-            self.tie_break == "last", self.reset, self.byte_ids, *bufs.viterbi)
-        bufs.norm = (bufs.norm[0], out, n2o, r1)
-        if count < 0:  # the normalized text outgrew the Viterbi buffers: grow them, encode it here
-            k = -1 - count
-            bufs.grow_viterbi(k + 1)
-            bounds, *rest = bufs.viterbi
-            bounds[:] = (0, k)
-            count = self._ek.encode_pretokens(
-                out[:k], bounds, False, *self._da, *self._ht, self.scores, self.unk_score, self.model.unk_id,
-                True, self.tie_break == "last", self.reset, False, False, self.byte_ids, True,
-                _NONE, _NONE, _NONE, _NONE, *rest, _NONE, False)
-        return bufs.viterbi[6][:count].copy()
+        bufs = self._work.spm_ids
+        if bufs is None or bufs.capacity < 3 * len(data) + 8:  # an ASCII text's worst case: all spaces
+            bufs = self._work.spm_ids = _SpmIdsBuffers(3 * len(data) + 8)
+        count = self._ik.spm_ids(data, *self._spm_model, bufs.out, bufs.best, bufs.back, bufs.ids)  # type: ignore[misc]
+        while count < 0:  # the normalized text outgrew the buffers (a text that expands): grow, again
+            bufs = self._work.spm_ids = _SpmIdsBuffers(max(-1 - count, 2 * bufs.capacity))
+            count = self._ik.spm_ids(data, *self._spm_model, bufs.out, bufs.best, bufs.back, bufs.ids)  # type: ignore[misc]
+        return bufs.ids[:count].copy()
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
         return EncodingArrays(*self._run(text, offsets=True))
@@ -258,6 +255,7 @@ class _Workspace(threading.local):
 
     def __init__(self) -> None:
         self.arrays: dict[str, np.ndarray] = {}
+        self.spm_ids: _SpmIdsBuffers | None = None
 
     def get(self, name: str, size: int, dtype: type) -> np.ndarray:
         """A buffer of at least ``size`` entries (contents undefined)."""
@@ -297,6 +295,26 @@ class _IdsBuffers:
             return
         self.viterbi = (np.zeros(2, dtype=np.int64), np.empty(size, dtype=np.float64),
                         *(np.empty(size, dtype=np.int64) for _ in range(7)))
+
+
+class _SpmIdsBuffers:
+    """The work arrays of ``_spm_ids.spm_ids`` for a normalized text of up to ``capacity`` bytes."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.out = np.empty(capacity, dtype=np.uint8)
+        self.best = np.empty(capacity + 1, dtype=np.float32)
+        self.back = np.empty(2 * (capacity + 1), dtype=np.int32)  # predecessors, then piece ids
+        self.ids = np.empty(capacity + 1, dtype=np.int64)
+
+
+def _spm_ids_model(spm: tuple[Any, ...], units: np.ndarray, scores: np.ndarray, unk_score: float, unk_id: int,
+                   reset: float, byte_ids: np.ndarray, sk: ModuleType, nk: ModuleType) -> tuple[Any, ...]:
+    """The arguments of ``_spm_ids.spm_ids`` between the text and the buffers."""
+    cm_units, pool, _, dummy, remove_extra, escape = spm
+    tables = np.concatenate([nk.ascii_rules(cm_units, pool), sk.starters(cm_units).astype(np.uint8)])
+    flags = int(dummy) | 2 * int(remove_extra) | 4 * int(escape)
+    return (cm_units, pool, tables, flags, units, scores.astype(np.float32), unk_score, unk_id, reset, byte_ids)
 
 
 def interpreted_module(module: ModuleType) -> ModuleType:
