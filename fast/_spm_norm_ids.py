@@ -35,15 +35,15 @@ ASCII_DELETE = 128
 
 @kernel
 def ascii_rules(units: np.ndarray, pool: np.ndarray) -> np.ndarray:
-    """``out[c]`` for ASCII ``c`` followed by an ASCII byte or the end of the text: the ASCII byte
+    """``out[c]`` for a byte ``c`` followed by an ASCII byte or the end of the text: the ASCII byte
     ``c`` is replaced by (``c`` itself when no key applies), :data:`ASCII_DELETE` (an empty
     replacement), or :data:`ASCII_WALK` (a key ``c d...`` may start here for an ASCII ``d``, or the
-    key ``c``'s replacement is not one ASCII byte: the caller walks). darts-clone steps as
-    ``spm_normalize``'s walk; O(128 * 128)."""
-    out = np.empty(128, dtype=np.uint8)
+    key ``c``'s replacement is not one ASCII byte, or ``c`` is not ASCII: the caller walks).
+    darts-clone steps as ``spm_normalize``'s walk; O(128 * 128). 256 entries."""
+    out = np.empty(256, dtype=np.uint8)
     size = len(units)
-    for c in range(128):
-        out[c] = c
+    for c in range(256):
+        out[c] = c if c < 128 else ASCII_WALK
     if size == 0:
         return out
     root = (units[0] >> 10) << ((units[0] & 512) >> 6)
@@ -109,7 +109,7 @@ def normalize_ids(data: np.ndarray, units: np.ndarray, pool: np.ndarray, tables:
                   remove_extra: bool, escape: bool, out: np.ndarray) -> int:
     """Normalize the UTF-8 bytes ``data`` into ``out``; return ``k`` (``out[:k]`` the normalized
     text), or ``-1 - size`` when ``out`` needs ``size`` bytes (nothing usable was written).
-    ``tables``: :func:`ascii_rules` (128 entries) then ``starters`` (256: may a key start with
+    ``tables``: :func:`ascii_rules` (256 entries) then ``starters`` (256: may a key start with
     this byte?)."""
     n = len(data)
     size = len(units)
@@ -142,26 +142,34 @@ def normalize_ids(data: np.ndarray, units: np.ndarray, pool: np.ndarray, tables:
     esc = 1 if escape else 0
     prev = rx  # "the last byte written is a space that swallows the next" (remove_extra only)
     while pos < n:
-        c = int(data[pos])
-        nx = int(data[pos + 1]) if pos + 1 < n else 0
-        if c < 0x80 and nx < 0x80 and tables[c] != ASCII_WALK:  # one ASCII byte, no branch on it
-            if k + 3 > len(out):
-                return -1 - (2 * len(out) + 8)
-            r = int(tables[c])
-            sp = 1 if r == 32 else 0
-            gone = r >> 7  # deleted (ASCII_DELETE)
-            drop = gone | (sp & prev)
-            e = sp & esc
-            out[k] = r + e * (0xE2 - 32)
-            out[k + 1] = 0x96
-            out[k + 2] = 0x81
-            k += (1 + 2 * e) * (1 - drop)
-            prev = (prev & gone) | (sp & rx)
-            pos += 1
-            continue
+        if k + 3 * (n - pos) <= len(out):  # room for 3 bytes per input byte: the ASCII loop
+            # unsigned positions: numba then emits no negative-index wraparound code (2/3 of the time)
+            p = np.uint64(pos)
+            kk = np.uint64(k)
+            stop = np.uint64(n - 1)  # the last byte takes the general step below
+            one = np.uint64(1)
+            while p < stop:
+                r = int(tables[data[p]])
+                if r == ASCII_WALK or data[p + one] >= 0x80:
+                    break
+                sp = 1 if r == 32 else 0  # no branch on the byte's value from here on
+                gone = r >> 7  # deleted (ASCII_DELETE)
+                drop = gone | (sp & prev)
+                e = sp & esc
+                out[kk] = r + e * (0xE2 - 32)
+                out[kk + one] = 0x96
+                out[kk + one + one] = 0x81
+                kk += np.uint64((1 + 2 * e) * (1 - drop))
+                prev = (prev & gone) | (sp & rx)
+                p += one
+            pos = np.int64(p)
+            k = np.int64(kk)
+            if pos == n:
+                break
+        c = int(data[pos])  # the general step: one rule application
         used = 0
         at = -1
-        if c >= 0x80 and not tables[128 + c]:
+        if c >= 0x80 and not tables[256 + c]:
             used = 0  # no key starts with this lead byte: the character is copied
         else:
             used, at = _longest(data, pos, n, units, root)

@@ -194,29 +194,30 @@ class DatrieUnigram(Encoder):
 
     def encode_ids(self, text: str) -> np.ndarray:
         """Token ids of ``text`` only (int64 array; alignment and offsets are skipped), like
-        sentencepiece's ``encode``. Same text domain as :meth:`encode` (InvalidTextError outside)."""
+        sentencepiece's ``encode``. Same text domain as :meth:`encode` (InvalidTextError outside).
+        A sentencepiece model over the double array takes one kernel call (``tokspec.fast._spm_ids``;
+        the Python around it is kept to a few steps: it is a visible share of a short text)."""
         if type(text) is not str:
             check_text(text)  # raises, or accepts a str subclass
-        if not text:
-            return _NONE.copy()
+        model = self._spm_model
         try:  # no separate scan for lone surrogates: they are exactly what makes UTF-8 encoding fail
-            if self._spm_model is not None and self.tie_break != "last":
-                return self._spm_ids(text.encode("utf-8"))
+            if model is not None and self.tie_break != "last":
+                data = text.encode()
+                bufs = self._work.spm_ids
+                if bufs is None or bufs.capacity < 3 * len(data) + 8:  # an ASCII text's worst case: all spaces
+                    bufs = self._work.spm_ids = _SpmIdsBuffers(3 * len(data) + 8)
+                j = self._ik.spm_ids(data, *model, bufs.out, bufs.lat, bufs.ids)
+                while j < 0:  # the normalized text outgrew the buffers (a text that expands): grow, again
+                    bufs = self._work.spm_ids = _SpmIdsBuffers(max(-1 - j, 2 * bufs.capacity))
+                    j = self._ik.spm_ids(data, *model, bufs.out, bufs.lat, bufs.ids)
+                ids: np.ndarray = bufs.ids[j:].copy()
+                return ids
+            if not text:
+                return _NONE.copy()
             return self._run(text, offsets=False)[0]
         except UnicodeEncodeError:
             check_text(text)  # raises InvalidTextError
             raise
-
-    def _spm_ids(self, data: bytes) -> np.ndarray:
-        """``encode_ids`` of a sentencepiece model in one kernel call (``tokspec.fast._spm_ids``)."""
-        bufs = self._work.spm_ids
-        if bufs is None or bufs.capacity < 3 * len(data) + 8:  # an ASCII text's worst case: all spaces
-            bufs = self._work.spm_ids = _SpmIdsBuffers(3 * len(data) + 8)
-        count = self._ik.spm_ids(data, *self._spm_model, bufs.out, bufs.best, bufs.back, bufs.ids)  # type: ignore[misc]
-        while count < 0:  # the normalized text outgrew the buffers (a text that expands): grow, again
-            bufs = self._work.spm_ids = _SpmIdsBuffers(max(-1 - count, 2 * bufs.capacity))
-            count = self._ik.spm_ids(data, *self._spm_model, bufs.out, bufs.best, bufs.back, bufs.ids)  # type: ignore[misc]
-        return bufs.ids[:count].copy()
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
         return EncodingArrays(*self._run(text, offsets=True))
@@ -303,8 +304,7 @@ class _SpmIdsBuffers:
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.out = np.empty(capacity, dtype=np.uint8)
-        self.best = np.empty(capacity + 1, dtype=np.float32)
-        self.back = np.empty(2 * (capacity + 1), dtype=np.int32)  # predecessors, then piece ids
+        self.lat = np.empty(3 * (capacity + 1), dtype=np.int32)  # best (float32 bits), predecessors, piece ids
         self.ids = np.empty(capacity + 1, dtype=np.int64)
 
 
@@ -314,7 +314,7 @@ def _spm_ids_model(spm: tuple[Any, ...], units: np.ndarray, scores: np.ndarray, 
     cm_units, pool, _, dummy, remove_extra, escape = spm
     tables = np.concatenate([nk.ascii_rules(cm_units, pool), sk.starters(cm_units).astype(np.uint8)])
     flags = int(dummy) | 2 * int(remove_extra) | 4 * int(escape)
-    return (cm_units, pool, tables, flags, units, scores.astype(np.float32), unk_score, unk_id, reset, byte_ids)
+    return (*_spm_ids.pack_model(cm_units, pool, tables, flags, units, scores, unk_id, byte_ids), unk_score, reset)
 
 
 def interpreted_module(module: ModuleType) -> ModuleType:
