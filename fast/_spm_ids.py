@@ -37,7 +37,7 @@ __all__ = ["emit_ids", "forward32", "pack_model", "spm_ids"]
 _TABLES = 256 + 256  # ascii_rules, then starters
 
 
-@kernel
+@kernel(inline=True)
 def forward32(data: np.ndarray, n: int, units: np.ndarray, scores: np.ndarray, unk_score: float,
               reset: float, best: np.ndarray, bstart: np.ndarray, bid: np.ndarray) -> None:
     """Viterbi forward pass over ``data[:n]`` (``units``: packed double array as ``forward_da``),
@@ -94,7 +94,7 @@ def forward32(data: np.ndarray, n: int, units: np.ndarray, scores: np.ndarray, u
                 bid[end] = -1
 
 
-@kernel
+@kernel(inline=True)
 def emit_ids(data: np.ndarray, n: int, bstart: np.ndarray, bid: np.ndarray, unk_id: int,
              byte_ids: np.ndarray, ids: np.ndarray) -> int:
     """Tokens of the best path to ``n``, written right to left so that they end at the end of

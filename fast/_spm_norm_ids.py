@@ -104,7 +104,7 @@ def _char_len(lead: int) -> int:
     return 4
 
 
-@kernel
+@kernel(inline=True)
 def normalize_ids(data: np.ndarray, units: np.ndarray, pool: np.ndarray, tables: np.ndarray, dummy: bool,
                   remove_extra: bool, escape: bool, out: np.ndarray) -> int:
     """Normalize the UTF-8 bytes ``data`` into ``out``; return ``k`` (``out[:k]`` the normalized
