@@ -118,6 +118,12 @@ def normalize_ids(data: np.ndarray, units: np.ndarray, pool: np.ndarray, tables:
         root = (units[0] >> 10) << ((units[0] & 512) >> 6)
     pos = 0
     while remove_extra and pos < n:  # leading spaces (a rule whose replacement is " ", or " ")
+        c = data[pos]
+        if tables[c] != ASCII_WALK and (pos + 1 == n or data[pos + 1] < 0x80):  # decided by the table
+            if tables[c] != 32:
+                break
+            pos += 1
+            continue
         used, at = _longest(data, pos, n, units, root)
         if at >= 0:
             if not (at < len(pool) and pool[at] == 32 and (at + 1 == len(pool) or pool[at + 1] == 0)):
@@ -146,11 +152,12 @@ def normalize_ids(data: np.ndarray, units: np.ndarray, pool: np.ndarray, tables:
             # unsigned positions: numba then emits no negative-index wraparound code (2/3 of the time)
             p = np.uint64(pos)
             kk = np.uint64(k)
-            stop = np.uint64(n - 1)  # the last byte takes the general step below
+            stop = np.uint64(n)
+            final = np.uint64(n - 1)
             one = np.uint64(1)
             while p < stop:
                 r = int(tables[data[p]])
-                if r == ASCII_WALK or data[p + one] >= 0x80:
+                if r == ASCII_WALK or (p < final and data[p + one] >= 0x80):  # (the end counts as ASCII)
                     break
                 sp = 1 if r == 32 else 0  # no branch on the byte's value from here on
                 gone = r >> 7  # deleted (ASCII_DELETE)

@@ -205,11 +205,11 @@ class DatrieUnigram(Encoder):
                 data = text.encode()
                 bufs = self._work.spm_ids
                 if bufs is None or bufs.capacity < 3 * len(data) + 8:  # an ASCII text's worst case: all spaces
-                    bufs = self._work.spm_ids = _SpmIdsBuffers(3 * len(data) + 8)
-                j = self._ik.spm_ids(data, *model, bufs.out, bufs.lat, bufs.ids)
+                    bufs = self._work.spm_ids = _SpmIdsBuffers(3 * len(data) + 8, model)
+                j = self._ik.spm_ids(data, *bufs.args)
                 while j < 0:  # the normalized text outgrew the buffers (a text that expands): grow, again
-                    bufs = self._work.spm_ids = _SpmIdsBuffers(max(-1 - j, 2 * bufs.capacity))
-                    j = self._ik.spm_ids(data, *model, bufs.out, bufs.lat, bufs.ids)
+                    bufs = self._work.spm_ids = _SpmIdsBuffers(max(-1 - j, 2 * bufs.capacity), model)
+                    j = self._ik.spm_ids(data, *bufs.args)
                 ids: np.ndarray = bufs.ids[j:].copy()
                 return ids
             if not text:
@@ -299,13 +299,15 @@ class _IdsBuffers:
 
 
 class _SpmIdsBuffers:
-    """The work arrays of ``_spm_ids.spm_ids`` for a normalized text of up to ``capacity`` bytes."""
+    """The work arrays of ``_spm_ids.spm_ids`` for a normalized text of up to ``capacity`` bytes;
+    ``args``: the call's arguments after the text (the engine's packed model, then these arrays)."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, model: tuple[Any, ...]) -> None:
         self.capacity = capacity
         self.out = np.empty(capacity, dtype=np.uint8)
         self.lat = np.empty(3 * (capacity + 1), dtype=np.int32)  # best (float32 bits), predecessors, piece ids
         self.ids = np.empty(capacity + 1, dtype=np.int64)
+        self.args = (*model, self.out, self.lat, self.ids)
 
 
 def _spm_ids_model(spm: tuple[Any, ...], units: np.ndarray, scores: np.ndarray, unk_score: float, unk_id: int,
