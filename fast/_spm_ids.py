@@ -8,7 +8,7 @@ then :func:`forward32` over the whole normalized text (one pretoken, as in sente
 checks it against sentencepiece, ``encode_arrays`` and the interpreted kernels.
 
 Why it is faster than the general kernels (measured on 0.5-2 KB prose: forward 12.7 -> 9.8 ns per
-byte, a dispatch of 15 arguments instead of 27, no intermediate copies):
+byte, a dispatch of 9 arguments instead of 27, no alignment arrays, no intermediate copies):
 
 - Path scores are float32 arrays summed in float32. Theorem relied on: for float32 ``a`` and
   ``b``, rounding their float64 sum (or difference) to float32 gives the float32 sum, since 53 >=
@@ -19,20 +19,23 @@ byte, a dispatch of 15 arguments instead of 27, no intermediate copies):
   there is one walk along the predecessors and no edge arrays.
 
 Buffers are the caller's (reused across calls); the return value is ``j``, the tokens being
-``ids[j:]``, or ``-1 - size`` when a buffer is too short (``out`` needs ``size`` bytes, ``best``/``bstart``/``bid``/``ids``
-``size + 1`` entries: grow them and call again). O(n * L) for n normalized bytes, L the longest piece.
+``ids[j:]``, or ``-1 - size`` when a buffer is too short (``out`` needs ``size`` bytes, ``lat``
+``3 * (size + 1)`` entries, ``ids`` ``size + 1``: grow them and call again; :class:`IdsBuffers`). O(n * L) for n normalized bytes, L the longest piece.
 Out of scope: HF pipelines, offsets, ``tie_break="last"``, the hash trie (the engine takes the general
 kernels for those).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-from tokspec.fast._spm_norm_ids import normalize_ids
+from tokspec.fast._spm_kernels import starters
+from tokspec.fast._spm_norm_ids import ascii_rules, normalize_ids
 
 from tokspec._jit import kernel
 
-__all__ = ["emit_ids", "forward32", "pack_model", "spm_ids"]
+__all__ = ["IdsBuffers", "emit_ids", "engine_args", "forward32", "pack_model", "spm_ids"]
 
 _TABLES = 256 + 256  # ascii_rules, then starters
 
@@ -170,3 +173,26 @@ def pack_model(cm_units: np.ndarray, pool: np.ndarray, tables: np.ndarray, flags
     mu = np.concatenate([np.asarray(tables, dtype=np.uint8), np.asarray(pool, dtype=np.uint8)])
     md = np.concatenate([np.asarray(units, dtype=np.int32), np.asarray(scores, dtype=np.float32).view(np.int32)])
     return mi, mu, md
+
+
+def engine_args(spm: tuple[Any, ...], units: np.ndarray, scores: np.ndarray, unk_score: float, unk_id: int,
+                reset: float, byte_ids: np.ndarray) -> tuple[Any, ...]:
+    """The model's part of :func:`spm_ids`' arguments (``mi, mu, md, unk_score, reset``) from the
+    engine's normalizer arguments ``spm`` (charsmap units, pool, copies, dummy, remove extra,
+    escape) and Viterbi arrays (``scores`` float32 values, in any float dtype)."""
+    cm_units, pool, _, dummy, remove_extra, escape = spm
+    tables = np.concatenate([ascii_rules(cm_units, pool), starters(cm_units).astype(np.uint8)])
+    flags = int(dummy) | 2 * int(remove_extra) | 4 * int(escape)
+    return (*pack_model(cm_units, pool, tables, flags, units, scores, unk_id, byte_ids), unk_score, reset)
+
+
+class IdsBuffers:
+    """The work arrays of :func:`spm_ids` for a normalized text of up to ``capacity`` bytes;
+    ``args``: the call's arguments after the text (``model``: :func:`engine_args`, then these)."""
+
+    def __init__(self, capacity: int, model: tuple[Any, ...]) -> None:
+        self.capacity = capacity
+        self.out = np.empty(capacity, dtype=np.uint8)
+        self.lat = np.empty(3 * (capacity + 1), dtype=np.int32)  # best (float32 bits), predecessors, piece ids
+        self.ids = np.empty(capacity + 1, dtype=np.int64)
+        self.args = (*model, self.out, self.lat, self.ids)

@@ -44,7 +44,7 @@ import numpy as np
 from tokspec import Encoder, EncodingArrays, EngineInfo, _interpreted
 from tokspec import __version__ as _VERSION
 from tokspec._types import check_text
-from tokspec.fast import _metaspace, _spm_ids, _spm_kernels, _spm_norm_ids, _unigram_emit, _unigram_kernels
+from tokspec.fast import _metaspace, _spm_ids, _spm_kernels, _unigram_emit, _unigram_kernels
 from tokspec.fast._double_array import DoubleArray
 from tokspec.fast._hash_trie import HashTrie
 from tokspec.fast._hf_identity import IdentityMetaspace, identity_plan
@@ -84,7 +84,6 @@ class DatrieUnigram(Encoder):
         self._sk = _spm_kernels if jit else interpreted_module(_spm_kernels)
         self._ek = _unigram_emit if jit else interpreted_module(_unigram_emit)
         self._ik = _spm_ids if jit else interpreted_module(_spm_ids)
-        self._nk = _spm_norm_ids if jit else interpreted_module(_spm_norm_ids)
         self._mk = _metaspace if jit else interpreted_module(_metaspace)
         self.model = model
         self.offsets: OffsetMode = offsets
@@ -111,8 +110,8 @@ class DatrieUnigram(Encoder):
         self._spm = None if model.spm_normalizer is None else _spm_arrays(model.spm_normalizer, self._sk)
         # encode_ids of a sentencepiece model over the double array: one call of _spm_ids.spm_ids
         self._spm_model = None if self._spm is None or self.da is None or not model.float32 else \
-            _spm_ids_model(self._spm, self._da[0], self.scores, self.unk_score, model.unk_id, self.reset,
-                           self.byte_ids, self._sk, self._nk)
+            _spm_ids.engine_args(self._spm, self._da[0], self.scores, self.unk_score, model.unk_id, self.reset,
+                                 self.byte_ids)
         self._identity = identity  # HF pipelines: text the normalizer leaves alone, straight to arrays
         self._work = _Workspace()
         self.info = EngineInfo(name=name, kind="tokenizer", library="tokspec.fast",
@@ -205,10 +204,10 @@ class DatrieUnigram(Encoder):
                 data = text.encode()
                 bufs = self._work.spm_ids
                 if bufs is None or bufs.capacity < 3 * len(data) + 8:  # an ASCII text's worst case: all spaces
-                    bufs = self._work.spm_ids = _SpmIdsBuffers(3 * len(data) + 8, model)
+                    bufs = self._work.spm_ids = _spm_ids.IdsBuffers(3 * len(data) + 8, model)
                 j = self._ik.spm_ids(data, *bufs.args)
                 while j < 0:  # the normalized text outgrew the buffers (a text that expands): grow, again
-                    bufs = self._work.spm_ids = _SpmIdsBuffers(max(-1 - j, 2 * bufs.capacity), model)
+                    bufs = self._work.spm_ids = _spm_ids.IdsBuffers(max(-1 - j, 2 * bufs.capacity), model)
                     j = self._ik.spm_ids(data, *bufs.args)
                 ids: np.ndarray = bufs.ids[j:].copy()
                 return ids
@@ -256,7 +255,7 @@ class _Workspace(threading.local):
 
     def __init__(self) -> None:
         self.arrays: dict[str, np.ndarray] = {}
-        self.spm_ids: _SpmIdsBuffers | None = None
+        self.spm_ids: _spm_ids.IdsBuffers | None = None
 
     def get(self, name: str, size: int, dtype: type) -> np.ndarray:
         """A buffer of at least ``size`` entries (contents undefined)."""
@@ -296,27 +295,6 @@ class _IdsBuffers:
             return
         self.viterbi = (np.zeros(2, dtype=np.int64), np.empty(size, dtype=np.float64),
                         *(np.empty(size, dtype=np.int64) for _ in range(7)))
-
-
-class _SpmIdsBuffers:
-    """The work arrays of ``_spm_ids.spm_ids`` for a normalized text of up to ``capacity`` bytes;
-    ``args``: the call's arguments after the text (the engine's packed model, then these arrays)."""
-
-    def __init__(self, capacity: int, model: tuple[Any, ...]) -> None:
-        self.capacity = capacity
-        self.out = np.empty(capacity, dtype=np.uint8)
-        self.lat = np.empty(3 * (capacity + 1), dtype=np.int32)  # best (float32 bits), predecessors, piece ids
-        self.ids = np.empty(capacity + 1, dtype=np.int64)
-        self.args = (*model, self.out, self.lat, self.ids)
-
-
-def _spm_ids_model(spm: tuple[Any, ...], units: np.ndarray, scores: np.ndarray, unk_score: float, unk_id: int,
-                   reset: float, byte_ids: np.ndarray, sk: ModuleType, nk: ModuleType) -> tuple[Any, ...]:
-    """The arguments of ``_spm_ids.spm_ids`` between the text and the buffers."""
-    cm_units, pool, _, dummy, remove_extra, escape = spm
-    tables = np.concatenate([nk.ascii_rules(cm_units, pool), sk.starters(cm_units).astype(np.uint8)])
-    flags = int(dummy) | 2 * int(remove_extra) | 4 * int(escape)
-    return (*_spm_ids.pack_model(cm_units, pool, tables, flags, units, scores, unk_id, byte_ids), unk_score, reset)
 
 
 def interpreted_module(module: ModuleType) -> ModuleType:
