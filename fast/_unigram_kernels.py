@@ -120,7 +120,9 @@ def forward_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray, scores: np
         s = 0
         q = start
         while q < n:
-            t = units[4 * s] + data[lo + q]
+            # "& 0x7FFFFFFF" changes no value (a base is >= 0, a slot < 2**31) but shows the compiler
+            # the index is not negative, which drops numba's wraparound code from the walk
+            t = (units[4 * s] + data[lo + q]) & 0x7FFFFFFF
             if units[4 * t + 1] != s:  # always in range: the arrays are padded
                 break
             s = t

@@ -108,6 +108,10 @@ class DatrieUnigram(Encoder):
         self.reset = float(model.score_reset or 0.0)
         self.byte_ids = np.asarray(model.byte_ids, dtype=np.int64) if model.byte_fallback else _NONE
         self._spm = None if model.spm_normalizer is None else _spm_arrays(model.spm_normalizer, self._sk)
+        # encode_ids of a sentencepiece model over the double array: one call of _spm_ids.spm_ids
+        self._spm_model = None if self._spm is None or self.da is None or not model.float32 else \
+            _spm_ids.engine_args(self._spm, self._da[0], self.scores, self.unk_score, model.unk_id, self.reset,
+                                 self.byte_ids)
         self._identity = identity  # HF pipelines: text the normalizer leaves alone, straight to arrays
         self._work = _Workspace()
         self.info = EngineInfo(name=name, kind="tokenizer", library="tokspec.fast",
@@ -189,37 +193,30 @@ class DatrieUnigram(Encoder):
 
     def encode_ids(self, text: str) -> np.ndarray:
         """Token ids of ``text`` only (int64 array; alignment and offsets are skipped), like
-        sentencepiece's ``encode``. Same text domain as :meth:`encode` (InvalidTextError outside)."""
+        sentencepiece's ``encode``. Same text domain as :meth:`encode` (InvalidTextError outside).
+        A sentencepiece model over the double array takes one kernel call (``tokspec.fast._spm_ids``;
+        the Python around it is kept to a few steps: it is a visible share of a short text)."""
         if type(text) is not str:
             check_text(text)  # raises, or accepts a str subclass
-        if not text:
-            return _NONE.copy()
+        model = self._spm_model
         try:  # no separate scan for lone surrogates: they are exactly what makes UTF-8 encoding fail
-            if self._spm is not None and self.da is not None:
-                return self._spm_ids(text.encode("utf-8"))
+            if model is not None and self.tie_break != "last":
+                data = text.encode()
+                bufs = self._work.spm_ids
+                if bufs is None or bufs.capacity < 3 * len(data) + 8:  # an ASCII text's worst case: all spaces
+                    bufs = self._work.spm_ids = _spm_ids.IdsBuffers(3 * len(data) + 8, model)
+                j = self._ik.spm_ids(data, *bufs.args)
+                while j < 0:  # the normalized text outgrew the buffers (a text that expands): grow, again
+                    bufs = self._work.spm_ids = _spm_ids.IdsBuffers(max(-1 - j, 2 * bufs.capacity), model)
+                    j = self._ik.spm_ids(data, *bufs.args)
+                ids: np.ndarray = bufs.ids[j:].copy()
+                return ids
+            if not text:
+                return _NONE.copy()
             return self._run(text, offsets=False)[0]
         except UnicodeEncodeError:
             check_text(text)  # raises InvalidTextError
             raise
-
-    def _spm_ids(self, data: bytes) -> np.ndarray:
-        """``encode_ids`` of a sentencepiece model in one kernel call (``tokspec.fast._spm_ids``)."""
-        raw = np.frombuffer(data, dtype=np.uint8)
-        bufs = self._work.ids_buffers(len(raw), self._spm[1].size + 4)  # type: ignore[index]
-        count, out, n2o, r1 = self._ik.spm_encode_ids(
-            raw, *self._spm, *bufs.norm, *self._da, self.scores, self.unk_score, self.model.unk_id,  # type: ignore[misc]
-            self.tie_break == "last", self.reset, self.byte_ids, *bufs.viterbi)
-        bufs.norm = (bufs.norm[0], out, n2o, r1)
-        if count < 0:  # the normalized text outgrew the Viterbi buffers: grow them, encode it here
-            k = -1 - count
-            bufs.grow_viterbi(k + 1)
-            bounds, *rest = bufs.viterbi
-            bounds[:] = (0, k)
-            count = self._ek.encode_pretokens(
-                out[:k], bounds, False, *self._da, *self._ht, self.scores, self.unk_score, self.model.unk_id,
-                True, self.tie_break == "last", self.reset, False, False, self.byte_ids, True,
-                _NONE, _NONE, _NONE, _NONE, *rest, _NONE, False)
-        return bufs.viterbi[6][:count].copy()
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
         return EncodingArrays(*self._run(text, offsets=True))
@@ -258,6 +255,7 @@ class _Workspace(threading.local):
 
     def __init__(self) -> None:
         self.arrays: dict[str, np.ndarray] = {}
+        self.spm_ids: _spm_ids.IdsBuffers | None = None
 
     def get(self, name: str, size: int, dtype: type) -> np.ndarray:
         """A buffer of at least ``size`` entries (contents undefined)."""

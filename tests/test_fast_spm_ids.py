@@ -1,11 +1,11 @@
-"""The sentencepiece ids fast path: ``ascii_copies`` and the fused ``spm_encode_ids`` kernel.
+"""The sentencepiece ids fast path: ``ascii_copies`` and the fused ``spm_ids`` kernel.
 
 - ``tokspec.fast._spm_kernels.ascii_copies`` (the normalizer's two-byte ASCII test) against the
   rule list of each charsmap (``charsmap_entries``: a byte is copied alone iff it is no key and no
   key begins with it and the next byte) and against the readable longest match
   (``CharsMap.longest_match``) for every ASCII byte and every next byte;
 - ``DatrieUnigram.encode_ids`` of a sentencepiece model (one call of
-  ``tokspec.fast._spm_ids.spm_encode_ids``) against sentencepiece's ``encode`` and the engine's own
+  ``tokspec.fast._spm_ids.spm_ids``) against sentencepiece's ``encode`` and the engine's own
   ``encode_arrays``, compiled and interpreted, on texts whose normalized form outgrows the buffers
   (the fallback that regrows them), shrinks to nothing, or carries bytes the model must fall back
   to; and its text domain (lone surrogates, non-str) as ``encode``'s.

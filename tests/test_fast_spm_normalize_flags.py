@@ -13,7 +13,9 @@ byte offsets ``n2o`` (its ``norm_to_orig``, one entry per character plus the end
 ``tokspec.formats.spm_normalize.SpmNormalizer`` for the rule ends ``r1`` (its per-character byte records)
 and for what :func:`spm_alignment` makes of them (library spans and contract origins);
 ``CharsMap.longest_match`` and the rule list for ``_replacement`` and ``starters`` (and, on a
-hand-built trie with extended offsets, for ``tokspec.fast._charsmap.charsmap_entries``). The output
+hand-built trie with extended offsets, for ``tokspec.fast._charsmap.charsmap_entries``); the rule
+list for ``tokspec.fast._spm_norm_ids.ascii_rules``, and sentencepiece for its ids-only
+``normalize_ids``. The output
 buffers are passed too small (empty), exact, or large and filled with garbage, and reused from call
 to call as the engine does, so every regrowth path runs.
 """
@@ -37,6 +39,7 @@ from tokspec._offsets import byte_to_char_index
 from tokspec.formats._protowire import iter_fields
 from tokspec.engines._spm import _version
 from tokspec.fast import _spm_kernels as sk
+from tokspec.fast import _spm_norm_ids as ni
 from tokspec.fast._charsmap import charsmap_entries
 from tokspec.fast.unigram_datrie import _spm_arrays
 from tokspec.formats.models import trained_model
@@ -350,3 +353,51 @@ def test_regression_n2o_overflow_after_workspace_regrowth(jit: bool) -> None:
         got, want = engine.encode_arrays(text), spm.encode_arrays(text)
         assert (got.ids.tolist(), got.starts.tolist(), got.ends.tolist()) == \
             (want.ids.tolist(), want.starts.tolist(), want.ends.tolist()), text
+
+
+@pytest.mark.parametrize("name", CHARSMAPS)
+def test_ascii_rules_are_the_rule_list(name: str) -> None:
+    """``ascii_rules[c]``: WALK for a non-ASCII byte, for a key that continues with c and an ASCII
+    byte, or for a key c whose replacement is not at most one ASCII byte; else that byte (c itself
+    when c is no key) or DELETE for an empty replacement."""
+    cm = charsmap(name)
+    units, pool, _ = kernel_tables(name)
+    rules = ni.ascii_rules(units, pool)
+    entries = dict(charsmap_entries(cm)[0]) if cm else {}
+    assert rules.shape == (256,) and rules.dtype == np.uint8
+    for c in range(256):
+        longer = any(len(key) > 1 and key[0] == c and key[1] < 0x80 for key in entries)
+        rep = entries.get(bytes([c]))
+        if c >= 0x80 or longer or (rep is not None and (len(rep) > 1 or (rep and rep[0] >= 0x80))):
+            want = ni.ASCII_WALK
+        else:
+            want = c if rep is None else rep[0] if rep else ni.ASCII_DELETE
+        assert rules[c] == want, (name, c, rep, longer)
+    if name == "rules":  # the rule set holds every outcome
+        assert (rules[ord("q")], rules[ord("s")], rules[ord("a")], rules[ord("t")], rules[ord("b")]) == \
+            (ni.ASCII_DELETE, 32, ni.ASCII_WALK, ni.ASCII_WALK, ord("b"))
+
+
+@pytest.mark.parametrize("name", CHARSMAPS)
+@pytest.mark.parametrize(("dummy", "remove_extra", "escape"), FLAGS)
+def test_normalize_ids_equals_sentencepiece(name: str, dummy: bool, remove_extra: bool, escape: bool) -> None:
+    """The ids-only normalizer's bytes == sentencepiece's normalized text. ``out`` starts empty,
+    at the engine's size (3 bytes per input byte + 8) or at exactly the result's size, full of
+    garbage: a short one returns ``-1 - size`` with ``size`` above its length, and the call with
+    ``size`` bytes succeeds."""
+    spm = oracle(name, dummy, remove_extra, escape)
+    units, pool, _ = kernel_tables(name)
+    tables = np.concatenate([ni.ascii_rules(units, pool), sk.starters(units).astype(np.uint8)])
+    long = ["sqa  ab t\tu v, x. w z" * 3, "abc \u00e9s  q\u0301 " * 4, "  \u3000 s q  "]
+    for i, text in enumerate(texts(seed=100 + FLAGS.index((dummy, remove_extra, escape)), count=30) + long):
+        data = text.encode("utf-8")
+        want = spm.Normalize(text).encode("utf-8")
+        size = (0, 3 * len(data) + 8, max(len(want), 1))[i % 3]
+        out = np.full(size, 0xEE, dtype=np.uint8)
+        for _ in range(40):
+            k = ni.normalize_ids(data, units, pool, tables, dummy, remove_extra, escape, out)
+            if k >= 0:
+                break
+            assert -1 - k > len(out), (text, k, len(out))
+            out = np.full(-1 - k, 0xEE, dtype=np.uint8)
+        assert bytes(out[:k]) == want, (text, name)
