@@ -7,18 +7,23 @@ run). Each test also checks that cuts were made, so an equality is never over a 
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Sequence
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokspec import Encoder, load_engine
+from tokspec import Encoder, EncodingArrays, EngineInfo, load_engine
 from tokspec._jit import JIT_ENABLED
 from tokspec.app.bench.fast import chinese_like, code, english
 from tokspec.corpus import build_corpus
 from tokspec.errors import InvalidTextError
 from tokspec.formats.models import trained_model
-from tokspec.fast import merge_lopt
+from tokspec.fast import merge_lopt, parallel
+from tokspec.fast._chunking import MergeError
 from tokspec.fast.merge_engines import LoptEncoder
 from tokspec.fast.parallel import MIN_IDS_CHUNK, Runner, ids_chunk_len
 
@@ -118,3 +123,99 @@ def test_runner_ids_in_processes() -> None:
     texts = [f"piece {i} " * (i + 1) for i in range(5)]
     want = [inner.encode_ids(t).tolist() for t in texts]  # type: ignore[attr-defined]
     assert [a.tolist() for a in Runner("processes", 2).ids(inner, texts)] == want
+
+
+class _ThreadNamedIds(Encoder):
+    """An engine whose ids are the text's length and whose calls record the thread they ran on."""
+
+    info = EngineInfo("thread-named", "tokenizer", "tests", "0", None, thread_safe=True)
+
+    def __init__(self) -> None:
+        self.threads: list[str] = []
+        self._lock = threading.Lock()
+
+    def _encode_arrays(self, text: str) -> EncodingArrays:  # pragma: no cover - not called here
+        raise AssertionError("encode_ids only")
+
+    def encode_ids(self, text: str) -> np.ndarray:
+        time.sleep(0.02)  # long enough that a pool of more threads would use more of them
+        with self._lock:
+            self.threads.append(threading.current_thread().name)
+        return np.array([len(text)], dtype=np.int64)
+
+
+@pytest.mark.parametrize("runner, n_texts, in_pool", [
+    (Runner("threads", 2), 8, True), (Runner("auto", 2), 8, True), (Runner("serial", 2), 8, False),
+    (Runner("batch", 2), 8, False), (Runner("threads", 1), 8, False), (Runner("threads", 2), 1, False)])
+def test_runner_ids_uses_the_pool_exactly_when_it_should(runner: Runner, n_texts: int, in_pool: bool) -> None:
+    engine = _ThreadNamedIds()
+    texts = ["x" * (k + 1) for k in range(n_texts)]
+    got = runner.ids(engine, texts)
+    assert [a.tolist() for a in got] == [[k + 1] for k in range(n_texts)]  # in order
+    main = threading.main_thread().name
+    if in_pool:
+        assert main not in engine.threads and len(set(engine.threads)) == runner.workers
+    else:
+        assert set(engine.threads) == {main}
+
+
+def test_runner_ids_sends_processes_to_the_worker_function(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[object, ...]] = []
+    monkeypatch.setattr(Runner, "_in_processes", lambda self, *args: calls.append(args) or ["done"])
+    engine, texts = _ThreadNamedIds(), ["a", "b"]
+    assert Runner("processes", 2).ids(engine, texts) == ["done"]
+    assert calls == [(engine, texts, parallel._ids_in_worker)]
+
+
+def test_ids_in_worker_encodes_with_the_worker_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "_worker_engine", None)
+    with pytest.raises(AssertionError, match="^worker initializer did not run$"):
+        parallel._ids_in_worker("abc")
+    monkeypatch.setattr(parallel, "_worker_engine", _ThreadNamedIds())
+    assert parallel._ids_in_worker("abcd").tolist() == [4]
+
+
+def test_encode_ids_uses_the_given_pieces_function_and_serial_ids_without_one() -> None:
+    inner = load_engine("fast:cl100k_base")
+    text = "some words, more words\nand 123 numbers " * 20
+    want = inner.encode_ids(text).tolist()  # type: ignore[attr-defined]
+    seen: list[str] = []
+
+    def spy(engine: Encoder, texts: list[str]) -> list[np.ndarray]:
+        assert engine is inner
+        seen.extend(texts)
+        return [engine.encode_ids(t) for t in texts]  # type: ignore[attr-defined]
+
+    assert merge_lopt.encode_ids(inner, text, chunk_len=40, encode_many=spy).tolist() == want
+    assert len(seen) > 10 and "".join(seen) == text
+    assert merge_lopt.encode_ids(inner, text, chunk_len=40).tolist() == want  # _serial_ids
+    with pytest.raises(MergeError, match="chunk_len"):
+        merge_lopt.encode_ids(inner, text, chunk_len=0)
+
+
+class _RecordingRunner(Runner):
+    """A threads runner that records the pieces ``LoptEncoder.encode_ids`` hands it."""
+
+    def __init__(self) -> None:
+        super().__init__("threads", 2)
+        self.pieces: list[str] = []
+
+    def ids(self, engine: Encoder, texts: Sequence[str]) -> list[np.ndarray]:
+        self.pieces.extend(texts)
+        return [np.zeros(1, dtype=np.int64) for _ in texts]
+
+
+def test_lopt_encoder_splits_by_ids_chunk_len_through_its_runner() -> None:
+    runner = _RecordingRunner()
+    lopt = LoptEncoder(load_engine("fast:cl100k_base"), runner=runner)
+    text = "ab " * 60_000  # 180,000 characters: ids_chunk_len(180000, 2) = 65,536
+    assert lopt.encode_ids(text).tolist() == [0] * len(runner.pieces)  # type: ignore[attr-defined]
+    assert "".join(runner.pieces) == text
+    bounds = [0, *_cuts(lopt.inner, text, 65_536), len(text)]
+    assert len(bounds) == 4 and runner.pieces == [text[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+def test_non_str_text_is_named_by_its_type() -> None:
+    lopt = LoptEncoder(load_engine("fast:cl100k_base"))
+    with pytest.raises(InvalidTextError, match="got bytes"):
+        lopt.encode_ids(b"bytes")  # type: ignore[attr-defined]
