@@ -12,7 +12,8 @@ decided from the engine's structure (or ``serial`` and the reason) and says ``ex
 *Peers* (full run; 20 KB with ``quick``): ``lopt:fast:cl100k_base`` and ``lopt:fast:o200k_base``
 ``encode_ids`` on 2 threads against the fastest exact peers single-threaded (toktok-rs,
 quicktok-v1, when the ``bench`` extra is installed) and against the same engine's serial
-``encode_ids``, on 2 MB of English-like text, Chinese-like text and code; ids checked equal.
+``encode_ids``, on 2 MB of English-like text (one corpus repeated, and drawn from many), Chinese-like
+text and code; ids checked equal.
 Ratios are honest for this machine: with 2 cores the ceiling is 2x; engines that hold the GIL
 (Python-level offsets in the adapters) cannot overlap under threads. Out of scope: batch
 throughput of many texts (not what merges are for).
@@ -130,6 +131,7 @@ def peer_rows(*, quick: bool) -> list[BenchRow]:
     """``lopt:fast:X`` ids on 2 threads vs the peers single-threaded and vs its own serial ids."""
     from tokspec.app.bench.fast import chinese_like, code, english
     from tokspec.app.bench.latency import peers
+    from tokspec.app.bench.stages import english_varied
 
     size, repeat = (20_000, 2) if quick else (2_000_000, 5)
     rows = []
@@ -137,7 +139,8 @@ def peer_rows(*, quick: bool) -> list[BenchRow]:
         fast = load_engine(f"fast:{encoding}")
         lopt = LoptEncoder(fast, runner=Runner("threads", _WORKERS))
         lib = {n: f for n, f in peers(encoding).items() if n.split()[0] in ("toktok-rs", "quicktok-v1")}
-        for lang, text in (("english", english(size)), ("chinese-like", chinese_like(size)), ("code", code(size))):
+        for lang, text in (("english", english(size)), ("english-varied", english_varied(size)),
+                           ("chinese-like", chinese_like(size)), ("code", code(size))):
             want = fast.encode_ids(text).tolist()  # type: ignore[attr-defined]
             subject = f"lopt:fast:{encoding} ids x{_WORKERS}"
             fns: dict[str, Callable[[], object]] = {

@@ -1,7 +1,8 @@
 """``tokspec bench --suite stages``: where ``fast:cl100k_base`` and ``fast:o200k_base`` ``encode_ids`` spend their time.
 
-``encode_ids`` is four steps, each timed alone here on the same text (1 MB of English-like text,
-Chinese-like text and code; 20 KB with ``quick``), best of 5, steps and the whole call interleaved:
+``encode_ids`` is four steps, each timed alone here on the same text (1 MB of English-like text
+from one corpus and from many, :func:`english_varied`, Chinese-like text and code; 20 KB with
+``quick``), best of 5, steps and the whole call interleaved:
 
 1. ``code points``: the text as a uint32 array (``tokspec.fast.peek2_unicode.code_points``);
 2. ``peek2``: the pretoken spans (the Peek2 kernel, with its category table lookup per character);
@@ -95,9 +96,25 @@ def _stage_rows(lang: str, text: str, repeat: int, encoding: str = "cl100k_base"
     return rows
 
 
+def english_varied(n_bytes: int, piece: int = 8_000) -> str:
+    """About ``n_bytes`` of English-like prose drawn from a new corpus every ``piece`` bytes
+    (seeds 1, 2, ...): :func:`english` repeats one corpus's few hundred texts, so per-call caches
+    of merged pieces see far fewer distinct pieces there than in real prose (measured for issue
+    29: 1,771 distinct pieces per MB)."""
+    out: list[str] = []
+    size = 0
+    seed = 1
+    while size < n_bytes:
+        out.append(english(piece, seed=seed))
+        size += len(out[-1]) + 1
+        seed += 1
+    return " ".join(out)[:n_bytes]
+
+
 def run(*, quick: bool) -> list[BenchRow]:
     size, repeat = (20_000, 2) if quick else (1_000_000, 5)
-    texts = {"english": english(size), "chinese-like": chinese_like(size), "code": code(size)}
+    texts = {"english": english(size), "english-varied": english_varied(size), "chinese-like": chinese_like(size),
+             "code": code(size)}
     rows = []
     for encoding in ("cl100k_base", "o200k_base"):
         for lang, text in texts.items():
