@@ -266,9 +266,44 @@ def _replay(path: str, target_name: str) -> int:
     return 0
 
 
+#: libFuzzer's own default for -rss_limit_mb.
+LIBFUZZER_RSS_LIMIT_MB = 2048
+
+
+def inherited_peak_mb() -> int:
+    """Megabytes of peak resident memory this process reports but never had: Linux carries the
+    parent's peak into a child across fork and exec (``getrusage``'s ``ru_maxrss``), and libFuzzer
+    judges -rss_limit_mb on that figure, so a fuzzer started by a large process (a pytest worker
+    after many tests, a 2 GB runner) was stopped as out-of-memory before its first input. Call it
+    first thing: the peak minus the memory resident now. 0 off Linux."""
+    try:
+        import resource
+        with open("/proc/self/statm", encoding="ascii") as f:
+            resident_pages = int(f.read().split()[1])
+    except (ImportError, OSError, ValueError, IndexError):
+        return 0
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # KiB on Linux
+    return max(0, peak_mb - resident_pages * os.sysconf("SC_PAGE_SIZE") // (1 << 20))
+
+
+def with_rss_allowance(flags: list[str], inherited_mb: int) -> list[str]:
+    """libFuzzer ``flags`` whose -rss_limit_mb (given, or libFuzzer's default) is raised by the
+    ``inherited_mb`` the process never used: the limit then bounds the fuzzer's own memory."""
+    limit, rest = LIBFUZZER_RSS_LIMIT_MB, []
+    for flag in flags:
+        if flag.startswith("-rss_limit_mb="):
+            limit = int(flag.split("=", 1)[1])
+        else:
+            rest.append(flag)
+    if inherited_mb <= 0 or limit <= 0:  # nothing inherited, or no limit (-rss_limit_mb=0)
+        return flags
+    return [f"-rss_limit_mb={limit + inherited_mb}", *rest]
+
+
 def main(argv: list[str], *, self_cmd: str | None = None) -> int:
     """``argv`` = [program, TARGET, libFuzzer flags and corpus dirs...]. ``self_cmd``: the shell
     command that re-runs this target (libFuzzer's -merge/-fork/-jobs use it; default: this module)."""
+    inherited_mb = inherited_peak_mb()
     if len(argv) >= 2 and argv[1] == "--replay":
         return _replay(argv[2], argv[3])
     if len(argv) < 2:
@@ -305,7 +340,7 @@ def main(argv: list[str], *, self_cmd: str | None = None) -> int:
     # libFuzzer's -merge/-fork/-jobs re-run argv[0] through the shell: make it a command that works.
     import shlex
     self_cmd = self_cmd or shlex.join([sys.executable, "-m", "tokspec.fuzz.harness", argv[1]])
-    atheris.Setup([self_cmd] + argv[2:], one)
+    atheris.Setup([self_cmd] + with_rss_allowance(argv[2:], inherited_mb), one)
     atheris.Fuzz()
     return 0
 
