@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from tokspec._jit import kernel
+from tokspec.fast._unigram_kernels import _char_len
 
 __all__ = ["ASCII_WALK", "ASCII_DELETE", "ascii_rules", "normalize_ids"]
 
@@ -91,17 +92,6 @@ def _longest(data: np.ndarray, pos: int, n: int, units: np.ndarray, root: int) -
             used = i + 1 - pos
             at = units[node] & 0x7FFFFFFF
     return used, at
-
-
-@kernel
-def _char_len(lead: int) -> int:
-    if lead < 0x80:
-        return 1
-    if lead < 0xE0:
-        return 2
-    if lead < 0xF0:
-        return 3
-    return 4
 
 
 @kernel(inline=True)

@@ -115,23 +115,11 @@ def family_row(label: str, engine: Encoder, text: str, repeat: int) -> BenchRow:
                     len(text.encode("utf-8")), best_lopt, best_serial)
 
 
-def _interleaved_best(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Best wall seconds of each function, called in turn ``repeat`` times after one warm-up round."""
-    best = {name: float("inf") for name in fns}
-    for round_ in range(repeat + 1):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            if round_:
-                best[name] = min(best[name], time.perf_counter() - t0)
-    return best
-
-
 def peer_rows(*, quick: bool) -> list[BenchRow]:
     """``lopt:fast:X`` ids on 2 threads vs the peers single-threaded and vs its own serial ids."""
     from tokspec.app.bench.fast import chinese_like, code, english
     from tokspec.app.bench.latency import peers
-    from tokspec.app.bench.stages import english_varied
+    from tokspec.app.bench.stages import _best, english_varied
 
     size, repeat = (20_000, 2) if quick else (2_000_000, 5)
     rows = []
@@ -148,7 +136,7 @@ def peer_rows(*, quick: bool) -> list[BenchRow]:
                 f"fast:{encoding} ids serial": functools.partial(fast.encode_ids, text)}  # type: ignore[attr-defined]
             fns.update({n: functools.partial(f, text) for n, f in lib.items()})
             same = {n: list(f()) == want for n, f in fns.items()}  # type: ignore[call-overload]
-            best = _interleaved_best(fns, repeat)
+            best = _best(fns, repeat)
             n_bytes = len(text.encode())
             for name in list(fns)[1:]:
                 exact = "exact" if same[subject] and same[name] else "INEXACT"
