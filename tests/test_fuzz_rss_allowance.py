@@ -18,12 +18,14 @@ _PROBE = "from tokspec.fuzz.harness import inherited_peak_mb; print(inherited_pe
 
 def test_a_child_of_a_large_process_knows_what_it_inherited() -> None:
     parent = ("import subprocess, sys\n"
-              "ballast = bytearray(700 << 20)\n"
+              "ballast = bytearray(1200 << 20)\n"
               "for i in range(0, len(ballast), 4096): ballast[i] = 1\n"
               f"print(subprocess.run([sys.executable, '-c', {_PROBE!r}], capture_output=True, text=True).stdout)")
     big = int(subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True, check=True).stdout)
     small = int(subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True).stdout)
-    assert big >= 600 and small < 100, (big, small)
+    # the child's own resident memory at the probe (an interpreter and tokspec's imports, 100-250 MB)
+    # is not inherited: the probe reports the ballast's 1,200 MB less about that much
+    assert big >= 800 and small < 100, (big, small)
 
 
 def test_the_limit_grows_by_the_inherited_memory_only() -> None:
