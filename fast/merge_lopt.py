@@ -106,15 +106,20 @@ def _widened(enc: Encoding, chunks_lens: list[int], starts: list[int]) -> Encodi
 def encode_arrays(engine: Encoder, text: str, *, chunk_len: int,
                   encode_many: EncodeArraysMany | None = None) -> EncodingArrays:
     """Like :func:`merge` without a trace, as arrays: the ``lopt:`` engines' path."""
-    check_positive("chunk_len", chunk_len)
-    rule = decision_for(engine)[0].rule
-    cuts = [] if rule is None else find_cuts(text, rule, chunk_len)
-    if not cuts:
+    rule, bounds = _bounds(engine, text, chunk_len)
+    if len(bounds) == 2:
         return engine.encode_arrays(text)
-    bounds = [0, *cuts, len(text)]
     texts = [text[a:b] for a, b in zip(bounds, bounds[1:])]
     pieces = (encode_many or _serial_arrays)(engine, texts)
     return stitch(pieces, bounds[:-1], bool(rule and rule.widen))
+
+
+def _bounds(engine: Encoder, text: str, chunk_len: int) -> tuple[CutRule | None, list[int]]:
+    """The engine's rule and ``[0, *sound cuts, len(text)]`` (just the ends when nothing is cut)."""
+    check_positive("chunk_len", chunk_len)
+    rule = decision_for(engine)[0].rule
+    cuts = [] if rule is None else find_cuts(text, rule, chunk_len)
+    return rule, [0, *cuts, len(text)]
 
 
 def encode_ids(engine: Encoder, text: str, *, chunk_len: int,
@@ -122,14 +127,10 @@ def encode_ids(engine: Encoder, text: str, *, chunk_len: int,
     """Token ids of ``text`` only, for an engine with ``encode_ids`` (ids in int64, as its own):
     the pieces between sound cuts encoded by ``encode_many`` and concatenated. Sound cuts split
     ids as they split offsets (M4), and the M5 widening touches offsets only, so no correction."""
-    check_positive("chunk_len", chunk_len)
-    ids_of = getattr(engine, "encode_ids")
-    rule = decision_for(engine)[0].rule
-    cuts = [] if rule is None else find_cuts(text, rule, chunk_len)
-    if not cuts:
-        out: np.ndarray = ids_of(text)
+    _, bounds = _bounds(engine, text, chunk_len)
+    if len(bounds) == 2:
+        out: np.ndarray = getattr(engine, "encode_ids")(text)
         return out
-    bounds = [0, *cuts, len(text)]
     texts = [text[a:b] for a, b in zip(bounds, bounds[1:])]
     pieces = (encode_many or _serial_ids)(engine, texts)
     return np.concatenate(pieces)

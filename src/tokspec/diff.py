@@ -66,6 +66,7 @@ from tokspec._escape import escape
 from tokspec._limits import DeadlineExceeded, ResourceLimitError, max_input_bytes
 from tokspec._types import Encoder, Encoding, EncodingArrays, check_text
 from tokspec.decoding import DecodeDifference, decode_difference, promoted_special
+from tokspec.diff_report import format_comparison, token_window  # the readable report, importable here as before
 from tokspec.errors import DisallowedSpecialError, TokspecError
 from tokspec.records import (RECORD_VERSION, dumps_record, make_record, record_name,
                              reproduce_command, save_counterexample, write_record)
@@ -315,7 +316,3 @@ def compare(a: Encoder, b: Encoder, text: str) -> Comparison:
             return Comparison(text, oa, ob, None, "decode differs", found)
         return Comparison(text, oa, ob, None, None)
     return Comparison(text, oa, ob, index, _classify(a, b, oa.arrays, ob.arrays, len(text)))
-
-
-# the readable report lives beside the comparison (one module per job); imported here, as before
-from tokspec.diff_report import format_comparison, token_window  # noqa: E402
