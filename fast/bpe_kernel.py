@@ -30,9 +30,12 @@ through a direct-mapped memo (2**18 words, shared by calls): it pays (on 2 MB of
 1.39M checks, 99K misses; a miss replays the merge history in the 16 MB pair table). Before the
 merge, a pretoken of at most 12 bytes that is itself a reachable token is looked up whole
 (``tokspec.fast._piece_table``, theorem: spec claim ``bpe.whole_piece_shortcut`` restricted to
-reachable tokens): one hash probe for ~85% of English and code pretokens; a piece merged earlier
-in the same call copies its ids (``tokspec.fast._piece_cache``, a per-call cache compared byte for
-byte); the trie's third level is dense for three-byte UTF-8 characters (``level3``, built at load).
+reachable tokens): one hash probe for ~85% of English and code pretokens; a piece of at most 24
+bytes merged earlier by the same thread, in this call or an earlier one, copies its ids from that
+thread's store (``tokspec.fast._piece_store``, the last argument: ``CompiledBPE._tables`` gives
+each thread its own), a longer one merged earlier in the same call from a per-call cache
+(``tokspec.fast._piece_cache``); both compare byte for byte. The trie's third level is dense
+for three-byte UTF-8 characters (``level3``, built at load).
 Calls per token are avoided: a compiled call with array arguments costs 30-50 ns, so
 ``_encode`` writes out the longest-match walk (``_longest``) and the memo probe of ``_valid`` in
 its loop (CJK text: 66 -> 32 ns/B, interleaved with toktok-rs); numba's ``inline="always"`` was
@@ -43,7 +46,9 @@ written-out walk against the Python encoder (``test_fast_bpe_piece_table``, ``te
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -57,6 +62,7 @@ from tokspec.fast._bpe_probe import (  # re-exported: _counting_kernels, tests
 from tokspec.fast._cache import load_arrays, save_arrays
 from tokspec.fast._utf8 import _utf8
 from tokspec.fast._piece_cache import cache_for, cache_get, cache_put
+from tokspec.fast._piece_store import STORE_MAX, new_store, store_get, store_put
 from tokspec.fast._piece_table import build_piece_table, empty_piece_table, piece_id
 from tokspec.fast.bpe_tables import NODE_BITS, PAIR_SHIFT, arrays_of, cache_path
 
@@ -75,7 +81,8 @@ _ARRAY_NAMES = {"max_len", "tok_len", "next_prefix", "split_left", "split_right"
 def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarray, ends: np.ndarray,
             want_offsets: bool, tok_len: np.ndarray, next_prefix: np.ndarray, left: np.ndarray,
             right: np.ndarray, root: np.ndarray, trie: np.ndarray, pairs: np.ndarray, memo: np.ndarray,
-            max_len: int, pieces: np.ndarray, level3: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            max_len: int, pieces: np.ndarray, level3: np.ndarray,
+            store: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Encode pieces ``[cbs[starts[p]], cbs[ends[p]])`` of ``data`` (pieces in order, contiguous
     when offsets are wanted); ``cbs[c]`` is the first byte of character ``c``. With ``cbs`` empty,
     ``data`` is the UTF-8 of the code points ``cps`` and the pieces are in order and contiguous
@@ -113,7 +120,11 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
             out_ids[count] = whole
             count += 1
             continue
-        cached = cache_get(cache, data, b0, b1 - b0, out_ids, count)  # merged earlier in this call
+        short = b1 - b0 <= STORE_MAX and len(store) > 0
+        if short:  # merged earlier by this thread, in this call or an earlier one (``_piece_store``)
+            cached = store_get(store, data, b0, b1 - b0, out_ids, count)
+        else:  # merged earlier in this call (``_piece_cache``)
+            cached = cache_get(cache, data, b0, b1 - b0, out_ids, count)
         if cached >= 0:
             count = cached
             continue
@@ -172,7 +183,10 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
                 last = out_ids[count]
                 pos -= tok_len[last]
                 cand = next_prefix[last]
-        cache_put(cache, data, b0, b1 - b0, base, count)
+        if short:
+            store_put(store, data, b0, b1 - b0, out_ids, base, count)
+        else:
+            cache_put(cache, data, b0, b1 - b0, base, count)
     ids = out_ids[:count].astype(np.int64)
     if not want_offsets or count == 0:
         return ids, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
@@ -225,9 +239,21 @@ class CompiledBPE:
         self.level3 = np.empty(1 << 16, dtype=np.int32)  # dense third trie level (``_fill_level3``)
         with np.errstate(over="ignore"):
             _fill_level3(a["root"], self.trie, self.level3)
-        self._tables = (a["tok_len"], a["next_prefix"], a["split_left"], a["split_right"], a["root"],
+        self._shared = (a["tok_len"], a["next_prefix"], a["split_left"], a["split_right"], a["root"],
                         self.trie, self.pairs, self.memo, self.max_len, self.pieces, self.level3)
-        self._tables_no_shortcut = (*self._tables[:-2], empty_piece_table(), self.level3)
+        # the self-check's: no whole-piece lookup, no store (every piece takes the merge)
+        self._tables_no_shortcut = (*self._shared[:-2], empty_piece_table(), self.level3, new_store(0))
+        self._local = threading.local()  # per thread: the tables with that thread's store
+
+    @property
+    def _tables(self) -> tuple[Any, ...]:
+        """``_encode``'s table arguments for the calling thread: the shared tables and this
+        thread's store of merged pieces (``tokspec.fast._piece_store``), made on its first call."""
+        try:
+            tables: tuple[Any, ...] = self._local.tables
+        except AttributeError:
+            tables = self._local.tables = (*self._shared, new_store())
+        return tables
 
     # -- build -----------------------------------------------------------------------------------
 

@@ -1,0 +1,204 @@
+"""The compiled BPE's store of merged short pieces kept across calls (``tokspec.fast._piece_store``).
+
+Contracts: an entry gives back exactly the ids put for exactly its bytes (every length 1..24, up
+to 8 ids of any value below 2**31); a piece it does not hold misses (same length and prefix, or a
+set's evicted older entry); longer pieces, longer encodings and the empty store keep nothing; a
+set holds its two latest pieces; ``_encode`` consults the store for short pieces and fills it, and
+its ids equal those without a store and tiktoken's, over calls and in threads each with its own
+store; the self-check runs without one.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import numpy as np
+import pytest
+
+from tokspec import load_engine
+from tokspec._jit import JIT_ENABLED
+from tokspec.fast import _piece_store as ps
+from tokspec.fast.bpe_kernel import CompiledBPE, _encode
+from tokspec.fast.peek2_unicode import code_points
+from tokspec.fast.pretok_peek2 import spans_of_code_points
+from tokspec.fuzz.strategies import trained_bpe_ranks
+
+
+def _bytes(raw: bytes) -> np.ndarray:
+    return np.frombuffer(bytearray(raw), dtype=np.uint8)
+
+
+def _put(store: np.ndarray, piece: bytes, ids: list[int]) -> None:
+    out = np.array([7, *ids], dtype=np.int32)  # an id before ``base``: only out[base:count] is kept
+    with np.errstate(over="ignore"):
+        ps.store_put(store, _bytes(piece), 0, len(piece), out, 1, 1 + len(ids))
+
+
+def _get(store: np.ndarray, piece: bytes, prefix: bytes = b"") -> list[int] | None:
+    """The ids stored for ``piece`` (read at offset ``len(prefix)`` of ``prefix + piece``), written
+    after two ids already in the output."""
+    out = np.full(12, -5, dtype=np.int32)
+    out[:2] = (3, 4)
+    with np.errstate(over="ignore"):
+        count = ps.store_get(store, _bytes(prefix + piece), len(prefix), len(piece), out, 2)
+    if count < 0:
+        assert count == -1 and out[2:].tolist() == [-5] * 10  # a miss writes nothing
+        return None
+    assert out[:2].tolist() == [3, 4] and out[count:].tolist() == [-5] * (12 - count)
+    return out[2:count].tolist()
+
+
+def _same_set(store: np.ndarray, length: int, k: int, seed: int = 0) -> list[bytes]:
+    """``k`` distinct pieces of ``length`` bytes that fall in one set of ``store``."""
+    rng = random.Random(seed)
+    sets: dict[int, list[bytes]] = {}
+    mask = (len(store) >> 4) - 1
+    while True:
+        piece = bytes(rng.randrange(256) for _ in range(length))
+        words = [int.from_bytes(piece[i:i + 8].ljust(8, b"\0"), "little", signed=True) for i in (0, 8, 16)]
+        with np.errstate(over="ignore"):
+            where = int(ps._set(np.int64(words[0]), np.int64(words[1]), np.int64(words[2]), length, mask))
+        group = sets.setdefault(where, [])
+        if piece not in group:
+            group.append(piece)
+        if len(group) == k:
+            return group
+
+
+def test_round_trip_every_length_and_id_count() -> None:
+    store = ps.new_store(64)
+    rng = random.Random(1)
+    kept = {}
+    for n in range(1, ps.STORE_MAX + 1):
+        piece = bytes(rng.randrange(256) for _ in range(n))
+        ids = [rng.randrange(2**31) for _ in range(1 + n % ps.IDS_MAX)]
+        store = ps.new_store(64)  # one entry at a time: no eviction
+        _put(store, piece, ids)
+        assert _get(store, piece) == ids
+        assert _get(store, piece, prefix=b"xyz") == ids  # found wherever the piece sits
+        kept[piece] = ids
+    full = [2**31 - 1, 0, 1, 2**16, 2**20 + 3, 5, 6, 2**30]
+    store = ps.new_store(64)
+    _put(store, b"\xff" * 24, full)  # high bytes in every word, the top id bit below 2**31
+    assert _get(store, b"\xff" * 24) == full
+
+
+def test_misses_for_other_pieces_and_limits() -> None:
+    store = ps.new_store(64)
+    _put(store, b"abcdefghij", [1, 2])
+    assert _get(store, b"abcdefghij") == [1, 2]
+    assert _get(store, b"abcdefghik") is None   # last byte differs (word 1)
+    assert _get(store, b"bbcdefghij") is None   # first byte differs
+    assert _get(store, b"abcdefghi") is None    # a prefix
+    assert _get(store, b"abcdefghij\0") is None  # zero padding is not a byte: the length tells
+    long = bytes(range(65, 65 + ps.STORE_MAX + 1))
+    _put(store, long, [9])
+    assert _get(store, long) is None  # 25 bytes: not kept
+    assert _get(store, long[:ps.STORE_MAX]) is None
+    _put(store, long[:ps.STORE_MAX], [9])
+    assert _get(store, long[:ps.STORE_MAX]) == [9]
+    _put(store, b"many", list(range(ps.IDS_MAX + 1)))
+    assert _get(store, b"many") is None  # 9 ids: not kept
+    _put(store, b"many", list(range(ps.IDS_MAX)))
+    assert _get(store, b"many") == list(range(ps.IDS_MAX))
+    _put(store, b"none", [])
+    assert _get(store, b"none") is None  # no ids: nothing kept
+    assert _get(store, b"") is None
+
+
+def test_empty_store_keeps_nothing_and_slots_are_checked() -> None:
+    empty = ps.new_store(0)
+    assert len(empty) == 0
+    _put(empty, b"abc", [1])
+    assert _get(empty, b"abc") is None
+    assert len(ps.new_store()) == 8 * ps.SLOTS and not ps.new_store().any()
+    for bad in (3, 6, 100):
+        with pytest.raises(ValueError, match=f"slots={bad}"):
+            ps.new_store(bad)
+
+
+def test_a_set_keeps_its_two_latest_pieces() -> None:
+    store = ps.new_store(4)  # 2 sets of 2 ways: collisions are easy to find
+    for length in (3, 11, 20):
+        a, b, c = _same_set(store, length, 3, seed=length)
+        _put(store, a, [1])
+        _put(store, b, [2, 3])
+        assert (_get(store, a), _get(store, b)) == ([1], [2, 3])
+        _put(store, c, [4])
+        assert (_get(store, a), _get(store, b), _get(store, c)) == (None, [2, 3], [4])
+        _put(store, a, [5])
+        assert (_get(store, a), _get(store, b), _get(store, c)) == ([5], None, [4])
+
+
+def _encode_with(compiled: CompiledBPE, text: str, store: np.ndarray) -> list[int]:
+    cps = code_points(text)
+    starts, ends = spans_of_code_points(cps, "cl100k_base")
+    data = _bytes(text.encode())
+    with np.errstate(over="ignore"):
+        ids = _encode(data, np.empty(0, dtype=np.int64), cps, starts, ends, False, *compiled._shared, store)[0]
+    return ids.tolist()  # type: ignore[no-any-return]
+
+
+def test_encode_fills_and_reads_the_store() -> None:
+    """Pieces merged in one call are read back in the next; a planted entry is what comes out,
+    which shows the short pieces really go through the store (and long ones do not)."""
+    ranks = trained_bpe_ranks(5, alphabet=b"abcd ", merges=60, segments=20, segment_len=(10, 40))
+    compiled = CompiledBPE.from_ranks(ranks)
+    words = ["abcabcdab", "dddcbaab", "cabbadcab", "a" * 30]
+    text = " ".join(words * 3)
+    want = _encode_with(compiled, text, ps.new_store(0))
+    store = ps.new_store(64)
+    assert _encode_with(compiled, text, store) == want
+    assert store.any()
+    assert _encode_with(compiled, text, store) == want  # now from the store
+    piece = b" dddcbaab"
+    _put(store, piece, [0, 1, 2])
+    got = _encode_with(compiled, " dddcbaab", store)
+    assert got == [0, 1, 2]
+    assert _encode_with(compiled, " dddcbaab", ps.new_store(0)) != got
+    long_piece = b" " + b"a" * 30  # 31 bytes: merged every time, whatever a store holds
+    _put(store, long_piece[:ps.STORE_MAX], [0])
+    assert _encode_with(compiled, " " + "a" * 30, store) == _encode_with(compiled, " " + "a" * 30, ps.new_store(0))
+
+
+def test_threads_have_their_own_store_and_the_self_check_none() -> None:
+    compiled = load_engine("fast:cl100k_base").bpe  # type: ignore[attr-defined]
+    mine = compiled._tables
+    assert mine is compiled._tables and len(mine[-1]) == 8 * ps.SLOTS
+    assert len(compiled._tables_no_shortcut[-1]) == 0
+    other: list[object] = []
+    thread = threading.Thread(target=lambda: other.append(compiled._tables[-1]))
+    thread.start()
+    thread.join()
+    assert other[0] is not mine[-1]
+    assert load_engine("fast:o200k_base").bpe._tables[-1] is not mine[-1]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("vocab", ["cl100k_base", "o200k_base"])
+def test_ids_equal_tiktoken_over_calls_and_threads(vocab: str) -> None:
+    """Texts sharing many multi-token words, encoded in turn by several threads (each filling its
+    own store across calls): every result equals tiktoken's."""
+    fast = load_engine(f"fast:{vocab}")
+    lib = load_engine(f"tiktoken:{vocab}").library_encoding  # type: ignore[attr-defined]
+    rng = random.Random(vocab)
+    words = ["".join(rng.choice("qxzjkvw\u00e9\u4e2d") for _ in range(rng.randint(3, 16))) for _ in range(300)]
+    size = 400 if JIT_ENABLED else 100  # interpreted (mutation runs): the same paths, less text
+    texts = [" ".join(rng.choice(words) for _ in range(size)) for _ in range(8)]
+    want = [lib.encode_ordinary(t) for t in texts]
+    errors: list[str] = []
+
+    def work(k: int) -> None:
+        for i in range(12):
+            j = (i * 3 + k) % len(texts)
+            if fast.encode_ids(texts[j]).tolist() != want[j]:  # type: ignore[attr-defined]
+                errors.append(f"thread {k} text {j}")
+            if fast.encode_arrays(texts[j]).ids.tolist() != want[j]:
+                errors.append(f"thread {k} text {j} (arrays)")
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
