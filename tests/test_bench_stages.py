@@ -3,8 +3,10 @@ bench --suite stages``, never asserted): one row per step and per peer, exactnes
 
 from __future__ import annotations
 
+import pytest
+
 from tokspec.app.bench import SUITES
-from tokspec.app.bench.stages import SUITE, _stage_rows
+from tokspec.app.bench.stages import SUITE, _fresh_rows, _stage_rows, code_varied
 
 
 def test_stage_rows_name_every_step_and_check_the_ids() -> None:
@@ -24,3 +26,44 @@ def test_stage_rows_for_o200k_name_their_engine() -> None:
     rows = _stage_rows("t", text, 1, "o200k_base")
     assert {r.subject.split()[0] for r in rows} == {"fast:o200k_base"}
     assert all("INEXACT" not in r.case for r in rows)
+
+
+def test_fresh_rows_time_first_calls_on_new_texts_and_check_every_text() -> None:
+    made: list[int] = []
+
+    def make(r: int) -> str:
+        made.append(r)
+        return f"text {r}: Hello world {r * 7} \u4e2d\u6587 don't\n" * (10 + r)
+
+    rows = _fresh_rows("t", make, 2, "cl100k_base")
+    assert made == [0, 1, 2]  # a warm-up text, then one new text per round
+    assert [r.baseline for r in rows][0] == "tiktoken encode_ordinary"
+    assert all(r.subject == "fast:cl100k_base encode_ids" and "INEXACT" not in r.case for r in rows)
+    assert all(r.input_bytes == len(make(2).encode()) and r.subject_s > 0 for r in rows)
+    assert all(" fresh " in r.case and r.case.endswith(" ns/B") for r in rows)
+
+
+def test_fresh_rows_mark_a_peer_that_differs_on_one_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tokspec.app.bench.latency as latency
+
+    def peers(encoding: str) -> dict[str, object]:
+        return {"tiktoken encode_ordinary": lambda t: [1] if "odd" in t else real_ids(t)}
+
+    from tokspec import load_engine
+    fast = load_engine("fast:cl100k_base")
+
+    def real_ids(t: str) -> list[int]:
+        return fast.encode_ids(t).tolist()  # type: ignore[attr-defined,no-any-return]
+
+    monkeypatch.setattr(latency, "peers", peers)
+    texts = ["plain text", "plain again", "an odd one"]
+    rows = _fresh_rows("t", lambda r: texts[r], 2, "cl100k_base")
+    assert len(rows) == 1 and "INEXACT" in rows[0].case
+    rows = _fresh_rows("t", lambda r: texts[r % 2], 2, "cl100k_base")
+    assert "INEXACT" not in rows[0].case
+
+
+def test_code_varied_parts_share_no_file() -> None:
+    a, b = code_varied(30_000, 0), code_varied(30_000, 1)
+    assert len(a) == len(b) == 30_000 and a[:2000] not in b and b[:2000] not in a
+    assert code_varied(30_000, 0) == a  # the same part every time

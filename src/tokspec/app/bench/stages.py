@@ -19,6 +19,12 @@ byte. Rows with the whole ``encode_ids`` against tiktoken ``encode_ordinary`` an
 exact peers that are importable (toktok-rs, quicktok-v1: the ``bench`` extra) put the steps in
 scale. The ids of the steps run in sequence, of ``encode_ids`` and of each peer are checked
 equal in the same run (``INEXACT`` otherwise).
+
+Those rows time each engine on ONE text, called again and again: an engine that keeps state across
+calls (``fast:``'s store of merged pieces, toktok-rs's caches) sees it warm for exactly that text,
+which flatters it beyond a stream of real documents. The ``fresh`` rows time first calls
+instead: each round a new text (English from new corpora, new Chinese-like text, new standard
+library files), each engine once, warmed only by the earlier rounds (:func:`_fresh_rows`).
 """
 
 from __future__ import annotations
@@ -96,14 +102,14 @@ def _stage_rows(lang: str, text: str, repeat: int, encoding: str = "cl100k_base"
     return rows
 
 
-def english_varied(n_bytes: int, piece: int = 8_000) -> str:
+def english_varied(n_bytes: int, piece: int = 8_000, first_seed: int = 1) -> str:
     """About ``n_bytes`` of English-like prose drawn from a new corpus every ``piece`` bytes
-    (seeds 1, 2, ...): :func:`english` repeats one corpus's few hundred texts, so per-call caches
-    of merged pieces see far fewer distinct pieces there than in real prose (measured for issue
-    29: 1,771 distinct pieces per MB)."""
+    (seeds ``first_seed``, ``first_seed + 1``, ...): :func:`english` repeats one corpus's few
+    hundred texts, so per-call caches of merged pieces see far fewer distinct pieces there than in
+    real prose (measured for issue 29: 1,771 distinct pieces per MB)."""
     out: list[str] = []
     size = 0
-    seed = 1
+    seed = first_seed
     while size < n_bytes:
         out.append(english(piece, seed=seed))
         size += len(out[-1]) + 1
@@ -111,12 +117,84 @@ def english_varied(n_bytes: int, piece: int = 8_000) -> str:
     return " ".join(out)[:n_bytes]
 
 
+def code_varied(n_bytes: int, part: int = 0) -> str:
+    """About ``n_bytes`` of Python source read from this interpreter's standard library files (its
+    tests included, site-packages not), part ``part`` of them: the files in a fixed shuffled order, taken in turn into parts of at
+    least ``n_bytes`` (so parts share no file), the part cut to ``n_bytes``. :func:`code` repeats four modules' source."""
+    import random
+    import sysconfig
+    from pathlib import Path
+
+    root = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(p for p in root.rglob("*.py") if "site-packages" not in p.relative_to(root).parts)
+    random.Random(29).shuffle(files)
+    out: list[str] = []
+    size = 0
+    for path in files:
+        try:
+            src = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if part == 0:
+            out.append(src)
+        size += len(src)
+        if size >= n_bytes:  # this part is full: the next file starts the next one
+            part -= 1
+            size = 0
+            if part < 0:
+                break
+    return "".join(out)[:n_bytes]
+
+
+def _fresh_rows(lang: str, make: Callable[[int], str], rounds: int, encoding: str) -> list[BenchRow]:
+    """``encode_ids`` and the peers on texts none of them has seen: round ``r`` makes a new text
+    (``make(r)``), and each engine encodes it once, in an order rotated by round; a warm-up round
+    first. Best of ``rounds``, like the other rows, but of first calls: what a stream of new
+    documents costs, with whatever state an engine keeps across calls (``fast:``'s store of merged
+    pieces, a peer's caches) warmed only by the earlier documents. Ids checked equal on every text."""
+    import time
+
+    from tokspec.app.bench.latency import peers
+
+    fast = f"fast:{encoding}"
+    lib = peers(encoding)
+    fns: dict[str, Callable[[str], object]] = {f"{fast} encode_ids": load_engine(fast).encode_ids}  # type: ignore[attr-defined]
+    fns.update({n: f for n, f in lib.items() if n.split()[0] in ("tiktoken", "toktok-rs", "quicktok-v1")})
+    names = list(fns)
+    best = {name: float("inf") for name in names}
+    same = {name: True for name in names}
+    n_bytes = 0
+    for round_ in range(rounds + 1):
+        text = make(round_)
+        n_bytes = len(text.encode())
+        got: dict[str, list[int]] = {}
+        for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+            t0 = time.perf_counter()
+            ids = fns[name](text)
+            took = time.perf_counter() - t0
+            got[name] = list(ids)  # type: ignore[call-overload]
+            if round_:
+                best[name] = min(best[name], took)
+        for name in names:
+            same[name] = same[name] and got[name] == got[names[0]]
+    whole = names[0]
+    case = f"stages {lang} fresh {best[whole] / n_bytes * 1e9:.1f} ns/B"
+    return [BenchRow(SUITE, _exact(case, same[name]), whole, name, n_bytes, best[whole], best[name])
+            for name in names[1:]]
+
+
 def run(*, quick: bool) -> list[BenchRow]:
     size, repeat = (20_000, 2) if quick else (1_000_000, 5)
     texts = {"english": english(size), "english-varied": english_varied(size), "chinese-like": chinese_like(size),
              "code": code(size)}
+    fresh: dict[str, Callable[[int], str]] = {
+        "english-varied": lambda r: english_varied(size, first_seed=1000 + 200 * r),
+        "chinese-like": lambda r: chinese_like(size, seed=1000 + r),
+        "code-varied": lambda r: code_varied(size, part=r)}
     rows = []
     for encoding in ("cl100k_base", "o200k_base"):
         for lang, text in texts.items():
             rows += _stage_rows(lang, text, repeat, encoding)
+        for lang, make in fresh.items():
+            rows += _fresh_rows(lang, make, repeat, encoding)
     return rows
