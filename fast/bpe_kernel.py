@@ -245,6 +245,15 @@ class CompiledBPE:
         self._tables_no_shortcut = (*self._shared[:-2], empty_piece_table(), self.level3, new_store(0))
         self._local = threading.local()  # per thread: the tables with that thread's store
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)  # the stores stay with their threads: a copy starts with none
+        del state["_local"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._local = threading.local()
+
     @property
     def _tables(self) -> tuple[Any, ...]:
         """``_encode``'s table arguments for the calling thread: the shared tables and this

@@ -202,3 +202,17 @@ def test_ids_equal_tiktoken_over_calls_and_threads(vocab: str) -> None:
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_a_pickled_engine_starts_with_no_store_and_encodes_the_same() -> None:
+    import pickle
+
+    fast = load_engine("fast:cl100k_base")
+    text = "unbelievably qxzjkv words, unbelievably qxzjkv"
+    want = fast.encode_ids(text).tolist()  # type: ignore[attr-defined]
+    mine = fast.bpe._tables[-1]  # type: ignore[attr-defined]
+    assert mine.any()
+    copy = pickle.loads(pickle.dumps(fast))
+    assert not hasattr(copy.bpe._local, "tables")
+    assert copy.encode_ids(text).tolist() == want
+    assert copy.bpe._tables[-1] is not mine
