@@ -13,7 +13,7 @@ def test_stage_rows_name_every_step_and_check_the_ids() -> None:
     text = "Hello world, the stages of encode_ids: 12345 \u4e2d\u6587 'll   \n\n" * 20
     rows = _stage_rows("t", text, 1)
     steps = [r.subject.removeprefix("fast:cl100k_base ") for r in rows if r.baseline.endswith("encode_ids")]
-    assert steps == ["code points", "peek2", "utf8", "merge", "merge, cold memo"]
+    assert steps == ["code points", "peek2", "utf8", "merge", "merge, cold memo", "merge, no store"]
     peers = [r.baseline for r in rows if not r.baseline.endswith("encode_ids")]
     assert peers[0] == "tiktoken encode_ordinary"  # always installed; the bench extra's peers follow
     assert all("INEXACT" not in r.case and r.suite == SUITE for r in rows)

@@ -11,7 +11,8 @@ from one corpus and from many, :func:`english_varied`, Chinese-like text and cod
    positions in the merge kernel: this row is the offsets path's step);
 4. ``merge``: the backtracking BPE kernel over all pretokens (trie walks, pair checks through
    the pair-validity memo, warm as in steady use); and ``merge, cold memo``: the same with the
-   memo emptied first (what the memo saves).
+   memo emptied first (what the memo saves); ``merge, no store``: without the per-thread store of
+   merged pieces (``tokspec.fast._piece_store``: what the store saves on a text seen before).
 
 Each row's subject is one step, its baseline the whole ``encode_ids``: the ratio is whole /
 step (the step's share is its inverse), and the case names the step's nanoseconds per input
@@ -59,6 +60,7 @@ def _best(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]
 def _stage_rows(lang: str, text: str, repeat: int, encoding: str = "cl100k_base") -> list[BenchRow]:
     from tokspec.app.bench.latency import peers
     from tokspec.fast import bpe_kernel
+    from tokspec.fast._piece_store import new_store
     from tokspec.fast.peek2_unicode import code_points
     from tokspec.fast.pretok_peek2 import spans_of_code_points
 
@@ -79,21 +81,30 @@ def _stage_rows(lang: str, text: str, repeat: int, encoding: str = "cl100k_base"
         bpe.memo.fill(-1)
         return merge()
 
+    no_store = new_store(0)
+
+    def merge_no_store() -> np.ndarray:
+        with np.errstate(over="ignore"):
+            ids, _, _ = bpe_kernel._encode(data, cbs, bpe_kernel._NO_CPS, starts, ends, False, *bpe._shared, no_store)
+        out: np.ndarray = ids
+        return out
+
     whole = engine.encode_ids  # type: ignore[attr-defined]
     want = whole(text).tolist()
     lib = peers(encoding)
     fns: dict[str, Callable[[], object]] = {
         "encode_ids": lambda: whole(text), "code points": lambda: code_points(text),
         "peek2": lambda: spans_of_code_points(cps, pattern),
-        "utf8": lambda: bpe_kernel.utf8_of_code_points(cps), "merge": merge, "merge, cold memo": merge_cold}
+        "utf8": lambda: bpe_kernel.utf8_of_code_points(cps), "merge": merge, "merge, cold memo": merge_cold,
+        "merge, no store": merge_no_store}
     names = [n for n in lib if n.split()[0] in ("tiktoken", "toktok-rs", "quicktok-v1")]
     fns.update({n: functools.partial(lib[n], text) for n in names})
     same = {n: list(lib[n](text)) == want for n in names}  # type: ignore[call-overload]
-    stages_exact = merge().tolist() == want
+    stages_exact = merge().tolist() == want and merge_no_store().tolist() == want
     t = _best(fns, repeat)
     n_bytes = len(text.encode())
     rows = []
-    for step in ("code points", "peek2", "utf8", "merge", "merge, cold memo"):
+    for step in ("code points", "peek2", "utf8", "merge", "merge, cold memo", "merge, no store"):
         case = _exact(f"stages {lang} {step} {t[step] / n_bytes * 1e9:.1f} ns/B", stages_exact)
         rows.append(BenchRow(SUITE, case, f"{fast} {step}", f"{fast} encode_ids", n_bytes, t[step], t["encode_ids"]))
     for name in names:
