@@ -1,0 +1,205 @@
+"""Compiled HF normalizers (``tokspec.fast._hf_compiled`` and its kernels): on text the normalizer
+changes, the arrays equal the general path (``tokspec.formats.hf_pipeline``, the oracle) for every
+supported step and Metaspace setting; ``fast:mon-unigram`` takes the compiled path and its ids and
+offsets equal ``reference:`` and HF ``tokenizers`` on generated texts that need normalization; the
+Unicode tables are the recorded version's. Fast in interpreted mode (a mutation killer); the
+1 MB texts are behind the ``slow`` marker."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import random
+import unicodedata
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from tokspec import load_engine
+from tokspec.fast import _hf_norm_tables as tables
+from tokspec.fast._hf_compiled import compiled_plan
+from tokspec.fast._hf_identity import identity_plan
+from tokspec.fast.unigram_datrie import DatrieUnigram, _alignment_arrays, datrie_encoder
+from tokspec.formats.hf_pipeline import hf_pipeline
+from tokspec.formats.unigram_model import UnigramModel
+from tokspec.formats.vocab import TokenizerJson, named_path
+
+MON: dict[str, Any] = json.loads(named_path("mon-unigram").read_text(encoding="utf-8"))
+SPECS: list[Any] = [
+    MON["normalizer"], {"type": "NFKC"}, {"type": "NFD"}, {"type": "NFKD"}, None,
+    {"type": "Sequence", "normalizers": [{"type": "Strip", "strip_left": True, "strip_right": True},
+                                         {"type": "NFC"}, {"type": "Prepend", "prepend": "\u2581x"}]},
+    {"type": "Sequence", "normalizers": [
+        {"type": "Replace", "pattern": {"String": "e\u0301"}, "content": "E"},
+        {"type": "Replace", "pattern": {"String": "ab"}, "content": ""},
+        {"type": "Strip", "strip_left": False, "strip_right": True},
+        {"type": "Replace", "pattern": {"Regex": "\\p{Zs}"}, "content": "\u00b7 "},
+        {"type": "Replace", "pattern": {"String": ""}, "content": "q"}, {"type": "NFKC"}]},
+    {"type": "Sequence", "normalizers": [{"type": "Strip", "strip_left": True, "strip_right": False},
+                                         {"type": "Replace", "pattern": {"String": "a"}, "content": "bc"}]},
+]
+#: Characters the normalizers change or look at: marks of several classes, Hangul jamo and a
+#: syllable, compatibility characters, Replace targets, White_Space, combining classes HF does not
+#: know (U+07FD, U+1ABF), the composite HF does not compose (U+11938 = U+11935 U+11930).
+PIECES = list("ab e\u0301\u0323\u0302\u0327\u093c\u05b0\u00e9\u00c5\u212b\u00a0\u3000\u2002\u200b\u00ad"
+              "\ufeff\ufb01\u2460\uff21\u1100\u1161\u11a8\uac00\u0344\u0f73\t\u2581\u07fd\u1abf") + [
+    "\U00011935\U00011930", "\U00011938", "\U0001d15e", "\u0915\u093c", "\U0001f642", "ab"]
+TEXTS = st.lists(st.sampled_from(PIECES), min_size=0, max_size=16).map("".join)
+
+
+def _data(normalizer: Any, scheme: str = "always", split: bool = True) -> dict[str, Any]:
+    return {"normalizer": normalizer,
+            "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": scheme, "split": split}}
+
+
+def _general(data: dict[str, Any], text: str) -> tuple[bytes, list[int], list[list[int]]]:
+    """What the engine computes without a plan (unigram_datrie.normalized's general path)."""
+    pres = [p for p in hf_pipeline(TokenizerJson("t.json", "0" * 64, data))(text) if p.text]
+    encoded = [p.text.encode("utf-8") for p in pres]
+    bounds = [0, *np.cumsum([len(b) for b in encoded]).tolist()]
+    aligned = _alignment_arrays(pres) if pres else ()
+    return b"".join(encoded), bounds, [a.tolist() for a in aligned]
+
+
+def _compiled(data: dict[str, Any], text: str, alignment: bool = True) -> tuple[bytes, list[int], list[list[int]]]:
+    plan = compiled_plan(data)
+    assert plan is not None
+    out, bounds, aligned = plan.arrays(text, alignment)
+    return out.tobytes(), bounds.tolist(), [a.tolist() for a in aligned if len(a)]
+
+
+@given(TEXTS, st.sampled_from(range(len(SPECS))), st.sampled_from(["always", "first", "never"]), st.booleans())
+@example("xe\u0301y", 0, "always", True)            # the finding hf-nfc-composition-orphan
+@example("i\ua8e8\u0329x", 0, "always", True)       # hf-nfc-reordering-positional: spans by slot
+@example("a\u0323\u0301\u0302 e\u0301\u0301", 1, "never", False)
+@example("\u1100\u1161\u11a8\u200b \u3000a", 0, "first", True)
+@example(" ab e\u0301 ", 6, "always", True)
+@example("\u00ad\u200b", 0, "always", True)         # everything deleted: no pretoken
+@example("\U00011935\U00011930\u07fd\u0301", 1, "always", True)
+def test_hyp_compiled_equals_general(text: str, spec: int, scheme: str, split: bool) -> None:
+    data = _data(SPECS[spec], scheme, split)
+    assert _compiled(data, text) == _general(data, text)
+
+
+def test_long_runs_of_marks_are_sorted_stably() -> None:
+    # a run of 40 marks of two classes, interleaved (the sort's merge path), and a base before it
+    text = "a" + "\u0301\u0323" * 20 + "\u0302" + " \u1100\u1161"
+    for spec in (0, 1, 2, 3):
+        assert _compiled(_data(SPECS[spec]), text) == _general(_data(SPECS[spec]), text)
+
+
+def test_ids_only_skips_the_alignment() -> None:
+    data = _data(SPECS[0])
+    out, bounds, aligned = _compiled(data, "xe\u0301y z", alignment=False)
+    want = _general(data, "xe\u0301y z")
+    assert (out, bounds, aligned) == (want[0], want[1], [])
+
+
+@pytest.mark.parametrize("normalizer, pre", [
+    ({"type": "Lowercase"}, None),
+    ({"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}, None),
+    ({"type": "Replace", "pattern": {"Regex": "[a--b]"}, "content": ""}, None),
+    ({"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Precompiled", "precompiled_charsmap": ""}]}, None),
+    ({"type": "Sequence", "normalizers": [{"type": "Replace", "pattern": {"Regex": f"[{c}]"}, "content": ""}
+                                          for c in "abcdefghi"]}, None),  # more than 8 classes
+    ({"type": "NFC"}, {"type": "WhitespaceSplit"}),
+    ({"type": "NFC"}, {"type": "Metaspace", "replacement": "__", "prepend_scheme": "always"}),
+    ({"type": "NFC"}, {"type": "Metaspace", "replacement": "_", "prepend_scheme": "sometimes"}),
+    ({"type": "Replace", "pattern": {"Regex": "[\\w]"}, "content": ""}, "Metaspace"),
+])
+def test_unsupported_pipelines_get_no_plan(normalizer: Any, pre: Any) -> None:
+    data = {"normalizer": normalizer, "pre_tokenizer": pre or _data(None)["pre_tokenizer"]}
+    if pre == "Metaspace":  # a class the plan takes: the counterpart that does get a plan
+        data["pre_tokenizer"] = _data(None)["pre_tokenizer"]
+        assert compiled_plan(data) is not None
+        return
+    assert compiled_plan(data) is None
+
+
+def test_older_files_add_prefix_space() -> None:
+    for flag, scheme in ((True, "always"), (False, "never")):
+        data = {"normalizer": {"type": "NFC"}, "pre_tokenizer": {"type": "Metaspace", "add_prefix_space": flag}}
+        assert _compiled(data, "e\u0301 b") == _general(_data({"type": "NFC"}, scheme), "e\u0301 b")
+
+
+def test_class_bits_refuse_a_pattern_wider_than_one_character() -> None:
+    import regex
+    assert tables.class_bits([regex.compile("ab")]) is None
+    assert tables.class_bits([regex.compile("[a]")] * 9) is None
+    bits = tables.class_bits([regex.compile("[a]"), regex.compile("\\p{Zs}")])
+    assert bits is not None and bits[ord("a")] == 1 and bits[0x3000] == 2 and bits[0x20] == 2 and bits[ord("b")] == 0
+
+
+def test_unicode_tables_are_the_probed_version() -> None:
+    """The HF deltas (tokspec._hf_unicode) were probed with Python's Unicode 14.0; another
+    ``unicodedata`` would make these tables not HF's (a finding to record, not to hide)."""
+    assert unicodedata.unidata_version == tables.PROBED_UNIDATA
+    t = tables.unicode_tables()
+    assert t.unidata_version == tables.PROBED_UNIDATA
+    # nothing past LIMIT decomposes or has a combining class (the kernels do not look there)
+    assert not any(unicodedata.decomposition(chr(c)) or unicodedata.combining(chr(c))
+                   for c in range(tables.LIMIT, 0x110000) if not 0xD800 <= c < 0xE000)
+    assert t.info[0x1E0A] & tables.CANON and t.info[0x0307] & tables.SECOND and t.info[0x0301] & 255 == 230
+    assert t.info[0x07FD] & 255 == 0 and not t.info[0x11938] & tables.CANON   # HF's older tables
+    assert t.info[0xFB01] & tables.COMPAT and not t.info[0xFB01] & tables.CANON
+
+
+def normalizing_texts(seed: int, count: int, size: int = 120) -> list[str]:
+    """Generated texts that every mon-unigram normalizer step changes: Cyrillic and Latin words
+    with decomposed accents, Replace targets, White_Space variants, compatibility characters."""
+    rng = random.Random(seed)
+    letters = "абвгдеёжзийклмноөпрстуүфхцчшщъыьэюяaeiounrst"
+    extras = ["e\u0301", "\u0435\u0308", "\u0443\u0306", "\u00ad", "\u200b", "\u200d", "\ufeff", "\u2060",
+              "\u00a0", "\u3000", "\u2002", "\u202f", "\ufb01", "\u2460", "\uff21", "\u0323\u0302", "\u1100\u1161",
+              "\t", "\n", "\U0001f642", "\u0915\u093c", "a\u0328\u0301"]
+    out = []
+    for _ in range(count):
+        parts: list[str] = []
+        while sum(map(len, parts)) < size:
+            word = "".join(rng.choice(letters) for _ in range(rng.randint(1, 8)))
+            parts.append(word + rng.choice(extras) if rng.random() < 0.5 else word)
+            parts.append(rng.choice([" ", " ", "  ", rng.choice(extras)]))
+        out.append("".join(parts))
+    return out
+
+
+def test_mon_unigram_takes_the_compiled_path_and_equals_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    fast, ref = _mon(), load_engine("reference:mon-unigram")
+    texts = normalizing_texts(1, 12)
+    wants = [ref.encode(text) for text in texts]
+    monkeypatch.setattr(UnigramModel, "pretokenize", lambda self, text: pytest.fail("the Python path was taken"))
+    for text, want in zip(texts, wants):
+        got = fast.encode(text)
+        assert (got.ids, got.offsets) == (want.ids, want.offsets), text
+        assert tuple(fast.encode_ids(text).tolist()) == want.ids
+
+
+@functools.lru_cache(maxsize=1)
+def _mon() -> DatrieUnigram:
+    return datrie_encoder("mon-unigram")
+
+
+def _hf_variant(normalizer: Any) -> tuple[DatrieUnigram, Any]:
+    """fast: (mon-unigram's model, the normalizer's plans) and HF on mon-unigram with another normalizer."""
+    tokenizers = pytest.importorskip("tokenizers")
+    data = {**MON, "normalizer": normalizer}
+    fast = copy.copy(_mon())  # the same model and trie; this normalizer's plans
+    fast._identity, fast._compiled = identity_plan(data), compiled_plan(data)
+    assert fast._compiled is not None
+    return fast, tokenizers.Tokenizer.from_str(json.dumps(data))
+
+
+@pytest.mark.parametrize("spec", [0, 1, 3, 5])
+def test_equals_hf_tokenizers(spec: int) -> None:
+    """ids equal HF's, and in library mode the offsets equal HF's own (HF's spans, positional)."""
+    fast, hf = _hf_variant(SPECS[spec])
+    fast.offsets = "library"
+    for text in normalizing_texts(2 + spec, 6) + ["xe\u0301y", "i\ua8e8\u0329x \u1100\u1161\u11a8"]:
+        want = hf.encode(text, add_special_tokens=False)
+        got = fast.encode(text)
+        assert (list(got.ids), list(got.offsets)) == (want.ids, want.offsets), text
+        assert fast.encode_ids(text).tolist() == want.ids, text
