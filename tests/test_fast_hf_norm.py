@@ -80,6 +80,8 @@ def _compiled(data: dict[str, Any], text: str, alignment: bool = True) -> tuple[
 @example(" ab e\u0301 ", 6, "always", True)
 @example("\u00ad\u200b", 0, "always", True)         # everything deleted: no pretoken
 @example("\U00011935\U00011930\u07fd\u0301", 1, "always", True)
+@example("\u04af\u1100\u1161", 0, "always", True)  # corpora/diff/f9155b249183e026d3d3.json
+@example("\U00030000\u0301\U0001f642\u0301a\u0334\u0301", 1, "always", True)  # past the tables, blocked marks
 def test_hyp_compiled_equals_general(text: str, spec: int, scheme: str, split: bool) -> None:
     data = _data(SPECS[spec], scheme, split)
     assert _compiled(data, text) == _general(data, text)
@@ -203,3 +205,19 @@ def test_equals_hf_tokenizers(spec: int) -> None:
         got = fast.encode(text)
         assert (list(got.ids), list(got.offsets)) == (want.ids, want.offsets), text
         assert fast.encode_ids(text).tolist() == want.ids, text
+
+
+def test_regression_f9155b249183_composed_character_in_a_byte_run() -> None:
+    """corpora/diff/f9155b249183e026d3d3.json: NFC composes U+1100 U+1161 into U+AC00, which falls
+    back to bytes in one unknown run with U+04AF. fast: gives the contract's per-character origins
+    (as reference: does); in library mode, HF's own offsets (the run's span for every byte token)."""
+    tokenizers = pytest.importorskip("tokenizers")
+    text = "\u04af\u1100\u1161"
+    fast = _mon()
+    got = fast.encode(text)
+    assert got.offsets == ((0, 0), (0, 1), (0, 1), (1, 3), (1, 3), (1, 3))
+    library = copy.copy(fast)
+    library.offsets = "library"
+    hf = tokenizers.Tokenizer.from_file(str(named_path("mon-unigram"))).encode(text, add_special_tokens=False)
+    assert (list(library.encode(text).ids), list(library.encode(text).offsets)) == (hf.ids, hf.offsets)
+    assert hf.offsets[1:] == [(0, 2)] * 5 and list(got.ids) == hf.ids  # U+1161 is covered by no HF token
