@@ -14,8 +14,8 @@ Supported (else no plan, None, and the engine takes the general path): normalize
 (``[...]``, ``\\p{...}``) or a ``String``, ``Strip``, ``Prepend``; pretokenizer one ``Metaspace``
 with a one-character marker. Out of scope: ``Lowercase``, ``Precompiled``, other regexes, other
 pretokenizers (``WhitespaceSplit``, ``Split``, ``Whitespace``). Cost per text: O(n) kernel work, a
-UTF-32 encode, two kernel calls; building a plan with a normalization form costs the tables of
-``tokspec.fast._hf_norm_tables`` (about 0.5 s, once per process).
+UTF-32 encode, two kernel calls; building a plan costs the tables of ``tokspec.fast._hf_norm_tables``
+(about 0.5 s, once per process).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class _Program:
             self.rows.append((_hf_norm_kernels.PREPEND, *self.string(str(spec["prepend"])), 0, 0))
             return True
         if kind == "Replace":
-            return self._replace(spec.get("pattern", {}), str(spec.get("content", "")))
+            return self._replace(spec["pattern"], str(spec["content"]))
         return False
 
     def _replace(self, pattern: dict[str, Any], content: str) -> bool:
@@ -79,8 +79,8 @@ class _Program:
             if literal:  # an empty literal matches only the empty string: Replace is the identity
                 self.rows.append((_hf_norm_kernels.REPLACE_STRING, *self.string(literal), *self.string(content)))
             return True
-        source = str(pattern.get("Regex", ""))
-        if not _ONE_CHAR_CLASS.fullmatch(source) or any(op in source for op in ("--", "&&", "||", "~~")):
+        source = pattern.get("Regex")
+        if source is None or not _ONE_CHAR_CLASS.fullmatch(source) or any(op in source for op in ("--", "&&", "||", "~~")):
             return False
         self.rows.append((_hf_norm_kernels.REPLACE_CLASS, len(self.classes), *self.string(content), 0))
         self.classes.append(regex.compile(source))
@@ -94,12 +94,8 @@ class CompiledPipeline:
                  kernels: ModuleType = _hf_norm_kernels, pretok: ModuleType = _hf_pretok_kernels) -> None:
         self.prog = np.array(program.rows, dtype=np.int64).reshape(-1, 5)
         self.strs = np.array(program.strs, dtype=np.int32)
-        if any(row[0] == _hf_norm_kernels.FORM for row in program.rows):
-            t = unicode_tables()
-            self.tables = (t.info, t.dec_start, t.dec_flat, t.pair_keys, t.pair_vals)
-        else:  # no form step: tables of the right types that the kernel never reads
-            self.tables = (np.zeros(1, np.int32), np.zeros((2, 1), np.int32), np.zeros(1, np.int32),
-                           np.zeros(1, np.int64), np.zeros(1, np.int32))
+        t = unicode_tables()
+        self.tables = (t.info, t.dec_start, t.dec_flat, t.pair_keys, t.pair_vals)
         self.classes = classes
         self.marker, self.prepend, self.split = ord(marker), prepend, split
         self.kernels, self.pretok = kernels, pretok
@@ -128,7 +124,7 @@ def compiled_plan(data: dict[str, Any], kernels: ModuleType = _hf_norm_kernels,
     scheme = pre.get("prepend_scheme")
     if scheme is None:  # older files: add_prefix_space
         scheme = "always" if pre.get("add_prefix_space", True) else "never"
-    classes = class_bits(program.classes) if program.classes else np.zeros(1, np.uint8)
+    classes = class_bits(program.classes)
     if len(marker) != 1 or scheme not in ("always", "first", "never") or classes is None:
         return None
     return CompiledPipeline(program, classes, marker, scheme != "never", bool(pre.get("split", True)),

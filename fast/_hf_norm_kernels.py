@@ -39,18 +39,18 @@ from tokspec._jit import kernel
 __all__ = ["FORM", "PREPEND", "REPLACE_CLASS", "REPLACE_STRING", "STRIP", "run_chain"]
 
 REPLACE_CLASS, REPLACE_STRING, FORM, STRIP, PREPEND = 1, 2, 3, 4, 5
-LIMIT = 0x30000  # tokspec.fast._hf_norm_tables.LIMIT
+LIMIT = 0x30000  # tokspec.fast._hf_norm_tables.LIMIT: tables have LIMIT + 1 entries, lookups clamp to it
 
 
 @kernel
 def _ccc(info: np.ndarray, c: int) -> int:
-    return info[c] & 255 if c < LIMIT else 0
+    return info[min(c, LIMIT)] & 255
 
 
 @kernel
 def _inert(info: np.ndarray, c: int, mask: int) -> bool:
     """No step of the form looks across the boundary before ``c`` (module docstring)."""
-    return c >= LIMIT or info[c] & mask == 0
+    return info[min(c, LIMIT)] & mask == 0
 
 
 @kernel
@@ -83,7 +83,7 @@ def _form_segment(cp: np.ndarray, s: int, e: int, compat: int, compose: bool, in
     t = 0
     for i in range(s, e):  # full decomposition: the first character replaces, the rest insert
         c = cp[i]
-        at = dec_start[compat, c] if c < LIMIT else -1
+        at = dec_start[compat, min(c, LIMIT)]
         if at < 0:
             tcp[t], tch[t], tlo[t], thi[t] = c, 0, i, i
             t += 1
@@ -134,7 +134,7 @@ def _form(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarray, oe: n
     mask = (1024 if compat else 512) | (256 if compose else 0) | 255
     size = 0
     for i in range(m):
-        at = dec_start[compat, cp[i]] if cp[i] < LIMIT else -1
+        at = dec_start[compat, min(cp[i], LIMIT)]
         size += 1 if at < 0 else dec_flat[at]
     ncp, nss, nse, nos, noe = _state(size)
     tcp, tch, tlo, thi = np.empty(size, np.int32), np.empty(size, np.int64), np.empty(size, np.int64), \

@@ -45,7 +45,7 @@ COMPAT = 1 << 10    # info bit: compatibility decomposition is not the character
 
 @dataclass(frozen=True)
 class UnicodeTables:
-    """Per code point below :data:`LIMIT`: ``info`` (ccc in bits 0-7, then :data:`SECOND`,
+    """Per code point up to :data:`LIMIT` (which has no data: the kernels look up ``min(c, LIMIT)``): ``info`` (ccc in bits 0-7, then :data:`SECOND`,
     :data:`CANON`, :data:`COMPAT`); ``dec_start[k, c]`` (k = 0 canonical, 1 compat) indexes
     ``dec_flat``, where a decomposition is stored as its length then its code points (-1: none);
     ``pair_keys`` sorted ``a << 21 | b`` with ``pair_vals`` the composite."""
@@ -65,21 +65,22 @@ def hf_ccc(c: str) -> int:
 
 
 def hf_decomposition(c: str, compat: bool) -> str:
-    """HF's full decomposition of ``c`` (module docstring)."""
-    cp = ord(c)
-    if hfu.in_ranges(cp, hfu.NO_CANONICAL_DECOMP) or (compat and hfu.in_ranges(cp, hfu.NO_COMPAT_DECOMP)):
+    """HF's full decomposition of ``c`` (module docstring; the characters of ``NO_COMPAT_DECOMP``
+    have no canonical decomposition, so both lists hold for both kinds)."""
+    if hfu.in_ranges(ord(c), hfu.NO_CANONICAL_DECOMP + hfu.NO_COMPAT_DECOMP):
         return c
     return unicodedata.normalize("NFKD" if compat else "NFD", c)
 
 
 def _pair(cp: int, mapping: str) -> tuple[int, int] | None:
-    """The pair ``cp`` is the primary composite of, from its decomposition mapping, or None."""
-    if 0xAC00 <= cp <= 0xD7A3:  # Hangul syllables: algorithmic, LV = L + V, LVT = LV + T
+    """The pair ``cp`` is the primary composite of, from its decomposition mapping, or None
+    (compatibility mappings are tagged and skipped)."""
+    if not mapping:  # a Hangul syllable (no mapping, yet NFD changes it): LV = L + V, LVT = LV + T
         t = (cp - 0xAC00) % 28
         a, b = (cp - t, 0x11A7 + t) if t else map(ord, unicodedata.normalize("NFD", chr(cp)))
     else:
         parts = mapping.split()
-        if len(parts) != 2 or parts[0].startswith("<"):
+        if len(parts) != 2 or parts[0].startswith("<"):  # a compatibility mapping: no composite
             return None
         a, b = int(parts[0], 16), int(parts[1], 16)
     if unicodedata.normalize("NFC", chr(a) + chr(b)) != chr(cp) or hfu.in_ranges(cp, hfu.NO_CANONICAL_DECOMP):
@@ -90,17 +91,15 @@ def _pair(cp: int, mapping: str) -> tuple[int, int] | None:
 @functools.lru_cache(maxsize=1)
 def unicode_tables() -> UnicodeTables:
     """The tables (module docstring), built once per process."""
-    info = np.zeros(LIMIT, dtype=np.int32)
-    dec_start = np.full((2, LIMIT), -1, dtype=np.int32)
+    info = np.zeros(LIMIT + 1, dtype=np.int32)  # LIMIT itself: a code point with no data (the clamp)
+    dec_start = np.full((2, LIMIT + 1), -1, dtype=np.int32)
     flat: list[int] = []
     pairs: dict[tuple[int, int], int] = {}
-    for cp in range(LIMIT):
-        if 0xD800 <= cp < 0xE000:
-            continue
+    for cp in [*range(0xD800), *range(0xE000, LIMIT + 1)]:
         c = chr(cp)
         info[cp] = hf_ccc(c)
         mapping = unicodedata.decomposition(c)
-        if not mapping and not 0xAC00 <= cp <= 0xD7A3:  # no mapping: no decomposition of any kind
+        if not mapping and unicodedata.is_normalized("NFD", c):  # no decomposition of any kind
             continue
         pair = _pair(cp, mapping)
         if pair is not None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import random
 import unicodedata
 from typing import Any
 
@@ -20,6 +19,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tokspec import load_engine
+from tokspec.app.bench.normalizing import normalizing_texts
+from tokspec import _hf_unicode as hfu
+from tokspec.fast import _hf_norm_kernels as kernels
 from tokspec.fast import _hf_norm_tables as tables
 from tokspec.fast._hf_compiled import compiled_plan
 from tokspec.fast._hf_identity import identity_plan
@@ -41,13 +43,15 @@ SPECS: list[Any] = [
         {"type": "Replace", "pattern": {"String": ""}, "content": "q"}, {"type": "NFKC"}]},
     {"type": "Sequence", "normalizers": [{"type": "Strip", "strip_left": True, "strip_right": False},
                                          {"type": "Replace", "pattern": {"String": "a"}, "content": "bc"}]},
+    {"type": "Sequence", "normalizers": [{"type": "Strip"}, {"type": "NFD"}]},  # Strip's defaults: both ends
 ]
 #: Characters the normalizers change or look at: marks of several classes, Hangul jamo and a
 #: syllable, compatibility characters, Replace targets, White_Space, combining classes HF does not
 #: know (U+07FD, U+1ABF), the composite HF does not compose (U+11938 = U+11935 U+11930).
 PIECES = list("ab e\u0301\u0323\u0302\u0327\u093c\u05b0\u00e9\u00c5\u212b\u00a0\u3000\u2002\u200b\u00ad"
               "\ufeff\ufb01\u2460\uff21\u1100\u1161\u11a8\uac00\u0344\u0f73\t\u2581\u07fd\u1abf") + [
-    "\U00011935\U00011930", "\U00011938", "\U0001d15e", "\u0915\u093c", "\U0001f642", "ab"]
+    "\U00011935\U00011930", "\U00011938", "\U0001d15e", "\u0915\u093c", "\U0001f642", "ab",
+    "\u1112\u1175\u11c2", "\ud7a3", "\U00030000", "\U00100000"]
 TEXTS = st.lists(st.sampled_from(PIECES), min_size=0, max_size=16).map("".join)
 
 
@@ -82,6 +86,8 @@ def _compiled(data: dict[str, Any], text: str, alignment: bool = True) -> tuple[
 @example("\U00011935\U00011930\u07fd\u0301", 1, "always", True)
 @example("\u04af\u1100\u1161", 0, "always", True)  # corpora/diff/f9155b249183e026d3d3.json
 @example("\U00030000\u0301\U0001f642\u0301a\u0334\u0301", 1, "always", True)  # past the tables, blocked marks
+@example("\U00100000\u0301\u1112\u1175\u11c2 \u1100\u1161", 0, "always", True)  # the last and first syllables
+@example(" \u3000e\u0301 \u00a0", 8, "always", True)
 def test_hyp_compiled_equals_general(text: str, spec: int, scheme: str, split: bool) -> None:
     data = _data(SPECS[spec], scheme, split)
     assert _compiled(data, text) == _general(data, text)
@@ -104,7 +110,11 @@ def test_ids_only_skips_the_alignment() -> None:
 @pytest.mark.parametrize("normalizer, pre", [
     ({"type": "Lowercase"}, None),
     ({"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}, None),
-    ({"type": "Replace", "pattern": {"Regex": "[a--b]"}, "content": ""}, None),
+    ({"type": "Replace", "pattern": {"Regex": "[a--b]"}, "content": ""}, None),  # set operations: V1 syntax
+    ({"type": "Replace", "pattern": {"Regex": "[a&&b]"}, "content": ""}, None),
+    ({"type": "Replace", "pattern": {"Regex": "[a||b]"}, "content": ""}, None),
+    ({"type": "Replace", "pattern": {"Regex": "[a~~b]"}, "content": ""}, None),
+    ({"type": "Replace", "pattern": {}, "content": ""}, None),  # neither Regex nor String
     ({"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Precompiled", "precompiled_charsmap": ""}]}, None),
     ({"type": "Sequence", "normalizers": [{"type": "Replace", "pattern": {"Regex": f"[{c}]"}, "content": ""}
                                           for c in "abcdefghi"]}, None),  # more than 8 classes
@@ -123,8 +133,9 @@ def test_unsupported_pipelines_get_no_plan(normalizer: Any, pre: Any) -> None:
 
 
 def test_older_files_add_prefix_space() -> None:
-    for flag, scheme in ((True, "always"), (False, "never")):
-        data = {"normalizer": {"type": "NFC"}, "pre_tokenizer": {"type": "Metaspace", "add_prefix_space": flag}}
+    for flag, scheme in ((True, "always"), (False, "never"), (None, "always")):
+        pre = {"type": "Metaspace"} if flag is None else {"type": "Metaspace", "add_prefix_space": flag}
+        data = {"normalizer": {"type": "NFC"}, "pre_tokenizer": pre}
         assert _compiled(data, "e\u0301 b") == _general(_data({"type": "NFC"}, scheme), "e\u0301 b")
 
 
@@ -142,6 +153,10 @@ def test_unicode_tables_are_the_probed_version() -> None:
     assert unicodedata.unidata_version == tables.PROBED_UNIDATA
     t = tables.unicode_tables()
     assert t.unidata_version == tables.PROBED_UNIDATA
+    # the kernels clamp code points to their LIMIT, the tables' last entry (a code point with no data)
+    assert len(t.info) == kernels.LIMIT + 1 == tables.LIMIT + 1 and t.dec_start.shape == (2, kernels.LIMIT + 1)
+    assert all(unicodedata.normalize("NFD", chr(c)) == chr(c) or hfu.in_ranges(c, hfu.NO_CANONICAL_DECOMP)
+               for lo, hi in hfu.NO_COMPAT_DECOMP for c in range(lo, hi + 1))  # so NFD may leave them too
     # nothing past LIMIT decomposes or has a combining class (the kernels do not look there)
     assert not any(unicodedata.decomposition(chr(c)) or unicodedata.combining(chr(c))
                    for c in range(tables.LIMIT, 0x110000) if not 0xD800 <= c < 0xE000)
@@ -150,23 +165,9 @@ def test_unicode_tables_are_the_probed_version() -> None:
     assert t.info[0xFB01] & tables.COMPAT and not t.info[0xFB01] & tables.CANON
 
 
-def normalizing_texts(seed: int, count: int, size: int = 120) -> list[str]:
-    """Generated texts that every mon-unigram normalizer step changes: Cyrillic and Latin words
-    with decomposed accents, Replace targets, White_Space variants, compatibility characters."""
-    rng = random.Random(seed)
-    letters = "абвгдеёжзийклмноөпрстуүфхцчшщъыьэюяaeiounrst"
-    extras = ["e\u0301", "\u0435\u0308", "\u0443\u0306", "\u00ad", "\u200b", "\u200d", "\ufeff", "\u2060",
-              "\u00a0", "\u3000", "\u2002", "\u202f", "\ufb01", "\u2460", "\uff21", "\u0323\u0302", "\u1100\u1161",
-              "\t", "\n", "\U0001f642", "\u0915\u093c", "a\u0328\u0301"]
-    out = []
-    for _ in range(count):
-        parts: list[str] = []
-        while sum(map(len, parts)) < size:
-            word = "".join(rng.choice(letters) for _ in range(rng.randint(1, 8)))
-            parts.append(word + rng.choice(extras) if rng.random() < 0.5 else word)
-            parts.append(rng.choice([" ", " ", "  ", rng.choice(extras)]))
-        out.append("".join(parts))
-    return out
+@functools.lru_cache(maxsize=1)
+def _mon() -> DatrieUnigram:
+    return datrie_encoder("mon-unigram")
 
 
 def test_mon_unigram_takes_the_compiled_path_and_equals_reference(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -178,11 +179,6 @@ def test_mon_unigram_takes_the_compiled_path_and_equals_reference(monkeypatch: p
         got = fast.encode(text)
         assert (got.ids, got.offsets) == (want.ids, want.offsets), text
         assert tuple(fast.encode_ids(text).tolist()) == want.ids
-
-
-@functools.lru_cache(maxsize=1)
-def _mon() -> DatrieUnigram:
-    return datrie_encoder("mon-unigram")
 
 
 def _hf_variant(normalizer: Any) -> tuple[DatrieUnigram, Any]:
@@ -221,3 +217,20 @@ def test_regression_f9155b249183_composed_character_in_a_byte_run() -> None:
     hf = tokenizers.Tokenizer.from_file(str(named_path("mon-unigram"))).encode(text, add_special_tokens=False)
     assert (list(library.encode(text).ids), list(library.encode(text).offsets)) == (hf.ids, hf.offsets)
     assert hf.offsets[1:] == [(0, 2)] * 5 and list(got.ids) == hf.ids  # U+1161 is covered by no HF token
+
+
+@pytest.mark.slow
+def test_over_one_megabyte_equals_hf_and_reference() -> None:
+    """One 1.2 MB text the normalizer changes throughout: ids equal HF's and reference:'s, offsets
+    equal reference:'s (contract) and, in library mode, HF's own."""
+    tokenizers = pytest.importorskip("tokenizers")
+    text = "".join(normalizing_texts(12, 4000, 300))
+    assert len(text.encode()) > 1_000_000
+    fast, ref = _mon(), load_engine("reference:mon-unigram")
+    got, want = fast.encode(text), ref.encode(text)
+    assert (got.ids, got.offsets) == (want.ids, want.offsets)
+    library = copy.copy(fast)
+    library.offsets = "library"
+    hf = tokenizers.Tokenizer.from_file(str(named_path("mon-unigram"))).encode(text, add_special_tokens=False)
+    lib = library.encode(text)
+    assert (list(lib.ids), list(lib.offsets)) == (hf.ids, hf.offsets)
