@@ -197,7 +197,7 @@ def _replace_string(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndar
     """Non-overlapping matches of the literal ``pattern`` (non-empty), left to right, become
     ``content``: the last matched character's span, the hull of the match's origins."""
     m, n = len(cp), len(pattern)
-    starts = np.zeros(m + 1, np.bool_)  # starts[i]: a match begins at i
+    starts = cp < 0  # starts[i]: a match begins at i (all false so far: code points are non-negative)
     i = 0
     while i + n <= m:
         hit = True

@@ -48,7 +48,7 @@ SPECS: list[Any] = [
 #: Characters the normalizers change or look at: marks of several classes, Hangul jamo and a
 #: syllable, compatibility characters, Replace targets, White_Space, combining classes HF does not
 #: know (U+07FD, U+1ABF), the composite HF does not compose (U+11938 = U+11935 U+11930).
-PIECES = list("ab e\u0301\u0323\u0302\u0327\u093c\u05b0\u00e9\u00c5\u212b\u00a0\u3000\u2002\u200b\u00ad"
+PIECES = list("\x00ab e\u0301\u0323\u0302\u0327\u093c\u05b0\u00e9\u00c5\u212b\u00a0\u3000\u2002\u200b\u00ad"
               "\ufeff\ufb01\u2460\uff21\u1100\u1161\u11a8\uac00\u0344\u0f73\t\u2581\u07fd\u1abf") + [
     "\U00011935\U00011930", "\U00011938", "\U0001d15e", "\u0915\u093c", "\U0001f642", "ab",
     "\u1112\u1175\u11c2", "\ud7a3", "\U00030000", "\U00100000"]
@@ -88,6 +88,8 @@ def _compiled(data: dict[str, Any], text: str, alignment: bool = True) -> tuple[
 @example("\U00030000\u0301\U0001f642\u0301a\u0334\u0301", 1, "always", True)  # past the tables, blocked marks
 @example("\U00100000\u0301\u1112\u1175\u11c2 \u1100\u1161", 0, "always", True)  # the last and first syllables
 @example(" \u3000e\u0301 \u00a0", 8, "always", True)
+@example("ab\x00e\u0301", 6, "never", True)     # a literal at the very start, NUL (code point 0)
+@example("a\x00", 7, "always", True)
 def test_hyp_compiled_equals_general(text: str, spec: int, scheme: str, split: bool) -> None:
     data = _data(SPECS[spec], scheme, split)
     assert _compiled(data, text) == _general(data, text)
@@ -234,3 +236,20 @@ def test_over_one_megabyte_equals_hf_and_reference() -> None:
     hf = tokenizers.Tokenizer.from_file(str(named_path("mon-unigram"))).encode(text, add_special_tokens=False)
     lib = library.encode(text)
     assert (list(lib.ids), list(lib.offsets)) == (hf.ids, hf.offsets)
+
+
+def test_bench_texts_need_normalization() -> None:
+    """The bench row ``mon-unigram 0.5-2KB normalizing`` measures the compiled path: its texts are
+    0.5-2 KB and mon-unigram's normalizer changes every one (the identity plan does not apply)."""
+    from tokspec.app.bench.latency import normalizing_short_texts
+    texts = normalizing_short_texts(20)
+    assert texts == normalizing_short_texts(20) and all(400 < len(t.encode()) <= 2000 for t in texts)
+    plan = identity_plan(MON)
+    assert plan is not None and not any(plan.applies(t) for t in texts)
+
+
+def test_lone_surrogate_is_refused_on_the_compiled_path() -> None:
+    from tokspec.errors import InvalidTextError
+    for fn in (_mon().encode, _mon().encode_ids):
+        with pytest.raises(InvalidTextError, match="lone surrogate"):
+            fn("e\u0301\ud800")
