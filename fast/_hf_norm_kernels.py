@@ -40,6 +40,7 @@ __all__ = ["FORM", "PREPEND", "REPLACE_CLASS", "REPLACE_STRING", "STRIP", "run_c
 
 REPLACE_CLASS, REPLACE_STRING, FORM, STRIP, PREPEND = 1, 2, 3, 4, 5
 LIMIT = 0x30000  # tokspec.fast._hf_norm_tables.LIMIT: tables have LIMIT + 1 entries, lookups clamp to it
+_SECOND, _CANON, _COMPAT = 1 << 8, 1 << 9, 1 << 10  # the tables' info bits (the tests check they agree)
 
 
 @kernel
@@ -92,13 +93,12 @@ def _form_segment(cp: np.ndarray, s: int, e: int, compat: int, compose: bool, in
                 tcp[t], tch[t], tlo[t], thi[t] = dec_flat[at + 1 + q], 1 if q else 0, i, i
                 t += 1
     i = 0
-    while i < t:  # canonical ordering of each run of non-starters
+    while i < t:  # canonical ordering of each run of non-starters [i, j) (j: a starter or the end)
         j = i
         while j < t and _ccc(info, tcp[j]) != 0:
             j += 1
-        if j > i + 1:
-            _sort_run(tcp, tch, tlo, thi, i, j, info)
-        i = j + 1 if j == i else j
+        _sort_run(tcp, tch, tlo, thi, i, j, info)
+        i = j + 1
     if not compose:
         return t
     k = 0
@@ -107,7 +107,7 @@ def _form_segment(cp: np.ndarray, s: int, e: int, compat: int, compose: bool, in
     for q in range(t):
         c = tcp[q]
         ccc = _ccc(info, c)
-        if starter >= 0 and last < ccc and info[c] & 256:  # not blocked (last: -1 or a mark's class)
+        if starter >= 0 and last < ccc and info[c] & _SECOND:  # not blocked (last: -1 or a mark's class)
             comp = _compose(keys, vals, tcp[starter], c)
             if comp >= 0:
                 tcp[starter] = comp
@@ -131,7 +131,7 @@ def _form(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarray, oe: n
     """One normalization form (``form``: bit 1 compat, bit 0 compose) over the state (module docstring)."""
     m = len(cp)
     compat, compose = (form >> 1) & 1, (form & 1) == 1
-    mask = (1024 if compat else 512) | (256 if compose else 0) | 255
+    mask = 255 | (_COMPAT if compat else _CANON) | (_SECOND if compose else 0)
     size = 0
     for i in range(m):
         at = dec_start[compat, min(cp[i], LIMIT)]

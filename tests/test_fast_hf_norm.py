@@ -44,11 +44,12 @@ SPECS: list[Any] = [
     {"type": "Sequence", "normalizers": [{"type": "Strip", "strip_left": True, "strip_right": False},
                                          {"type": "Replace", "pattern": {"String": "a"}, "content": "bc"}]},
     {"type": "Sequence", "normalizers": [{"type": "Strip"}, {"type": "NFD"}]},  # Strip's defaults: both ends
+    {"type": "Replace", "pattern": {"String": "aa"}, "content": ""},  # a literal that overlaps itself
 ]
 #: Characters the normalizers change or look at: marks of several classes, Hangul jamo and a
 #: syllable, compatibility characters, Replace targets, White_Space, combining classes HF does not
 #: know (U+07FD, U+1ABF), the composite HF does not compose (U+11938 = U+11935 U+11930).
-PIECES = list("\x00ab e\u0301\u0323\u0302\u0327\u093c\u05b0\u00e9\u00c5\u212b\u00a0\u3000\u2002\u200b\u00ad"
+PIECES = list("\x00\x7f\x80\u07ff\u0800\uffffab e\u0301\u0323\u0302\u0327\u093c\u05b0\u00e9\u00c5\u212b\u00a0\u3000\u2002\u200b\u00ad"
               "\ufeff\ufb01\u2460\uff21\u1100\u1161\u11a8\uac00\u0344\u0f73\t\u2581\u07fd\u1abf") + [
     "\U00011935\U00011930", "\U00011938", "\U0001d15e", "\u0915\u093c", "\U0001f642", "ab",
     "\u1112\u1175\u11c2", "\ud7a3", "\U00030000", "\U00100000"]
@@ -90,6 +91,9 @@ def _compiled(data: dict[str, Any], text: str, alignment: bool = True) -> tuple[
 @example(" \u3000e\u0301 \u00a0", 8, "always", True)
 @example("ab\x00e\u0301", 6, "never", True)     # a literal at the very start, NUL (code point 0)
 @example("a\x00", 7, "always", True)
+@example("aaa b aaaa", 9, "always", True)  # overlapping candidates: matches are left to right, disjoint
+@example("xe\u0301\u0323y a\u030b\u0301", 0, "always", True)  # a run of two to sort; an equal class blocks
+@example("\x7f\x80\u07ff\u0800\uffff\U00010000", 1, "always", True)  # UTF-8 length bounds
 def test_hyp_compiled_equals_general(text: str, spec: int, scheme: str, split: bool) -> None:
     data = _data(SPECS[spec], scheme, split)
     assert _compiled(data, text) == _general(data, text)
@@ -157,6 +161,7 @@ def test_unicode_tables_are_the_probed_version() -> None:
     assert t.unidata_version == tables.PROBED_UNIDATA
     # the kernels clamp code points to their LIMIT, the tables' last entry (a code point with no data)
     assert len(t.info) == kernels.LIMIT + 1 == tables.LIMIT + 1 and t.dec_start.shape == (2, kernels.LIMIT + 1)
+    assert (kernels._SECOND, kernels._CANON, kernels._COMPAT) == (tables.SECOND, tables.CANON, tables.COMPAT)
     assert all(unicodedata.normalize("NFD", chr(c)) == chr(c) or hfu.in_ranges(c, hfu.NO_CANONICAL_DECOMP)
                for lo, hi in hfu.NO_COMPAT_DECOMP for c in range(lo, hi + 1))  # so NFD may leave them too
     # nothing past LIMIT decomposes or has a combining class (the kernels do not look there)
