@@ -258,3 +258,20 @@ def test_lone_surrogate_is_refused_on_the_compiled_path() -> None:
     for fn in (_mon().encode, _mon().encode_ids):
         with pytest.raises(InvalidTextError, match="lone surrogate"):
             fn("e\u0301\ud800")
+
+
+def test_table_definitions_per_character() -> None:
+    """The per-character definitions the tables are built from (Unicode facts and HF's deltas),
+    called directly (the tables themselves are built once per process)."""
+    assert [tables.hf_ccc(c) for c in "a\u0301\u0323\u0334\u07fd\u1abf"] == [0, 230, 220, 1, 0, 0]
+    assert tables.hf_decomposition("\u00e9", False) == "e\u0301" == tables.hf_decomposition("\u00e9", True)
+    assert tables.hf_decomposition("\ufb01", True) == "fi" and tables.hf_decomposition("\ufb01", False) == "\ufb01"
+    assert tables.hf_decomposition("\u1e69", False) == "s\u0323\u0307"  # full: two levels
+    for c in ("\U00011938", "\u32ff", "\U0001fbf0"):  # HF's older tables: no decomposition of either kind
+        assert tables.hf_decomposition(c, True) == c == tables.hf_decomposition(c, False)
+    assert tables._pair(0xE9, "0065 0301") == (0x65, 0x301) and tables._pair(0x1E69, "1E63 0307") == (0x1E63, 0x307)
+    assert tables._pair(0xAC00, "") == (0x1100, 0x1161) and tables._pair(0xAC01, "") == (0xAC00, 0x11A8)
+    assert tables._pair(0xD7A3, "") == (0xD788, 0x11C2)
+    for cp, mapping in ((0x958, "0915 093C"), (0x11938, "11935 11930"), (0xFB01, "<compat> 0066 0069"),
+                        (0x212B, "00C5"), (0x344, "0308 0301")):  # exclusions, HF's missing one, compat, singletons
+        assert tables._pair(cp, mapping) is None
