@@ -23,9 +23,10 @@ Normalization: a sentencepiece model's normalizer (precompiled charsmap such as 
 identity) is compiled too (``tokspec.fast._spm_kernels``), so an spm encode runs no Python per
 character. HF pipelines (``tokenizer.json``): on text their normalizer leaves unchanged, a
 ``Metaspace`` pretokenizer goes straight to arrays (``tokspec.fast._hf_identity``, C-level checks
-and numpy); other text and other pipelines (Lowercase, Precompiled, WhitespaceSplit, ...) take
-``model.pretokenize`` plus turning its alignment into arrays: O(n) Python steps per text, which
-dominate a full HF encode.
+and numpy); other text goes through the compiled normalizer program (``tokspec.fast._hf_compiled``:
+NFC/NFD/NFKC/NFKD, Replace of a class or literal, Strip, Prepend, then Metaspace); pipelines it does
+not support (Lowercase, Precompiled, WhitespaceSplit, ...) take ``model.pretokenize`` plus turning its
+alignment into arrays: O(n) Python steps per text, which dominate a full HF encode.
 
 Out of scope: n-best, sampling, user-defined-symbol bonuses, special tokens (ordinary text).
 Decoding: :func:`datrie_encoder` gives the engine ``decode`` (``tokspec.fast.unigram_decode``).
@@ -44,9 +45,10 @@ import numpy as np
 from tokspec import Encoder, EncodingArrays, EngineInfo, _interpreted
 from tokspec import __version__ as _VERSION
 from tokspec._types import check_text
-from tokspec.fast import _metaspace, _spm_ids, _spm_kernels, _unigram_emit, _unigram_kernels
+from tokspec.fast import _hf_norm_kernels, _hf_pretok_kernels, _metaspace, _spm_ids, _spm_kernels, _unigram_emit, _unigram_kernels
 from tokspec.fast._double_array import DoubleArray
 from tokspec.fast._hash_trie import HashTrie
+from tokspec.fast._hf_compiled import CompiledPipeline, compiled_plan
 from tokspec.fast._hf_identity import IdentityMetaspace, identity_plan
 from tokspec.formats.normalize import Aligned
 from tokspec.formats.spm_normalize import SpmNormalizer
@@ -75,7 +77,7 @@ class DatrieUnigram(Encoder):
 
     def __init__(self, model: UnigramModel, name: str, *, tie_break: TieBreak | None = None,
                  trie: TrieKind = "double-array", offsets: OffsetMode = "contract", jit: bool = True,
-                 identity: IdentityMetaspace | None = None) -> None:
+                 identity: IdentityMetaspace | None = None, compiled: CompiledPipeline | None = None) -> None:
         if trie not in ("double-array", "hash"):
             raise ValueError(f"trie={trie!r}: expected 'double-array' or 'hash'")
         # jit=False: the same kernel sources run as plain Python, nested calls included (fuzzing
@@ -113,6 +115,7 @@ class DatrieUnigram(Encoder):
             _spm_ids.engine_args(self._spm, self._da[0], self.scores, self.unk_score, model.unk_id, self.reset,
                                  self.byte_ids)
         self._identity = identity  # HF pipelines: text the normalizer leaves alone, straight to arrays
+        self._compiled = compiled  # HF pipelines: any other text, compiled (tokspec.fast._hf_compiled)
         self._work = _Workspace()
         self.info = EngineInfo(name=name, kind="tokenizer", library="tokspec.fast",
                                library_version=_VERSION, vocab_sha256=model.sha256,
@@ -184,6 +187,8 @@ class DatrieUnigram(Encoder):
                 k, b = self._mk.metaspace_bytes(raw, plan.marker_bytes, plan.prepend, plan.split, out, cuts)
                 return out[:k], cuts[:b], (_NONE, _NONE, _NONE, _NONE)
             return self._identity.arrays(text, alignment)
+        if self._compiled is not None:
+            return self._compiled.arrays(text, alignment)
         pres = self.model.pretokenize(text)
         encoded = [p.text.encode("utf-8") for p in pres]
         data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
@@ -329,14 +334,17 @@ def datrie_encoder(arg: str, *, tie_break: TieBreak | None = None, trie: TrieKin
     from tokspec.formats.spm_model import load_spm_model
 
     source: Any
+    compiled = None
     if arg not in NAMED_FILES and Path(arg).suffix == ".model":
         model, source, identity = unigram_model_from_spm(arg), load_spm_model(arg), None
     else:
         named = NAMED_FILES.get(arg)
         tj = load_tokenizer_json(named_path(arg), named.sha256) if named else load_tokenizer_json(arg)
         model, source, identity = unigram_model_from_tokenizer_json(tj), tj.data, identity_plan(tj.data)
+        compiled = compiled_plan(tj.data, *(() if jit else (interpreted_module(_hf_norm_kernels),
+                                                            interpreted_module(_hf_pretok_kernels))))
     engine = DatrieUnigram(model, f"fast:{arg}", tie_break=tie_break, trie=trie, offsets=offsets, jit=jit,
-                           identity=identity)
+                           identity=identity, compiled=compiled)
     decoder = decoder_or_none(source)
     if decoder is not None:  # the optional contract of tokspec.decoding (decode, specials, n_vocab)
         engine.decode = decoder.decode  # type: ignore[attr-defined]

@@ -1,0 +1,69 @@
+"""HF ``Metaspace`` over an aligned normalized state, compiled: bytes, pretoken bounds, alignment.
+
+Input: the state :func:`tokspec.fast._hf_norm_kernels.run_chain` returns (code points with HF spans
+and contract origins). HF's documented ``Metaspace`` (one-character ``replacement``): every space
+U+0020 becomes the marker, aligned as the space was; with ``prepend`` (scheme ``always``, or
+``first`` on the whole text) a marker is put in front of a non-empty text that does not already
+start with one, with the first character's HF span and an empty origin at that span's start; with
+``split`` a pretoken starts at every marker but the first character. Output: the UTF-8 bytes, the
+pretoken byte bounds (``[0]`` alone for an empty text: no pretoken), and per character (origin
+start, origin end, span start, span end), what ``DatrieUnigram.normalized`` returns. O(m).
+Checked against ``tokspec.formats.hf_pipeline`` by ``tests/test_fast_hf_norm.py``.
+Out of scope: multi-character markers, other pretokenizers (no compiled plan).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tokspec._jit import kernel
+
+__all__ = ["metaspace_arrays"]
+
+
+@kernel
+def _utf8_len(c: int) -> int:
+    return 1 + (c >= 0x80) + (c >= 0x800) + (c >= 0x10000)
+
+
+@kernel
+def metaspace_arrays(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarray, oe: np.ndarray, marker: int,
+                     prepend: bool, split: bool
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(bytes, bounds, origin starts, origin ends, span starts, span ends) (module docstring)."""
+    m = len(cp)
+    lead = 1 if prepend and m > 0 and cp[0] != 32 and cp[0] != marker else 0
+    n = m + lead
+    chars = np.empty(n, np.int64)  # the output characters: spaces replaced, the marker in front
+    chars[:lead] = marker
+    chars[lead:] = np.where(cp == 32, marker, cp)
+    size = 0
+    cuts = 0
+    for i in range(n):
+        size += _utf8_len(chars[i])
+        cuts += split and i > 0 and chars[i] == marker
+    data = np.empty(size, np.uint8)
+    bounds = np.empty(cuts + 1 + (n > 0), np.int64)
+    bounds[0] = 0
+    k = 0
+    b = 1
+    for i in range(n):
+        c = chars[i]
+        if split and i > 0 and c == marker:
+            bounds[b] = k
+            b += 1
+        if c < 0x80:
+            data[k] = c
+        elif c < 0x800:
+            data[k], data[k + 1] = 0xC0 | (c >> 6), 0x80 | (c & 0x3F)
+        elif c < 0x10000:
+            data[k], data[k + 1], data[k + 2] = 0xE0 | (c >> 12), 0x80 | ((c >> 6) & 0x3F), 0x80 | (c & 0x3F)
+        else:
+            data[k], data[k + 1] = 0xF0 | (c >> 18), 0x80 | ((c >> 12) & 0x3F)
+            data[k + 2], data[k + 3] = 0x80 | ((c >> 6) & 0x3F), 0x80 | (c & 0x3F)
+        k += _utf8_len(c)
+    bounds[b:] = k  # the end, when there is a pretoken
+    a0, a1, a2, a3 = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    a0[:lead], a1[:lead], a2[:lead], a3[:lead] = ss[:lead], ss[:lead], ss[:lead], se[:lead]
+    a0[lead:], a1[lead:], a2[lead:], a3[lead:] = os_, oe, ss, se
+    return data, bounds, a0, a1, a2, a3
