@@ -51,8 +51,8 @@ from tokspec._jit import JIT_ENABLED, kernel
 from tokspec._types import EncodingArrays
 from tokspec.fast.bpe_backtrack import BacktrackBPE, SelfCheckError
 from tokspec.fast._bpe_probe import (  # re-exported: _counting_kernels, tests
-    _fill_level3 as _fill_level3, _fill_table as _fill_table, _get as _get, _longest as _longest,
-    _pair_valid as _pair_valid, _slot as _slot, _valid as _valid,
+    _get as _get, _longest as _longest, _pair_valid as _pair_valid, _slot as _slot, _valid as _valid,
+    fill_level3, fill_table,
 )
 from tokspec.fast._cache import load_arrays, save_arrays
 from tokspec.fast._utf8 import _utf8
@@ -200,9 +200,9 @@ def utf8_of_code_points(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _hash_table(keys: np.ndarray, vals: np.ndarray, vbits: int) -> np.ndarray:
+    """The packed table of ``keys -> vals`` (``_bpe_probe.fill_table``: numpy, no compile), load <= 1/2."""
     table = np.full(1 << max(4, int(2 * len(keys)).bit_length()), -1, dtype=np.int64)
-    with np.errstate(over="ignore"):
-        _fill_table(keys, vals, vbits, table)
+    fill_table(keys, vals, vbits, table)
     return table
 
 
@@ -222,9 +222,8 @@ class CompiledBPE:
         self.pairs = _hash_table(a["pair_keys"], a["pair_vals"], _PAIR_SHIFT)
         self.memo = np.full(1 << 18, -1, dtype=np.int64)  # pair validity, shared by all calls
         self.pieces = build_piece_table(a)  # whole-piece shortcut (``_piece_table``)
-        self.level3 = np.empty(1 << 16, dtype=np.int32)  # dense third trie level (``_fill_level3``)
-        with np.errstate(over="ignore"):
-            _fill_level3(a["root"], self.trie, self.level3)
+        self.level3 = np.empty(1 << 16, dtype=np.int32)  # dense third trie level (``fill_level3``)
+        fill_level3(a["root"], self.trie, self.level3)
         self._tables = (a["tok_len"], a["next_prefix"], a["split_left"], a["split_right"], a["root"],
                         self.trie, self.pairs, self.memo, self.max_len, self.pieces, self.level3)
         self._tables_no_shortcut = (*self._tables[:-2], empty_piece_table(), self.level3)
