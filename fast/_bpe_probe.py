@@ -2,7 +2,8 @@
 
 Split from ``tokspec.fast.bpe_kernel`` (which re-exports these names and runs the merge loop that
 writes the longest-match walk and the memo probe out inline; see its docstring for why). Tables
-(built at load from ``tokspec.fast.bpe_tables``' arrays, never cached on disk):
+(built in numpy from ``tokspec.fast.bpe_tables``' arrays, no compile; cached on disk with them by
+``CompiledBPE.from_ranks``):
 
 - packed hash tables (filled by :func:`fill_table`): one int64 ``key << vbits | value`` per slot, empty = -1,
   linear probing, load <= 1/2; the trie's deeper edges ``(node << 8 | byte) -> child`` and the pair
