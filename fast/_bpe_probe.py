@@ -168,7 +168,7 @@ def fill_level3(root: np.ndarray, trie: np.ndarray, level3: np.ndarray) -> None:
     continuation bytes b1, b2 (80..BF): the third byte of every three-byte UTF-8 character
     (CJK) in one dense read instead of a hash probe. 65,536 int32 entries, built at load in numpy
     (no compile): :func:`_get`'s probe run for all entries at once, one round per probe step."""
-    idx = np.arange(1 << 16, dtype=np.int64)
+    idx = np.arange(1 << 16)  # int64 (numpy 2: the default integer everywhere)
     lead, c1, c2 = idx >> 12, (idx >> 6) & 0x3F, idx & 0x3F
     node = np.asarray(root, dtype=np.int64)[256 + (((0xE0 | lead) << 8) | (0x80 | c1))]
     key = (node << 8) | (0x80 | c2)

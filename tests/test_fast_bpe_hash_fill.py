@@ -6,7 +6,8 @@ one in index order (the layout the compiled fill had: checked slot for slot agai
 here, including clusters that wrap past the table's end, loads up to 15/16, and the order-sensitive
 case where a later key's home lies inside an earlier key's probe); every key is then found by
 ``_get`` with its value and no other key is. ``fill_level3``'s entry for a three-byte UTF-8 prefix
-is ``_get``'s answer for the trie child, -1 where the depth-2 node is missing. Small tables: a
+is ``_get``'s answer for the trie child, -1 where the depth-2 node is missing; ``_longest``, which
+reads it, finds the longest reachable token. Small tables: a
 fraction of a second interpreted (TOKSPEC_JIT=0). The same check on cl100k_base and o200k_base's
 own tables (against the plain loop, about 10 s) is ``slow`` (TOKSPEC_SLOW=1).
 """
@@ -17,7 +18,8 @@ import random
 
 import numpy as np
 import pytest
-from tokspec.fast._bpe_probe import _get, fill_level3, fill_table
+from tokspec.fast._bpe_probe import _get, _longest, fill_level3, fill_table
+from tokspec.fast.bpe_backtrack import BacktrackBPE
 from tokspec.fast.bpe_kernel import CompiledBPE, _hash_table
 from tokspec.fast.bpe_tables import NODE_BITS
 from tokspec.fuzz.strategies import trained_bpe_ranks
@@ -107,10 +109,11 @@ def test_hash_table_finds_every_key_and_no_other(seed: int) -> None:
     table = _hash_table(np.array(keys, dtype=np.int64), np.array(vals, dtype=np.int64), 20)
     assert len(table) == 1024  # the next power of two above twice the keys: load <= 1/2
     assert table.tolist() == _one_by_one(keys, vals, 20, 1024)
-    for key, val in zip(keys, vals):
-        assert _get(table, key, 20) == val
-    absent = set(range(1 << 30, (1 << 30) + 200))
-    assert all(_get(table, key, 20) == -1 for key in absent)
+    with np.errstate(over="ignore"):  # interpreted (TOKSPEC_JIT=0): the hash wraps in int64
+        for key, val in zip(keys, vals):
+            assert _get(table, key, 20) == val
+        absent = set(range(1 << 30, (1 << 30) + 200))
+        assert all(_get(table, key, 20) == -1 for key in absent)
 
 
 def _level3_by_probe(root: np.ndarray, trie: np.ndarray) -> list[int]:
@@ -118,7 +121,8 @@ def _level3_by_probe(root: np.ndarray, trie: np.ndarray) -> list[int]:
     for idx in range(1 << 16):
         lead, c1, c2 = idx >> 12, (idx >> 6) & 0x3F, idx & 0x3F
         node = int(root[256 + ((0xE0 | lead) << 8 | (0x80 | c1))])
-        want.append(-1 if node < 0 else int(_get(trie, node << 8 | (0x80 | c2), NODE_BITS)))
+        with np.errstate(over="ignore"):
+            want.append(-1 if node < 0 else int(_get(trie, node << 8 | (0x80 | c2), NODE_BITS)))
     return want
 
 
@@ -133,6 +137,33 @@ def test_level3_is_the_tries_third_step(alphabet: str) -> None:
     fill_level3(compiled.arrays["root"], compiled.trie, level3)
     assert level3.tolist() == want
     assert compiled.level3.tolist() == want
+
+
+@pytest.mark.parametrize("alphabet", ["中文字的一是不了", "ａｂ中\uffef\u0800"])
+def test_longest_match_reads_level3_and_the_hashed_trie(alphabet: str) -> None:
+    """``_longest`` (the walk ``_counting_kernels`` calls; ``_encode`` writes it out) is the id of
+    the longest reachable token starting at ``pos`` and ending by ``end``, from every position of
+    mixed 1-, 2- and 3-byte text, with ``end`` also cut inside a character."""
+    ranks = trained_bpe_ranks(5, alphabet=alphabet.encode(), merges=120, segment_len=(9, 30))
+    python = BacktrackBPE(ranks, self_check=False)
+    compiled = CompiledBPE.from_ranks(ranks)
+    reachable = {tok: t for t, tok in enumerate(python.tokens) if python.reachable[t]}
+    a = compiled.arrays
+    rng = random.Random(7)
+    parts = [c.encode() for c in [*alphabet, "a", "é"]] + [t for t in reachable if len(t) > 3]
+    deep = 0
+    for _ in range(40):
+        data = b"".join(rng.choice(parts) for _ in range(rng.randint(1, 6)))
+        buf = np.frombuffer(data, dtype=np.uint8)
+        for pos in range(len(data)):
+            for end in sorted({len(data), *(min(len(data), pos + k) for k in (1, 2, 3, 4))}):
+                q = max(q for q in range(pos + 1, end + 1) if data[pos:q] in reachable)
+                deep += q - pos > 3
+                with np.errstate(over="ignore"):  # interpreted (TOKSPEC_JIT=0): the hash wraps in int64
+                    got = _longest(buf, pos, end, compiled.max_len, a["root"], compiled.trie, len(a["tok_len"]),
+                                   compiled.level3)
+                assert got == reachable[data[pos:q]], (data, pos, end)
+    assert deep > 0  # some matches went past level 3 into the hashed trie
 
 
 def test_level3_of_single_bytes_is_empty() -> None:
