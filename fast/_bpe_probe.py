@@ -52,27 +52,22 @@ def fill_table(keys: np.ndarray, vals: np.ndarray, vbits: int, table: np.ndarray
     slots). Rounds: about the longest probe (39 for cl100k_base's pair table at load 0.45); each
     round O(keys still moving)."""
     n = len(keys)
-    keys = np.asarray(keys, dtype=np.int64)
-    vals = np.asarray(vals, dtype=np.int64)
     mask = len(table) - 1
-    with np.errstate(over="ignore"):
-        at = ((keys * np.int64(_M)) >> 32) & mask  # _slot, in int64 like the kernel
-    owner = np.full(mask + 1, n, dtype=np.int64)  # slot -> index of its key; n (above all) = empty
-    low = np.full(mask + 1, n, dtype=np.int64)    # slot -> lowest key arriving there this round
+    at = ((keys * np.int64(_M)) >> 32) & mask  # _slot, in int64 like the kernel (array products wrap silently)
+    owner = np.full(len(table), n)  # slot -> index of its key; n (above all) = empty
+    low = np.full(len(table), n)    # slot -> lowest key arriving there this round
     todo = np.arange(n)
     while len(todo):
         here = at[todo]
         np.minimum.at(low, here, todo)
         first = low[here] == todo  # one per slot arrived at: its lowest arrival
-        slots, cand = here[first], todo[first]
-        held = owner[slots]
-        wins = cand < held
-        owner[slots[wins]] = cand[wins]
-        evicted = held[wins]
+        slots, held = here[first], owner[here[first]]
+        owner[slots] = np.minimum(held, todo[first])  # the lower of holder and arrival keeps the slot
+        evicted = held[owner[slots] != held]
         low[here] = n
-        todo = np.concatenate([todo[owner[here] != todo], evicted[evicted < n]])
+        todo = np.concatenate([todo[owner[here] != todo], evicted[evicted != n]])
         at[todo] = (at[todo] + 1) & mask
-    used = np.flatnonzero(owner < n)
+    used = np.flatnonzero(owner != n)
     who = owner[used]
     table[used] = (keys[who] << vbits) | vals[who]
 
@@ -168,19 +163,17 @@ def fill_level3(root: np.ndarray, trie: np.ndarray, level3: np.ndarray) -> None:
     continuation bytes b1, b2 (80..BF): the third byte of every three-byte UTF-8 character
     (CJK) in one dense read instead of a hash probe. 65,536 int32 entries, built at load in numpy
     (no compile): :func:`_get`'s probe run for all entries at once, one round per probe step."""
-    idx = np.arange(1 << 16)  # int64 (numpy 2: the default integer everywhere)
+    idx = np.arange(1 << 16)
     lead, c1, c2 = idx >> 12, (idx >> 6) & 0x3F, idx & 0x3F
-    node = np.asarray(root, dtype=np.int64)[256 + (((0xE0 | lead) << 8) | (0x80 | c1))]
-    key = (node << 8) | (0x80 | c2)
+    node = root[256 + (((0xE0 | lead) << 8) | (0x80 | c1))].astype(np.int64)
+    key = (node << 8) | (0x80 | c2)  # no depth-2 node (-1): a negative key, equal to no stored key
     mask = len(trie) - 1
-    with np.errstate(over="ignore"):
-        h = ((key * np.int64(_M)) >> 32) & mask
-    found = np.full(len(idx), -1, dtype=np.int64)
-    todo = np.flatnonzero(node >= 0)  # entries whose probe goes on (no depth-2 node: -1)
+    h = ((key * np.int64(_M)) >> 32) & mask
+    level3[:] = -1
+    todo = idx  # entries whose probe goes on
     while len(todo):
         e = trie[h[todo]]
-        hit = (e >= 0) & ((e >> _NODE_BITS) == key[todo])
-        found[todo[hit]] = e[hit] & ((1 << _NODE_BITS) - 1)
-        todo = todo[(e >= 0) & ~hit]  # an empty slot ends the probe: no child
+        hit = (e >> _NODE_BITS) == key[todo]  # an empty slot (-1) matches no key: keys are never -1
+        level3[todo[hit]] = e[hit] & ((1 << _NODE_BITS) - 1)
+        todo = todo[(e != -1) & ~hit]  # an empty slot ends the probe: no child
         h[todo] = (h[todo] + 1) & mask
-    level3[:] = found

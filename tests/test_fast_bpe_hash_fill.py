@@ -143,7 +143,8 @@ def test_level3_is_the_tries_third_step(alphabet: str) -> None:
 def test_longest_match_reads_level3_and_the_hashed_trie(alphabet: str) -> None:
     """``_longest`` (the walk ``_counting_kernels`` calls; ``_encode`` writes it out) is the id of
     the longest reachable token starting at ``pos`` and ending by ``end``, from every position of
-    mixed 1-, 2- and 3-byte text, with ``end`` also cut inside a character."""
+    mixed 1-, 2- and 3-byte text with stray lead and continuation bytes (level 3 must be read for
+    a lead E0..EF and two continuation bytes only), with ``end`` also cut inside a character."""
     ranks = trained_bpe_ranks(5, alphabet=alphabet.encode(), merges=120, segment_len=(9, 30))
     python = BacktrackBPE(ranks, self_check=False)
     compiled = CompiledBPE.from_ranks(ranks)
@@ -151,9 +152,10 @@ def test_longest_match_reads_level3_and_the_hashed_trie(alphabet: str) -> None:
     a = compiled.arrays
     rng = random.Random(7)
     parts = [c.encode() for c in [*alphabet, "a", "é"]] + [t for t in reachable if len(t) > 3]
+    parts += [b"\xe4", b"\xef", b"\x80", b"\xbf", b"A"]  # stray lead and continuation bytes: not UTF-8
     deep = 0
-    for _ in range(40):
-        data = b"".join(rng.choice(parts) for _ in range(rng.randint(1, 6)))
+    for _ in range(60):
+        data = b"".join(rng.choice(parts) for _ in range(rng.randint(1, 7)))
         buf = np.frombuffer(data, dtype=np.uint8)
         for pos in range(len(data)):
             for end in sorted({len(data), *(min(len(data), pos + k) for k in (1, 2, 3, 4))}):
