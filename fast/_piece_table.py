@@ -23,7 +23,8 @@ little-endian (zero padded), word 1 = bytes 8..11 packed | ``n << 32`` | ``id <<
 makes the key exact (a token may contain NUL bytes, so padding alone would be ambiguous); word 1
 == 0 marks an empty slot (no piece has length 0). Hashing as in ``bpe_kernel``: multiply, shift
 right 32, mask, in int64 (same bits compiled and interpreted). Build: O(vocabulary) numpy work at load
-(a few ms, no compile; not cached on disk). Lookup: O(n) to pack, one probe expected.
+(a few ms, no compile; cached on disk with the BPE tables by ``CompiledBPE.from_ranks``). Lookup:
+O(n) to pack, one probe expected.
 Out of scope: pieces longer than :data:`PIECE_MAX` (they take the merge), ids >= 2**27.
 """
 

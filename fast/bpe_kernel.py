@@ -10,7 +10,8 @@ the spec property checking this engine is "BPE exactness" (``tests/test_fast_bpe
 tiktoken, the Python encoder, and compiled against interpreted).
 
 Arrays (built once per vocabulary from :class:`BacktrackBPE`'s tables by
-``tokspec.fast.bpe_tables``, cached on disk keyed by the vocabulary's sha256 and this code):
+``tokspec.fast.bpe_tables``, cached on disk keyed by the vocabulary's sha256 and this code, together
+with the hash tables, piece table and ``level3`` built from them, so a cached start builds nothing):
 
 - ``tok_len``, ``next_prefix``, ``split_left``, ``split_right``: per token id, as in ``BacktrackBPE``.
 - the byte trie over reachable tokens, its nodes numbered so that a node where a token ends has
@@ -56,8 +57,8 @@ from tokspec._jit import JIT_ENABLED, kernel
 from tokspec._types import EncodingArrays
 from tokspec.fast.bpe_backtrack import BacktrackBPE, SelfCheckError
 from tokspec.fast._bpe_probe import (  # re-exported: _counting_kernels, tests
-    _fill_level3 as _fill_level3, _fill_table as _fill_table, _get as _get, _longest as _longest,
-    _pair_valid as _pair_valid, _slot as _slot, _valid as _valid,
+    _get as _get, _longest as _longest, _pair_valid as _pair_valid, _slot as _slot, _valid as _valid,
+    fill_level3, fill_table,
 )
 from tokspec.fast._cache import load_arrays, save_arrays
 from tokspec.fast._utf8 import _utf8
@@ -75,6 +76,7 @@ _NO_CPS.flags.writeable = False         # of code_points(), so one compiled _enc
 _NO_CBS = np.empty(0, dtype=np.int64)   # _encode's cbs when positions are counted from cps
 _ARRAY_NAMES = {"max_len", "tok_len", "next_prefix", "split_left", "split_right", "root", "edge_keys",
                 "edge_vals", "pair_keys", "pair_vals", "tok_bytes", "tok_offsets"}  # arrays_of's
+_PACKED_NAMES = {"trie", "pairs", "pieces", "level3"}  # built from them at load; cached with them
 
 
 @kernel
@@ -214,9 +216,9 @@ def utf8_of_code_points(cps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _hash_table(keys: np.ndarray, vals: np.ndarray, vbits: int) -> np.ndarray:
+    """The packed table of ``keys -> vals`` (``_bpe_probe.fill_table``: numpy, no compile), load <= 1/2."""
     table = np.full(1 << max(4, int(2 * len(keys)).bit_length()), -1, dtype=np.int64)
-    with np.errstate(over="ignore"):
-        _fill_table(keys, vals, vbits, table)
+    fill_table(keys, vals, vbits, table)
     return table
 
 
@@ -228,17 +230,22 @@ class CompiledBPE:
     text and its pretoken spans.
     """
 
-    def __init__(self, arrays: Mapping[str, np.ndarray]) -> None:
+    def __init__(self, arrays: Mapping[str, np.ndarray], packed: Mapping[str, np.ndarray] | None = None) -> None:
+        """``packed``: the tables built from these ``arrays`` (names :data:`_PACKED_NAMES`), as a
+        cache file of :meth:`from_ranks` holds them; else they are built here (numpy, no compile:
+        about 0.1 s for cl100k_base)."""
         self.arrays = dict(arrays)
         a = self.arrays
         self.max_len = int(a["max_len"][0])
-        self.trie = _hash_table(a["edge_keys"], a["edge_vals"], _NODE_BITS)
-        self.pairs = _hash_table(a["pair_keys"], a["pair_vals"], _PAIR_SHIFT)
         self.memo = np.full(1 << 18, -1, dtype=np.int64)  # pair validity, shared by all calls
-        self.pieces = build_piece_table(a)  # whole-piece shortcut (``_piece_table``)
-        self.level3 = np.empty(1 << 16, dtype=np.int32)  # dense third trie level (``_fill_level3``)
-        with np.errstate(over="ignore"):
-            _fill_level3(a["root"], self.trie, self.level3)
+        if packed is None:
+            self.trie = _hash_table(a["edge_keys"], a["edge_vals"], _NODE_BITS)
+            self.pairs = _hash_table(a["pair_keys"], a["pair_vals"], _PAIR_SHIFT)
+            self.pieces = build_piece_table(a)  # whole-piece shortcut (``_piece_table``)
+            self.level3 = np.empty(1 << 16, dtype=np.int32)  # dense third trie level (``fill_level3``)
+            fill_level3(a["root"], self.trie, self.level3)
+        else:
+            self.trie, self.pairs, self.pieces, self.level3 = (packed[k] for k in ("trie", "pairs", "pieces", "level3"))
         self._shared = (a["tok_len"], a["next_prefix"], a["split_left"], a["split_right"], a["root"],
                         self.trie, self.pairs, self.memo, self.max_len, self.pieces, self.level3)
         # the self-check's: no whole-piece lookup, no store (every piece takes the merge)
@@ -276,14 +283,15 @@ class CompiledBPE:
         path = cache_path(sha256) if sha256 else None
         if path is not None:  # digest-verified (bound to vocabulary and code), else rebuilt
             loaded = load_arrays(path, path.stem)
-            if loaded is not None and set(loaded) == _ARRAY_NAMES:
-                return cls(loaded)
+            if loaded is not None and set(loaded) == _ARRAY_NAMES | _PACKED_NAMES:
+                return cls({k: loaded[k] for k in _ARRAY_NAMES}, {k: loaded[k] for k in _PACKED_NAMES})
         bpe = BacktrackBPE(ranks, self_check=not JIT_ENABLED)
         built = cls(arrays_of(bpe))
         if JIT_ENABLED:
             built.self_check(bpe)
-        if path is not None:
-            save_arrays(path, path.stem, built.arrays)
+        if path is not None:  # with the tables built from the arrays: a cached start builds nothing
+            save_arrays(path, path.stem, {**built.arrays, "trie": built.trie, "pairs": built.pairs,
+                                          "pieces": built.pieces, "level3": built.level3})
         return built
 
     def self_check(self, bpe: BacktrackBPE) -> None:

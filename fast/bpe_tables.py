@@ -69,13 +69,13 @@ def arrays_of(bpe: BacktrackBPE) -> dict[str, np.ndarray]:
 def cache_path(sha256: str) -> Path | None:
     """The table file of the vocabulary with hash ``sha256`` for this code; None if uncached.
 
-    Its stem (vocabulary hash, hash of the code building and reading the tables) is the key the
-    file's digest is bound to (``tokspec.fast._cache.load_arrays``)."""
+    Its stem (vocabulary hash, hash of the code building and reading the tables, including the
+    hash-table and piece-table fills whose output the file also holds) is the key the file's digest is bound to (``tokspec.fast._cache.load_arrays``)."""
     folder = cache_dir("bpe")
     if folder is None:
         return None
     digest = hashlib.sha256(_FORMAT.encode())
     here = Path(__file__).resolve().parent
-    for name in ("bpe_kernel.py", "bpe_tables.py", "bpe_backtrack.py"):
+    for name in ("bpe_kernel.py", "bpe_tables.py", "bpe_backtrack.py", "_bpe_probe.py", "_piece_table.py"):
         digest.update((here / name).read_bytes())
     return folder / f"{sha256[:32]}-{digest.hexdigest()[:16]}.npz"

@@ -172,7 +172,7 @@ def test_every_named_token_encodes_to_itself_by_the_definition(name: str) -> Non
 
 
 def test_dense_third_level_matches_the_trie() -> None:
-    """``bpe_kernel._fill_level3``: for three-byte UTF-8 sequences, the node after three bytes is the
+    """``_bpe_probe.fill_level3``: for three-byte UTF-8 sequences, the node after three bytes is the
     token's id where a token ends there, -1 where no token starts with them; encodings of CJK-byte
     text equal the Python encoder's (the walk reads level 3 there)."""
     ranks = trained_bpe_ranks(4, alphabet="中文字的一是不了".encode(), merges=80, segment_len=(9, 30))
