@@ -35,7 +35,7 @@ import numpy as np
 
 from tokspec._jit import kernel
 
-__all__ = ["IDS_MAX", "SLOTS", "STORE_MAX", "new_store", "store_get", "store_put"]
+__all__ = ["IDS_MAX", "SLOTS", "STORE_MAX", "new_store", "store_get", "store_op", "store_put"]
 
 STORE_MAX = 24  # bytes of the longest piece stored (three packed words)
 IDS_MAX = 8     # ids of the longest encoding stored (four words of two)
@@ -56,66 +56,57 @@ def new_store(slots: int = SLOTS) -> np.ndarray:
     return np.zeros(8 * slots, dtype=np.int64)
 
 
-@kernel(inline=True)
-def _pack(data: np.ndarray, b0: int, n: int) -> tuple[int, int, int]:
-    """The three packed words of ``data[b0:b0+n]``, ``n <= 24``: byte ``i`` in word ``i // 8``."""
+@kernel
+def store_op(store: np.ndarray, data: np.ndarray, b0: int, n: int, out: np.ndarray, base: int, count: int,
+             put: int) -> int:
+    """``put == 0``: if ``data[b0:b0+n]`` is stored, write its ids to ``out[count:]`` and return the
+    new count, else -1 (also for ``n`` outside ``1..24`` and for the empty store). ``put == 1``:
+    keep ``data[b0:b0+n]`` -> ``out[base:count]`` in way 0 of its set, the entry there moving to
+    way 1 (nothing kept if the piece or its ids are too long, or the store is empty); returns
+    ``count``. One kernel for both, ``put`` a run-time value: each compiled function (and each
+    literal argument numba specializes on) costs about 0.3 s of a cold start's compile."""
+    k = count - base
+    if n < 1 or n > _STORE_MAX or len(store) == 0 or (put != 0 and (k < 1 or k > _IDS_MAX)):
+        return count if put != 0 else -1
     k0 = np.int64(0)
     k1 = np.int64(0)
     k2 = np.int64(0)
-    for i in range(min(n, 8)):
-        k0 |= np.int64(data[b0 + i]) << (8 * i)
-    for i in range(8, min(n, 16)):
-        k1 |= np.int64(data[b0 + i]) << (8 * (i - 8))
-    for i in range(16, n):
-        k2 |= np.int64(data[b0 + i]) << (8 * (i - 16))
-    return k0, k1, k2
-
-
-@kernel(inline=True)
-def _set(k0: int, k1: int, k2: int, n: int, mask: int) -> int:
-    return ((((k0 * _M0) ^ (k1 * _M1)) + k2 * _M2 + n) >> 32) & mask
-
-
-@kernel(inline=True)
-def _match(store: np.ndarray, at: int, k0: int, k1: int, k2: int, n: int) -> bool:
-    return (store[at + 3] & 0xFF) == n and store[at] == k0 and store[at + 1] == k1 and store[at + 2] == k2
-
-
-@kernel(inline=True)
-def store_get(store: np.ndarray, data: np.ndarray, b0: int, n: int, out: np.ndarray, count: int) -> int:
-    """If ``data[b0:b0+n]`` is stored, write its ids to ``out[count:]`` and return the new count;
-    else -1 (also for ``n`` outside ``1..24`` and for the empty store)."""
-    if n < 1 or n > _STORE_MAX or len(store) == 0:
-        return -1
-    k0, k1, k2 = _pack(data, b0, n)
-    at = 16 * _set(k0, k1, k2, n, (len(store) >> 4) - 1)
-    if not _match(store, at, k0, k1, k2, n):
+    for i in range(n):  # byte i in word i // 8, little-endian
+        byte = np.int64(data[b0 + i]) << (8 * (i & 7))
+        if i < 8:
+            k0 |= byte
+        elif i < 16:
+            k1 |= byte
+        else:
+            k2 |= byte
+    at = 16 * (((((k0 * _M0) ^ (k1 * _M1)) + k2 * _M2 + n) >> 32) & ((len(store) >> 4) - 1))
+    if put != 0:
+        for i in range(8):
+            store[at + 8 + i] = store[at + i]
+        store[at] = k0
+        store[at + 1] = k1
+        store[at + 2] = k2
+        store[at + 3] = n | (k << 8)
+        for j in range(4):
+            lo = np.int64(out[base + 2 * j]) if 2 * j < k else np.int64(0)
+            hi = np.int64(out[base + 2 * j + 1]) if 2 * j + 1 < k else np.int64(0)
+            store[at + 4 + j] = lo | (hi << 32)
+        return count
+    for way in range(2):
+        if (store[at + 3] & 0xFF) == n and store[at] == k0 and store[at + 1] == k1 and store[at + 2] == k2:
+            k = store[at + 3] >> 8
+            for j in range(k):
+                out[count + j] = (store[at + 4 + (j >> 1)] >> (32 * (j & 1))) & _LOW32
+            return count + k
         at += 8
-        if not _match(store, at, k0, k1, k2, n):
-            return -1
-    k = store[at + 3] >> 8
-    for j in range(k):
-        word = store[at + 4 + (j >> 1)]
-        out[count + j] = (word >> (32 * (j & 1))) & _LOW32
-    return count + k
+    return -1
 
 
-@kernel(inline=True)
+def store_get(store: np.ndarray, data: np.ndarray, b0: int, n: int, out: np.ndarray, count: int) -> int:
+    """:func:`store_op` reading (Python callers and tests; kernels call ``store_op`` itself)."""
+    return int(store_op(store, data, b0, n, out, count, count, 0))
+
+
 def store_put(store: np.ndarray, data: np.ndarray, b0: int, n: int, out: np.ndarray, base: int, count: int) -> None:
-    """Keep ``data[b0:b0+n]`` -> ``out[base:count]`` in way 0 of its set, the entry that was there
-    moving to way 1 (nothing if the piece or its ids are too long, or the store is empty)."""
-    k = count - base
-    if n < 1 or n > _STORE_MAX or k < 1 or k > _IDS_MAX or len(store) == 0:
-        return
-    k0, k1, k2 = _pack(data, b0, n)
-    at = 16 * _set(k0, k1, k2, n, (len(store) >> 4) - 1)
-    for i in range(8):
-        store[at + 8 + i] = store[at + i]
-    store[at] = k0
-    store[at + 1] = k1
-    store[at + 2] = k2
-    store[at + 3] = n | (k << 8)
-    for j in range(4):
-        lo = np.int64(out[base + 2 * j]) if 2 * j < k else np.int64(0)
-        hi = np.int64(out[base + 2 * j + 1]) if 2 * j + 1 < k else np.int64(0)
-        store[at + 4 + j] = lo | (hi << 32)
+    """:func:`store_op` keeping ``out[base:count]`` (Python callers and tests)."""
+    store_op(store, data, b0, n, out, base, count, 1)

@@ -63,7 +63,7 @@ from tokspec.fast._bpe_probe import (  # re-exported: _counting_kernels, tests
 from tokspec.fast._cache import load_arrays, save_arrays
 from tokspec.fast._utf8 import _utf8
 from tokspec.fast._piece_cache import cache_for, cache_get, cache_put
-from tokspec.fast._piece_store import STORE_MAX, new_store, store_get, store_put
+from tokspec.fast._piece_store import STORE_MAX, new_store, store_op
 from tokspec.fast._piece_table import build_piece_table, empty_piece_table, piece_id
 from tokspec.fast.bpe_tables import NODE_BITS, PAIR_SHIFT, arrays_of, cache_path
 
@@ -97,7 +97,9 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
     out_ids = np.empty(len(data), dtype=np.int32)   # at most one token per byte
     cache = cache_for(len(data))  # merged pieces of this call (``_piece_cache``)
     memo_mask = len(memo) - 1
-    count = 0
+    count = np.int64(0)  # not a literal 0: the callees taking it are typed (and compiled) once
+    short_get = np.int64(0)  # store_op's modes as values, not literals (one compiled store_op)
+    short_put = np.int64(1)
     counted = len(cbs) == 0
     ascii_only = len(cps) == len(data)
     char = 0  # counted mode: character ``char`` starts at byte ``b1``
@@ -124,7 +126,7 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
             continue
         short = b1 - b0 <= STORE_MAX and len(store) > 0
         if short:  # merged earlier by this thread, in this call or an earlier one (``_piece_store``)
-            cached = store_get(store, data, b0, b1 - b0, out_ids, count)
+            cached = store_op(store, data, b0, b1 - b0, out_ids, count, count, short_get)
         else:  # merged earlier in this call (``_piece_cache``)
             cached = cache_get(cache, data, b0, b1 - b0, out_ids, count)
         if cached >= 0:
@@ -186,7 +188,7 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
                 pos -= tok_len[last]
                 cand = next_prefix[last]
         if short:
-            store_put(store, data, b0, b1 - b0, out_ids, base, count)
+            store_op(store, data, b0, b1 - b0, out_ids, base, count, short_put)
         else:
             cache_put(cache, data, b0, b1 - b0, base, count)
     ids = out_ids[:count].astype(np.int64)

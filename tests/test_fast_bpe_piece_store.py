@@ -49,17 +49,26 @@ def _get(store: np.ndarray, piece: bytes, prefix: bytes = b"") -> list[int] | No
     return out[2:count].tolist()
 
 
+def _wrap(x: int) -> int:
+    x &= (1 << 64) - 1
+    return x - (1 << 64) if x >> 63 else x
+
+
+def _set_of(piece: bytes, sets: int) -> int:
+    """The set of ``piece`` by the module's documented hash (int64 arithmetic, wrapping): builds
+    colliding inputs; were it to differ from the kernel's, the eviction asserts would fail."""
+    k0, k1, k2 = (_wrap(int.from_bytes(piece[i:i + 8].ljust(8, b"\0"), "little")) for i in (0, 8, 16))
+    h = _wrap(_wrap(_wrap(k0 * ps._M0) ^ _wrap(k1 * ps._M1)) + _wrap(k2 * ps._M2) + len(piece))
+    return (h >> 32) & (sets - 1)
+
+
 def _same_set(store: np.ndarray, length: int, k: int, seed: int = 0) -> list[bytes]:
     """``k`` distinct pieces of ``length`` bytes that fall in one set of ``store``."""
     rng = random.Random(seed)
     sets: dict[int, list[bytes]] = {}
-    mask = (len(store) >> 4) - 1
     while True:
         piece = bytes(rng.randrange(256) for _ in range(length))
-        words = [int.from_bytes(piece[i:i + 8].ljust(8, b"\0"), "little", signed=True) for i in (0, 8, 16)]
-        with np.errstate(over="ignore"):
-            where = int(ps._set(np.int64(words[0]), np.int64(words[1]), np.int64(words[2]), length, mask))
-        group = sets.setdefault(where, [])
+        group = sets.setdefault(_set_of(piece, len(store) >> 4), [])
         if piece not in group:
             group.append(piece)
         if len(group) == k:
