@@ -28,12 +28,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from tokspec import Encoder
-# the engines (re-exported: tests and tokspec.fuzz.authored_hazards import _Cl100k and _CL100K from here)
-from tokspec.fuzz._authored_engines import (_CL100K, _ME, _CaseFoldedCache, _Cl100k, _CrashOnMarkAfterAstral,
-                                            _DecodeIgnore, _drop_normalizer, _FixedChunks, _HfSlip,
-                                            _NulTerminated, _OffsetsInBytes, _OlderUnicode, _OutputBuffer,
-                                            _PromotesSpecials, _SeamAtWhitespace, _set, _slip, _SpecialAware,
-                                            _SplitCharSpans)
+# the engines' code; _Cl100k and _CL100K are re-exported (tests and tokspec.fuzz.authored_hazards import them from here)
+from tokspec.fuzz._authored_engines import _CL100K as _CL100K
+from tokspec.fuzz._authored_engines import _Cl100k as _Cl100k
+from tokspec.fuzz._authored_engines import (_ME, _CaseFoldedCache, _CrashOnMarkAfterAstral, _DecodeIgnore,
+                                            _drop_normalizer, _FixedChunks, _HfSlip, _NulTerminated,
+                                            _OffsetsInBytes, _OlderUnicode, _OutputBuffer, _PromotesSpecials,
+                                            _SeamAtWhitespace, _set, _slip, _SpecialAware, _SplitCharSpans)
 
 __all__ = ["AuthoredBug", "AUTHORED_BUGS", "CLEAN_TWINS", "by_name"]
 
