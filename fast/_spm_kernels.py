@@ -26,7 +26,7 @@ import numpy as np
 
 from tokspec._jit import kernel
 
-__all__ = ["ascii_copies", "spm_alignment", "spm_normalize", "starters"]
+__all__ = ["ascii_copies", "longest_key", "spm_alignment", "spm_normalize", "starters"]
 
 @kernel
 def _utf8_len(lead: int) -> int:
@@ -48,31 +48,46 @@ def _grow(a: np.ndarray, need: int) -> np.ndarray:
     return b
 
 
+@kernel(inline=True)
+def longest_key(data: np.ndarray, pos: int, n: int, units: np.ndarray, root: int) -> tuple[int, int]:
+    """``(used, at)``: the LONGEST charsmap key prefixing ``data[pos:n]`` (its length in bytes, and
+    its replacement's index in ``pool``), or ``(0, -1)`` when no key does. ``root``: the double
+    array's root node (``(units[0] >> 10) << ((units[0] & 512) >> 6)``, 0 for an empty ``units``).
+
+    darts-clone's common-prefix search: XOR the node with each byte, check the label, follow the
+    offset; ``has_leaf`` marks a key end whose value (a pool index) sits in the unit reached next.
+    O(K) for K the longest key (the walk stops at the first missing transition; at once for an
+    empty ``units``, where every node is out of range). The one walk of every normalizer here:
+    :func:`_replacement`, :func:`_normalize_run` and ``_spm_norm_ids.normalize_ids`` (inlined into
+    each compiled caller: no call with array arguments in their hot loops)."""
+    size = len(units)
+    used = 0
+    at = -1
+    node = root
+    for i in range(pos, n):
+        node ^= data[i]
+        if node >= size:
+            break
+        unit = units[node]
+        if (unit & 0x800000FF) != data[i]:
+            break
+        node ^= (unit >> 10) << ((unit & 512) >> 6)
+        if (unit >> 8) & 1 and node < size:
+            used = i + 1 - pos
+            at = units[node] & 0x7FFFFFFF
+    return used, at
+
+
 @kernel
 def _replacement(units: np.ndarray, pool: np.ndarray, data: np.ndarray, pos: int,
                  rep: np.ndarray) -> tuple[int, int]:
     """Write the replacement at ``pos`` into ``rep``; return (its length, input bytes consumed):
-    the LONGEST charsmap key prefixing ``data[pos:]``, else one UTF-8 character.
-
-    darts-clone's common-prefix search: XOR the node with each byte, check the label, follow the
-    offset; ``has_leaf`` marks a key end whose value (a pool index) sits in the unit reached next.
-    (:func:`spm_normalize` runs this same code inlined in its hot loop.)"""
-    size = len(units)
-    used = 0
-    at = -1
-    if size > 0:
-        node = (units[0] >> 10) << ((units[0] & 512) >> 6)
-        for i in range(pos, len(data)):
-            node ^= data[i]
-            if node >= size:
-                break
-            unit = units[node]
-            if (unit & 0x800000FF) != data[i]:
-                break
-            node ^= (unit >> 10) << ((unit & 512) >> 6)
-            if (unit >> 8) & 1 and node < size:
-                used = i + 1 - pos
-                at = units[node] & 0x7FFFFFFF
+    the LONGEST charsmap key prefixing ``data[pos:]`` (:func:`longest_key`), else one UTF-8
+    character."""
+    root = 0
+    if len(units) > 0:
+        root = (units[0] >> 10) << ((units[0] & 512) >> 6)
+    used, at = longest_key(data, pos, len(data), units, root)
     rl = 0
     if at >= 0:
         while at + rl < len(pool) and pool[at + rl] != 0:
@@ -144,7 +159,6 @@ def _normalize_run(data: np.ndarray, units: np.ndarray, pool: np.ndarray, copies
     reference counting on every iteration (measured: about 30 ns per input byte, against under 1 ns
     for the same loop over buffers that are only written)."""
     n = len(data)
-    size = len(units)
     while pos < n:
         c = data[pos]
         if c < 0x80 and copies[257 * np.int64(c) + (data[pos + 1] if pos + 1 < n else 256)]:  # ASCII, no rule
@@ -167,21 +181,7 @@ def _normalize_run(data: np.ndarray, units: np.ndarray, pool: np.ndarray, copies
             prev_space = remove_extra and c == 32
             pos += 1
             continue
-        # _replacement inlined (no call with array arguments in the hot loop)
-        used = 0
-        at = -1
-        node = root
-        for i in range(pos, n if size > 0 else pos):  # darts-clone walk, as _replacement
-            node ^= data[i]
-            if node >= size:
-                break
-            unit = units[node]
-            if (unit & 0x800000FF) != data[i]:
-                break
-            node ^= (unit >> 10) << ((unit & 512) >> 6)
-            if (unit >> 8) & 1 and node < size:
-                used = i + 1 - pos
-                at = units[node] & 0x7FFFFFFF
+        used, at = longest_key(data, pos, n, units, root)  # inlined: the walk of _replacement
         rl = 0
         if at >= 0:
             while at + rl < len(pool) and pool[at + rl] != 0:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from tokspec._jit import kernel
+from tokspec.fast._spm_kernels import longest_key
 from tokspec.fast._unigram_kernels import _char_len
 
 __all__ = ["ASCII_WALK", "ASCII_DELETE", "ascii_rules", "normalize_ids"]
@@ -73,28 +74,6 @@ def ascii_rules(units: np.ndarray, pool: np.ndarray) -> np.ndarray:
 
 
 @kernel(inline=True)
-def _longest(data: np.ndarray, pos: int, n: int, units: np.ndarray, root: int) -> tuple[int, int]:
-    """``(used, at)``: the longest charsmap key prefixing ``data[pos:n]`` (its length, and its
-    replacement's index in the pool), or ``(0, -1)``."""
-    size = len(units)
-    used = 0
-    at = -1
-    node = root
-    for i in range(pos, n if size > 0 else pos):
-        node ^= data[i]
-        if node >= size:
-            break
-        unit = units[node]
-        if (unit & 0x800000FF) != data[i]:
-            break
-        node ^= (unit >> 10) << ((unit & 512) >> 6)
-        if (unit >> 8) & 1 and node < size:
-            used = i + 1 - pos
-            at = units[node] & 0x7FFFFFFF
-    return used, at
-
-
-@kernel(inline=True)
 def normalize_ids(data: np.ndarray, units: np.ndarray, pool: np.ndarray, tables: np.ndarray, dummy: bool,
                   remove_extra: bool, escape: bool, out: np.ndarray) -> int:
     """Normalize the UTF-8 bytes ``data`` into ``out``; return ``k`` (``out[:k]`` the normalized
@@ -114,7 +93,7 @@ def normalize_ids(data: np.ndarray, units: np.ndarray, pool: np.ndarray, tables:
                 break
             pos += 1
             continue
-        used, at = _longest(data, pos, n, units, root)
+        used, at = longest_key(data, pos, n, units, root)
         if at >= 0:
             if not (at < len(pool) and pool[at] == 32 and (at + 1 == len(pool) or pool[at + 1] == 0)):
                 break
@@ -169,7 +148,7 @@ def normalize_ids(data: np.ndarray, units: np.ndarray, pool: np.ndarray, tables:
         if c >= 0x80 and not tables[256 + c]:
             used = 0  # no key starts with this lead byte: the character is copied
         else:
-            used, at = _longest(data, pos, n, units, root)
+            used, at = longest_key(data, pos, n, units, root)
         if at >= 0:
             rl = 0
             while at + rl < len(pool) and pool[at + rl] != 0:

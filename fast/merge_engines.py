@@ -81,7 +81,7 @@ def merge_text(engine: Encoder, text: str, *, strategy: str = "lopt", chunk_len:
     result = strat.run(engine, text, chunk_len, overlap, run)
     note = _serial_note(run, engine)
     if note:
-        result.trace.notes.append(note.lstrip("; "))
+        result.trace.notes.append(note)
     return result
 
 
@@ -89,7 +89,7 @@ def _serial_note(runner: Runner, engine: Encoder) -> str:
     """Why ``auto`` encodes the pieces serially when the engine is not thread-safe ("" otherwise)."""
     if runner.backend != "auto" or runner.workers == 1 or thread_safety(engine).safe:
         return ""
-    return f"; pieces encoded serially: the engine {thread_safety(engine).describe()}"
+    return f"pieces encoded serially: the engine {thread_safety(engine).describe()}"
 
 
 class LoptEncoder(Encoder):
@@ -103,10 +103,10 @@ class LoptEncoder(Encoder):
         self.decision = merge_lopt.decision(inner)
         self.safety = thread_safety(inner)  # declared, or checked now: threads are never assumed
         i = inner.info
+        note = _serial_note(self.runner, inner)
         self.info = EngineInfo(f"lopt:{i.name}", i.kind, i.library, i.library_version, i.vocab_sha256,
                                f"lossless parallel merge over {i.name}; {self.decision.describe()}"
-                               f"{_serial_note(self.runner, inner)}",
-                               thread_safe=declared_thread_safe(inner))
+                               + (f"; {note}" if note else ""), thread_safe=declared_thread_safe(inner))
         # decoding passes through (tokspec.decoding): the merge changes how ids are found, not what
         # they stand for; only what the inner engine offers is offered
         for optional in ("decode", "special_tokens", "n_vocab"):

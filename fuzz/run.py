@@ -61,12 +61,12 @@ import sys
 import time
 from pathlib import Path
 
-from tokspec import _procs
 from tokspec.fuzz import _findings
 from tokspec.fuzz._confirm import store_new as _store_new
 from tokspec.fuzz._hangs import call_timeout
-from tokspec.fuzz._schedule import (PROGRESS_S, Scheduler, TargetRun, kill_group, parse_stats, remember,
-                                    rotation, spawn)
+from tokspec.fuzz._property_stage import DEEP_PROPERTY_TESTS as DEEP_PROPERTY_TESTS  # (its old home)
+from tokspec.fuzz._property_stage import property_stage
+from tokspec.fuzz._schedule import Scheduler, TargetRun, parse_stats, remember, rotation
 from tokspec.fuzz.targets import TARGETS, Target
 
 __all__ = ["main", "TargetRun", "parse_stats", "plan_budget", "plan_phases", "min_share", "LEGEND"]
@@ -175,7 +175,7 @@ def _fuzz(args: argparse.Namespace) -> int:
         print(f"skip {t.name}: {reason}", flush=True)
     _fuzz_s, replay_s, prop_s = plan_phases(args.seconds, args.property_seconds, len(targets), args.jobs)
     # the property stage first: what it leaves unused goes to fuzzing
-    properties_failed = _property_stage(args, prop_s) if prop_s > 0 else False
+    properties_failed = property_stage(args.jobs, prop_s) if prop_s > 0 else False
     fuzz_end = t0 + args.seconds - replay_s  # the property stage's unused time is fuzzing time
     fuzz_s = fuzz_end - time.monotonic()
     chosen, deferred = rotation([t for t, _ in targets], (fuzz_s + replay_s) * args.jobs, _STARTUP_S + MIN_TARGET_S)
@@ -209,50 +209,6 @@ def _fuzz(args: argparse.Namespace) -> int:
           + (f"; pending in {_findings.cache_root() / 'findings'} (promote with --promote)" if total_new else ""))
     print(f"fuzz run: {time.monotonic() - t0:.0f} s of a {args.seconds:.0f} s budget", flush=True)
     return 1 if total_new or properties_failed else 0
-
-
-#: The property tests run by the fuzz job with the deep hypothesis profile (tiny-vocabulary theorems
-#: and the replay of stored findings; engine-level properties, and the merge cut theorems that load
-#: real engines, are fuzzed by the harnesses above).
-DEEP_PROPERTY_TESTS = ("tests/property/test_hyp_spec_tiny.py", "tests/property/test_hyp_regressions.py")
-
-
-def _property_stage(args: argparse.Namespace, seconds: float) -> bool:
-    """Run :data:`DEEP_PROPERTY_TESTS` under the deep profile for at most ``seconds``; True if a test
-    FAILED. Skipped (with a message) when the tests are not under the current directory or no time
-    is left; a stage stopped at its time is reported and does not count as a failure."""
-    files = [f for f in DEEP_PROPERTY_TESTS if Path(f).is_file()]
-    if not files:
-        print("property stage skipped: run from the repository root to include tests/property")
-        return False
-    if seconds < 5:
-        print(f"property stage skipped: {seconds:.0f} s left of the budget")
-        return False
-    env = dict(os.environ)
-    env.setdefault("TOKSPEC_HYPOTHESIS_PROFILE", "deep")
-    env.setdefault("TOKSPEC_HYPOTHESIS_DB", str(_findings.hypothesis_db_dir()))
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
-           "-n", str(args.jobs), "-k", "not merge_claims", *files]
-    print(f"property stage ({env['TOKSPEC_HYPOTHESIS_PROFILE']} profile, up to {seconds:.0f} s): "
-          + " ".join(files), flush=True)
-    t0 = time.monotonic()
-    log = _findings.cache_root() / "property-stage.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    proc = spawn(cmd, log=log, env=env)
-    while proc.poll() is None and time.monotonic() - t0 < seconds:
-        time.sleep(min(PROGRESS_S, max(0.1, seconds - (time.monotonic() - t0))))
-        if proc.poll() is None:
-            print(f"property stage: {time.monotonic() - t0:.0f}/{seconds:.0f} s", flush=True)
-    if proc.poll() is None:
-        kill_group(proc, first=15, wait_s=3)
-        print(f"property stage: out of time after {seconds:.0f} s (no failure seen); log {log}")
-        return False
-    _procs.stop(proc)
-    text = log.read_text(encoding="utf-8", errors="replace").strip()
-    print(text.splitlines()[-1] if text else "(no output)", f"({time.monotonic() - t0:.0f} s)")
-    if proc.returncode not in (0, 5):
-        print(text[-4000:])
-    return proc.returncode not in (0, 5)
 
 
 def _promote(args: argparse.Namespace) -> int:

@@ -222,6 +222,28 @@ def test_replacement_is_the_longest_rule_else_one_character(name: str) -> None:
             assert (bytes(rep[:rl]), used) == want, (text, pos)
 
 
+@pytest.mark.parametrize("name", ["identity", "rules", "space-rules", "nmt_nfkc"])
+def test_longest_key_is_the_longest_rule_within_the_bound(name: str) -> None:
+    """longest_key (the one darts-clone walk every normalizer inlines) at every byte position and
+    every bound n == CharsMap.longest_match over data[:n]: the key's length and its replacement's
+    index in the pool; (0, -1) where no key matches (always, without a charsmap)."""
+    cm = charsmap(name)
+    units, pool, _ = kernel_tables(name)
+    root = 0 if len(units) == 0 else (int(units[0]) >> 10) << ((int(units[0]) & 512) >> 6)
+    for text in texts(seed=6, count=8):
+        data = text.encode("utf-8")
+        raw = np.frombuffer(data, dtype=np.uint8)
+        for pos in range(len(data)):
+            for n in range(pos, min(len(data), pos + 6) + 1):
+                used, at = sk.longest_key(raw, pos, n, units, root)
+                match = cm.longest_match(data[:n], pos) if cm is not None else None
+                if match is None:
+                    assert (used, at) == (0, -1), (text, pos, n)
+                else:
+                    end = bytes(pool[at:]).split(b"\0")[0]
+                    assert (used, end) == (match[0], match[1]), (text, pos, n)
+
+
 def test_replacement_with_no_charsmap_copies_one_character() -> None:
     units, pool, _ = kernel_tables("identity")
     for text in ["a", "\u00e9x", "\u4e2d", "\U0001f642!"]:

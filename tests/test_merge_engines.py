@@ -177,3 +177,107 @@ def test_the_listing_describes_the_lopt_prefix() -> None:
 
     assert engines() == [("lopt:ENGINE", "any ENGINE through tokspec's lossless parallel merge (cuts where a "
                           "theorem proved for the engine's structure allows; else serial)")]
+
+
+# -- the serial note and the attributes an lopt: engine exposes (the text users read) ---------------
+
+class Unsafe(Runs):
+    """Runs, declared not thread-safe (``auto`` then encodes the pieces serially)."""
+
+    info = EngineInfo("toy:unsafe", "tokenizer", "toy", "1.0", None, thread_safe=False)
+
+
+class Safe(Runs):
+    info = EngineInfo("toy:safe", "tokenizer", "toy", "1.0", None, thread_safe=True)
+
+
+SERIAL_NOTE = "pieces encoded serially: the engine declared not thread-safe"
+
+
+@pytest.mark.parametrize(("runner", "engine", "noted"), [
+    (Runner("auto", 2), Unsafe(), True),
+    (Runner("auto", 1), Unsafe(), False),      # one worker: serial anyway, nothing to explain
+    (Runner("threads", 2), Unsafe(), False),   # asked for explicitly: not auto's choice
+    (Runner("serial", 2), Unsafe(), False),
+    (Runner("auto", 2), Safe(), False),
+])
+def test_merge_text_notes_why_auto_encodes_serially(runner: Runner, engine: Encoder, noted: bool) -> None:
+    text = "aa bb cc dd ee"
+    got = merge_text(engine, text, strategy="delimiter", chunk_len=3, runner=runner)
+    plain = merge_text(engine, text, strategy="delimiter", chunk_len=3)
+    assert got.trace.notes == plain.trace.notes + ([SERIAL_NOTE] if noted else [])
+    assert got.encoding == engine.encode(text)
+
+
+def test_an_unchecked_engine_that_failed_the_check_is_noted_with_the_fault() -> None:
+    from tokspec.concurrency import ConcurrencyFault, ThreadSafety
+
+    engine = Runs()  # nothing declared: the remembered check result is what the note reports
+    fault = ConcurrencyFault(("ab", "cde"), threads=4, index=1, kind="differs", detail="")
+    engine._tokspec_thread_safety = ThreadSafety(False, "checked", fault)  # type: ignore[attr-defined]
+    got = merge_text(engine, "aa bb", strategy="delimiter", chunk_len=3, runner=Runner("auto", 2))
+    assert got.trace.notes[-1] == ("pieces encoded serially: the engine failed the concurrency check at "
+                                   "load (4 threads over 2 texts: text 1 (3 chars) returned another "
+                                   "result than alone)")
+    assert LoptEncoder(engine, runner=Runner("auto", 2)).info.description.endswith(
+        "; " + got.trace.notes[-1])
+
+
+def test_lopt_engine_info_and_attributes_on_a_declared_unsafe_engine() -> None:
+    from tokspec.concurrency import ThreadSafety
+    from tokspec.fast import merge_lopt
+
+    inner = Unsafe()
+    runner = Runner("auto", 2)
+    outer = LoptEncoder(inner, runner=runner, chunk_len=7)
+    assert outer.inner is inner and outer.runner is runner and outer.chunk_len == 7
+    assert outer.decision == merge_lopt.decision(inner)
+    assert outer.safety == ThreadSafety(False, "declared")
+    assert outer.info == EngineInfo(
+        "lopt:toy:unsafe", "tokenizer", "toy", "1.0", None,
+        f"lossless parallel merge over toy:unsafe; {outer.decision.describe()}; {SERIAL_NOTE}",
+        thread_safe=False)
+    serial = LoptEncoder(inner, runner=Runner("serial", 2))
+    assert serial.info.description == f"lossless parallel merge over toy:unsafe; {serial.decision.describe()}"
+
+
+@pytest.mark.parametrize(("inner", "declared"), [(Runs(), None), (Safe(), True), (Unsafe(), False)])
+def test_lopt_engine_passes_the_declaration_through(inner: Encoder, declared: bool | None) -> None:
+    from tokspec.concurrency import thread_safety
+
+    outer = LoptEncoder(inner)
+    assert outer.info.thread_safe is declared
+    assert outer.safety == thread_safety(inner)
+    assert outer.safety.source == ("checked" if declared is None else "declared")
+    assert outer.runner.backend == "auto" and outer.runner.workers == Runner().workers
+
+
+class Decoding(Runs):
+    """Runs with the optional decoding attributes and an ``encode_ids``."""
+
+    n_vocab = 12345
+    special_tokens = {"<s>": 7}
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return "".join(chr(i // 100) * (i % 100) for i in ids)
+
+    def encode_ids(self, text: str) -> list[int]:
+        return self.encode(text).ids
+
+
+def test_lopt_engine_offers_exactly_what_its_inner_engine_offers() -> None:
+    full = LoptEncoder(Decoding(), runner=Runner("serial", 1), chunk_len=3)
+    assert full.n_vocab == 12345 and full.special_tokens == {"<s>": 7}
+    assert full.decode == full.inner.decode  # type: ignore[attr-defined]
+    text = "aaab bbcc cd"
+    assert full.decode(full.encode(text).ids) == text  # type: ignore[attr-defined]
+    assert list(full.encode_ids(text)) == list(Decoding().encode(text).ids)  # type: ignore[attr-defined]
+    bare = LoptEncoder(Runs())
+    for optional in ("decode", "special_tokens", "n_vocab", "encode_ids"):
+        assert not hasattr(bare, optional), optional
+
+
+def test_a_non_callable_encode_ids_is_not_offered() -> None:
+    inner = Runs()
+    inner.encode_ids = None  # type: ignore[attr-defined]
+    assert not hasattr(LoptEncoder(inner), "encode_ids")
