@@ -45,13 +45,13 @@ _SECOND, _CANON, _COMPAT = 1 << 8, 1 << 9, 1 << 10  # the tables' info bits (the
 
 @kernel
 def _ccc(info: np.ndarray, c: int) -> int:
-    return info[min(c, LIMIT)] & 255
+    return int(info[min(c, LIMIT)] & 255)
 
 
 @kernel
 def _inert(info: np.ndarray, c: int, mask: int) -> bool:
     """No step of the form looks across the boundary before ``c`` (module docstring)."""
-    return info[min(c, LIMIT)] & mask == 0
+    return bool(info[min(c, LIMIT)] & mask == 0)
 
 
 @kernel
@@ -60,7 +60,7 @@ def _compose(keys: np.ndarray, vals: np.ndarray, a: int, b: int) -> int:
     key = (np.int64(a) << 21) | b
     i = np.searchsorted(keys, key)
     if i < len(keys) and keys[i] == key:
-        return vals[i]
+        return int(vals[i])
     return -1
 
 
@@ -258,4 +258,4 @@ def run_chain(text: np.ndarray, prog: np.ndarray, strs: np.ndarray, classes: np.
 @kernel
 def _member(sorted_cps: np.ndarray, c: int) -> bool:
     i = np.searchsorted(sorted_cps, c)
-    return i < len(sorted_cps) and sorted_cps[i] == c
+    return bool(i < len(sorted_cps) and sorted_cps[i] == c)

@@ -97,7 +97,7 @@ def store_op(store: np.ndarray, data: np.ndarray, b0: int, n: int, out: np.ndarr
             k = store[at + 3] >> 8
             for j in range(k):
                 out[count + j] = (store[at + 4 + (j >> 1)] >> (32 * (j & 1))) & _LOW32
-            return count + k
+            return int(count + k)
         at += 8
     return -1
 

@@ -97,7 +97,7 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
     out_ids = np.empty(len(data), dtype=np.int32)   # at most one token per byte
     cache = cache_for(len(data))  # merged pieces of this call (``_piece_cache``)
     memo_mask = len(memo) - 1
-    count = np.int64(0)  # not a literal 0: the callees taking it are typed (and compiled) once
+    count: int = np.int64(0)  # type: ignore[assignment]  # not a literal 0: callees taking it compile once
     short_get = np.int64(0)  # store_op's modes as values, not literals (one compiled store_op)
     short_put = np.int64(1)
     counted = len(cbs) == 0
