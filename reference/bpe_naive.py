@@ -107,7 +107,8 @@ class NaiveBpeEncoder(Encoder):
     Ids are ranks. Offsets follow ``tokspec._types``: a token's byte span inside its pretoken is
     mapped to the characters it touches. Characters matched by no alternative of the pattern are
     dropped, as tiktoken drops them (never happens for the patterns in ``pretok_regex``, P1).
-    Cost: one regex pass plus :func:`bpe_pieces` per pretoken (O(sum of m^2) worst case).
+    Cost: one regex pass plus :func:`bpe_pieces` per distinct pretoken of the call (O(sum of m^2)
+    worst case); a repeated pretoken reuses its pieces (a pretoken's pieces depend on its bytes only).
     """
 
     def __init__(self, ranks: Mapping[bytes, int], pattern: regex.Pattern[str], *, name: str,
@@ -123,9 +124,13 @@ class NaiveBpeEncoder(Encoder):
         starts = _byte_starts(text)
         ids: list[int] = []
         byte_spans: list[Span] = []
+        seen: dict[bytes, list[bytes]] = {}  # pretoken -> its pieces, within this call
         for m in self.pattern.finditer(text):
             pos = starts[m.start()]  # byte offset of this pretoken in the whole text
-            for piece in bpe_pieces(m.group().encode("utf-8"), self.ranks):
+            pretoken = m.group().encode("utf-8")
+            if pretoken not in seen:
+                seen[pretoken] = bpe_pieces(pretoken, self.ranks)
+            for piece in seen[pretoken]:
                 ids.append(self.ranks[piece])
                 byte_spans.append((pos, pos + len(piece)))
                 pos += len(piece)

@@ -62,9 +62,12 @@ def test_interpreted_targets_cap_their_long_texts(monkeypatch, tmp_path) -> None
     data = bytes([LONG_MARK, 255, 255]) + b"ab"
     full = text_from_bytes(data)
     assert 100_000 < INTERPRETED_MAX_CHARS < len(full)
-    capped = [t for t in TARGETS if "interpreted" in t.name]
-    assert len(capped) >= 6
+    capped = [t for t in TARGETS if "interpreted" in t.name or "max_pretoken" in t.meta]
+    assert len(capped) >= 10
     for t in TARGETS:
+        if "max_pretoken" in t.meta:  # "abab...": one pretoken, cut (test below)
+            assert text_for(t, data) == full[:len(text_for(t, data))] and len(text_for(t, data)) < 10_000
+            continue
         want = full[:INTERPRETED_MAX_CHARS] if t in capped else full
         assert text_for(t, data) == want, t.name
     assert text_for(capped[0], b"short") == "short"
@@ -74,3 +77,41 @@ def test_interpreted_targets_cap_their_long_texts(monkeypatch, tmp_path) -> None
     crash.write_bytes(data)
     assert [t for _, t in iter_raw_inputs(crash, cap=INTERPRETED_MAX_CHARS)] == [full[:INTERPRETED_MAX_CHARS]]
     assert [t for _, t in iter_raw_inputs(crash)] == [full]
+
+
+def test_reference_bpe_targets_cut_long_texts_at_a_long_pretoken(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The reference BPE is O(m^2) in a pretoken's m bytes (a 2 MiB letter run: days), so a long text
+    of a target over it ends where its first pretoken passes REFERENCE_MAX_PRETOKEN_BYTES; a long
+    text of ordinary pretokens keeps its full length; `tokspec diff --raw` replays the same text."""
+    from tokspec.app.inputs import iter_raw_inputs
+    from tokspec.fuzz.targets import (INTERPRETED_MAX_CHARS, LONG_MARK, REFERENCE_MAX_PRETOKEN_BYTES as LIMIT,
+                                      TARGETS, _cut_long_pretoken, long_text_cap, pair_target, pretoken_cap, text_for, text_from_bytes)
+    from tokspec.reference.pretok_regex import split
+
+    monkeypatch.delenv("TOKSPEC_FUZZ_MAX_CHARS", raising=False)
+    cut = [t for t in TARGETS if "max_pretoken" in t.meta]
+    assert sorted(t.name for t in cut) == sorted(t.name for t in TARGETS if "reference_cl100k" in t.name
+                                                 or "reference_o200k" in t.name)
+    assert pretoken_cap(("reference:o200k_base", "tiktoken:o200k_base")) == ("o200k_base", LIMIT)
+    assert pretoken_cap(("reference:cl100k_base-u17", "x")) == ("cl100k_base", LIMIT)
+    assert pretoken_cap(("fast:cl100k_base", "tiktoken:cl100k_base")) is None
+    assert pretoken_cap(("reference:mon-unigram", "hf:mon-unigram")) is None
+    assert pair_target("tiktoken:cl100k_base", "reference:cl100k_base").meta["max_pretoken"] == ("cl100k_base", LIMIT)
+    words = bytes([LONG_MARK, 255, 255]) + " word, 12 é".encode()
+    letters = bytes([LONG_MARK, 255, 255]) + "é".encode() + b"ab"
+    assert len(text_from_bytes(words)) > 1_000_000 and long_text_cap(cut[0].engines) == INTERPRETED_MAX_CHARS
+    for t in cut:
+        assert text_for(t, words) == text_from_bytes(words)[:INTERPRETED_MAX_CHARS], t.name  # not cut
+        text = text_for(t, letters)  # one run of letters: cut before the byte limit is passed
+        assert text == text_from_bytes(letters)[:len(text)]
+        assert [(0, len(text))] == split(text, t.meta["max_pretoken"][0])
+        assert LIMIT - 2 < len(text.encode()) <= LIMIT
+    # a long pretoken after ordinary ones: everything before it stays
+    text = _cut_long_pretoken("x " * 100 + "y" * 10_000, "cl100k_base", LIMIT)
+    assert text == "x " * 99 + "x" + (" " + "y" * 10_000)[:LIMIT]
+    crash = tmp_path / "crash-1"
+    crash.write_bytes(letters)
+    replayed = [t for _, t in iter_raw_inputs(crash, cap=long_text_cap(cut[0].engines),
+                                              pretokens=pretoken_cap(cut[0].engines))]
+    assert replayed == [text_for(cut[0], letters)]
+    assert text_for(cut[0], b"short " + b"a" * 9000) == "short " + "a" * 9000  # short inputs are not cut

@@ -141,10 +141,11 @@ def _run_file(args: argparse.Namespace, results: DiffResults, out: TextIO, err: 
     for any number of workers). A validation pass first: a bad inputs file is exit 2 before any
     record is written."""
     from tokspec.app.inputs import iter_raw_inputs
-    from tokspec.fuzz.targets import long_text_cap
+    from tokspec.fuzz.targets import long_text_cap, pretoken_cap
 
-    read = (functools.partial(iter_raw_inputs, cap=long_text_cap((args.a, args.b))) if getattr(args, "raw", False)
-            else iter_inputs)
+    pair = (args.a, args.b)
+    read = (functools.partial(iter_raw_inputs, cap=long_text_cap(pair), pretokens=pretoken_cap(pair))
+            if getattr(args, "raw", False) else iter_inputs)
     total = n_batches = 0
     for batch in batches(read(args.inputs)):
         total, n_batches = total + len(batch), n_batches + 1

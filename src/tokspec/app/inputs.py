@@ -143,20 +143,22 @@ def iter_inputs(path: str | Path) -> Iterator[tuple[str, str]]:
         yield from _iter_file(f, "" if len(files) == 1 and f == Path(path) else f"{f}:")
 
 
-def iter_raw_inputs(path: str | Path, cap: int | None = None) -> Iterator[tuple[str, str]]:
+def iter_raw_inputs(path: str | Path, cap: int | None = None,
+                    pretokens: tuple[str, int] | None = None) -> Iterator[tuple[str, str]]:
     """``--raw``: each file of ``path`` (a file, directory or glob, as above) is ONE input, its bytes
     decoded exactly as tokspec's fuzz harness decodes fuzzer bytes
     (:func:`tokspec.fuzz.targets.text_from_bytes`: UTF-8, invalid bytes as U+FFFD by
     ``errors="replace"``, the long-text marker expanded), so a libFuzzer ``crash-*`` file replays.
     Bytes that decode to a lone surrogate (the harness's text-domain probe) are an InputFileError:
     both engines reject such text, there is nothing to compare. ``cap``: the target's cap on long
-    texts (:func:`tokspec.fuzz.targets.long_text_cap`). O(file size) per file."""
+    texts (:func:`tokspec.fuzz.targets.long_text_cap`); ``pretokens``: its cut of long texts at a
+    long pretoken (:func:`tokspec.fuzz.targets.pretoken_cap`). O(file size) per file."""
     from tokspec.fuzz.targets import text_from_bytes
 
     files = input_files(path)
     for f in files:
         with _open(f) as fh:
-            text = text_from_bytes(fh.read(), cap=cap)
+            text = text_from_bytes(fh.read(), cap=cap, pretokens=pretokens)
         try:
             check_text(text)
         except TokspecError as exc:

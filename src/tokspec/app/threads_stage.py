@@ -245,10 +245,11 @@ def diff_stage(args: Any, engines: tuple[Encoder, Encoder], results: Any, out: A
         texts = sample_texts(_fuzz_sample(args.seed, list(results.counterexamples)))
     else:  # a file, a directory or a glob of regular files: the same texts however they are given
         from tokspec.app.inputs import iter_inputs, iter_raw_inputs
-        from tokspec.fuzz.targets import long_text_cap
+        from tokspec.fuzz.targets import long_text_cap, pretoken_cap
 
-        cap = long_text_cap((str(getattr(args, "a", "")), str(getattr(args, "b", ""))))
-        read = (functools.partial(iter_raw_inputs, cap=cap) if getattr(args, "raw", False)
+        pair = (str(getattr(args, "a", "")), str(getattr(args, "b", "")))
+        read = (functools.partial(iter_raw_inputs, cap=long_text_cap(pair), pretokens=pretoken_cap(pair))
+                if getattr(args, "raw", False)
                 else iter_inputs)  # as the comparison read them
         texts = sample_texts(t for _, t in read(args.inputs))
     # a fault's minimization has --minimize-seconds, as a comparison's shrink does
