@@ -35,7 +35,7 @@ import numpy as np
 
 from tokspec._jit import kernel
 
-__all__ = ["IDS_MAX", "SLOTS", "STORE_MAX", "new_store", "store_get", "store_op", "store_put"]
+__all__ = ["IDS_MAX", "SLOTS", "STORE_MAX", "new_store", "store_op"]
 
 STORE_MAX = 24  # bytes of the longest piece stored (three packed words)
 IDS_MAX = 8     # ids of the longest encoding stored (four words of two)
@@ -59,15 +59,17 @@ def new_store(slots: int = SLOTS) -> np.ndarray:
 @kernel
 def store_op(store: np.ndarray, data: np.ndarray, b0: int, n: int, out: np.ndarray, base: int, count: int,
              put: int) -> int:
-    """``put == 0``: if ``data[b0:b0+n]`` is stored, write its ids to ``out[count:]`` and return the
-    new count, else -1 (also for ``n`` outside ``1..24`` and for the empty store). ``put == 1``:
-    keep ``data[b0:b0+n]`` -> ``out[base:count]`` in way 0 of its set, the entry there moving to
-    way 1 (nothing kept if the piece or its ids are too long, or the store is empty); returns
-    ``count``. One kernel for both, ``put`` a run-time value: each compiled function (and each
-    literal argument numba specializes on) costs about 0.3 s of a cold start's compile."""
+    """``put == 1``: keep ``data[b0:b0+n]`` -> ``out[base:count]`` in way 0 of its set, the entry
+    there moving to way 1 (nothing kept if the piece or its ids are too long, or the store is
+    empty); returns ``count``. Any other ``put``: if ``data[b0:b0+n]`` is stored, write its ids to
+    ``out[count:]`` and return the new count, else -1 (also for ``n`` outside ``1..24`` and for the
+    empty store; ``base`` unused). One kernel for both, ``put`` a run-time value: each compiled
+    function (and each literal argument numba specializes on) costs about 0.3 s of a cold start's
+    compile. The length checks stay here although ``_encode`` routes only short pieces: past 24
+    bytes the packing would alias distinct pieces."""
     k = count - base
-    if n < 1 or n > _STORE_MAX or len(store) == 0 or (put != 0 and (k < 1 or k > _IDS_MAX)):
-        return count if put != 0 else -1
+    if n < 1 or n > _STORE_MAX or len(store) == 0 or (put == 1 and (k < 1 or k > _IDS_MAX)):
+        return count if put == 1 else -1
     k0 = np.int64(0)
     k1 = np.int64(0)
     k2 = np.int64(0)
@@ -80,7 +82,7 @@ def store_op(store: np.ndarray, data: np.ndarray, b0: int, n: int, out: np.ndarr
         else:
             k2 |= byte
     at = 16 * (((((k0 * _M0) ^ (k1 * _M1)) + k2 * _M2 + n) >> 32) & ((len(store) >> 4) - 1))
-    if put != 0:
+    if put == 1:
         for i in range(8):
             store[at + 8 + i] = store[at + i]
         store[at] = k0
@@ -101,12 +103,3 @@ def store_op(store: np.ndarray, data: np.ndarray, b0: int, n: int, out: np.ndarr
         at += 8
     return -1
 
-
-def store_get(store: np.ndarray, data: np.ndarray, b0: int, n: int, out: np.ndarray, count: int) -> int:
-    """:func:`store_op` reading (Python callers and tests; kernels call ``store_op`` itself)."""
-    return int(store_op(store, data, b0, n, out, count, count, 0))
-
-
-def store_put(store: np.ndarray, data: np.ndarray, b0: int, n: int, out: np.ndarray, base: int, count: int) -> None:
-    """:func:`store_op` keeping ``out[base:count]`` (Python callers and tests)."""
-    store_op(store, data, b0, n, out, base, count, 1)

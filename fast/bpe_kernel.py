@@ -63,7 +63,7 @@ from tokspec.fast._bpe_probe import (  # re-exported: _counting_kernels, tests
 from tokspec.fast._cache import load_arrays, save_arrays
 from tokspec.fast._utf8 import _utf8
 from tokspec.fast._piece_cache import cache_for, cache_get, cache_put
-from tokspec.fast._piece_store import STORE_MAX, new_store, store_op
+from tokspec.fast._piece_store import IDS_MAX, STORE_MAX, new_store, store_op
 from tokspec.fast._piece_table import build_piece_table, empty_piece_table, piece_id
 from tokspec.fast.bpe_tables import NODE_BITS, PAIR_SHIFT, arrays_of, cache_path
 
@@ -125,9 +125,11 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
             count += 1
             continue
         short = b1 - b0 <= STORE_MAX and len(store) > 0
+        cached = -1
         if short:  # merged earlier by this thread, in this call or an earlier one (``_piece_store``)
             cached = store_op(store, data, b0, b1 - b0, out_ids, count, count, short_get)
-        else:  # merged earlier in this call (``_piece_cache``)
+        if cached < 0:  # merged earlier in this call (``_piece_cache``: long pieces, and short
+            # ones of more than IDS_MAX ids, which the store does not keep)
             cached = cache_get(cache, data, b0, b1 - b0, out_ids, count)
         if cached >= 0:
             count = cached
@@ -187,7 +189,7 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
                 last = out_ids[count]
                 pos -= tok_len[last]
                 cand = next_prefix[last]
-        if short:
+        if short and count - base <= IDS_MAX:
             store_op(store, data, b0, b1 - b0, out_ids, base, count, short_put)
         else:
             cache_put(cache, data, b0, b1 - b0, base, count)

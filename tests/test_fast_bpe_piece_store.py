@@ -11,7 +11,6 @@ store; the self-check runs without one.
 from __future__ import annotations
 
 import random
-import threading
 
 import numpy as np
 import pytest
@@ -24,6 +23,8 @@ from tokspec.fast.peek2_unicode import code_points
 from tokspec.fast.pretok_peek2 import spans_of_code_points
 from tokspec.fuzz.strategies import trained_bpe_ranks
 
+from _threads import run_in_threads
+
 
 def _bytes(raw: bytes) -> np.ndarray:
     return np.frombuffer(bytearray(raw), dtype=np.uint8)
@@ -32,7 +33,7 @@ def _bytes(raw: bytes) -> np.ndarray:
 def _put(store: np.ndarray, piece: bytes, ids: list[int]) -> None:
     out = np.array([7, *ids], dtype=np.int32)  # an id before ``base``: only out[base:count] is kept
     with np.errstate(over="ignore"):
-        ps.store_put(store, _bytes(piece), 0, len(piece), out, 1, 1 + len(ids))
+        assert ps.store_op(store, _bytes(piece), 0, len(piece), out, 1, 1 + len(ids), 1) == 1 + len(ids)
 
 
 def _get(store: np.ndarray, piece: bytes, prefix: bytes = b"") -> list[int] | None:
@@ -41,7 +42,7 @@ def _get(store: np.ndarray, piece: bytes, prefix: bytes = b"") -> list[int] | No
     out = np.full(12, -5, dtype=np.int32)
     out[:2] = (3, 4)
     with np.errstate(over="ignore"):
-        count = ps.store_get(store, _bytes(prefix + piece), len(prefix), len(piece), out, 2)
+        count = int(ps.store_op(store, _bytes(prefix + piece), len(prefix), len(piece), out, 0, 2, 0))
     if count < 0:
         assert count == -1 and out[2:].tolist() == [-5] * 10  # a miss writes nothing
         return None
@@ -171,15 +172,33 @@ def test_encode_fills_and_reads_the_store() -> None:
     assert _encode_with(compiled, " " + "a" * 30, store) == _encode_with(compiled, " " + "a" * 30, ps.new_store(0))
 
 
+def test_a_piece_of_more_ids_than_an_entry_holds_is_merged_outside_the_store() -> None:
+    """A short piece of IDS_MAX ids is kept in the store; one of more ids is not (the per-call
+    cache takes it); both encode exactly, on a first call and a second one."""
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks[b"ab"] = 256
+    compiled = CompiledBPE.from_ranks(ranks)
+    eight, nine = " " + "x" * (ps.IDS_MAX - 1), " " + "y" * ps.IDS_MAX  # 8 and 9 single-byte tokens
+    text = " ".join([eight, nine, eight, nine])
+    want = _encode_with(compiled, text, ps.new_store(0))
+    assert want == [ranks[c.encode()] for c in text]
+    store = ps.new_store(64)
+    for _ in range(2):
+        assert _encode_with(compiled, text, store) == want
+        assert _get(store, eight.encode()) == [ranks[c.encode()] for c in eight]
+        assert _get(store, nine.encode()) is None
+    # a mode other than 1 reads and never writes
+    out = np.zeros(4, dtype=np.int32)
+    assert ps.store_op(store, _bytes(b"new"), 0, 3, out, 0, 2, 2) == -1 and _get(store, b"new") is None
+
+
 def test_threads_have_their_own_store_and_the_self_check_none() -> None:
     compiled = load_engine("fast:cl100k_base").bpe  # type: ignore[attr-defined]
     mine = compiled._tables
     assert mine is compiled._tables and len(mine[-1]) == 8 * ps.SLOTS
     assert len(compiled._tables_no_shortcut[-1]) == 0
     other: list[object] = []
-    thread = threading.Thread(target=lambda: other.append(compiled._tables[-1]))
-    thread.start()
-    thread.join()
+    run_in_threads(lambda k: other.append(compiled._tables[-1]), 1)
     assert other[0] is not mine[-1]
     assert load_engine("fast:o200k_base").bpe._tables[-1] is not mine[-1]  # type: ignore[attr-defined]
 
@@ -205,11 +224,7 @@ def test_ids_equal_tiktoken_over_calls_and_threads(vocab: str) -> None:
             if fast.encode_arrays(texts[j]).ids.tolist() != want[j]:
                 errors.append(f"thread {k} text {j} (arrays)")
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(work, 3)
     assert not errors
 
 

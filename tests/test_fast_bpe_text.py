@@ -9,7 +9,6 @@ Contracts: ``ids_of_text`` equals the two-step path (``spans_of_code_points``, t
 from __future__ import annotations
 
 import random
-import threading
 
 import numpy as np
 import pytest
@@ -19,6 +18,8 @@ from tokspec.fast import pretok_peek2 as p2
 from tokspec.fast._bpe_text import ids_of_text
 from tokspec.fast.bpe_kernel import CompiledBPE
 from tokspec.fuzz.strategies import trained_bpe_ranks
+
+from _threads import run_in_threads
 
 
 def _pieces_text(seed: int) -> str:
@@ -101,9 +102,5 @@ def test_encode_ids_equals_tiktoken_repeatedly_and_from_threads(vocab: str) -> N
             if fast.encode_ids(texts[j]).tolist() != want[j]:  # type: ignore[attr-defined]
                 errors.append(f"thread {k} text {j}")
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_in_threads(work, 4)
     assert not errors
