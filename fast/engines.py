@@ -90,9 +90,9 @@ class FastBpeEncoder(Encoder):
         return self._flat_bytes
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
-        cps = code_points(text)
+        cps = code_points(text)  # InvalidTextError for a lone surrogate: the text encodes below
         starts, ends = spans_of_code_points(cps, self.pattern)
-        return self.bpe.encode_text(cps, starts, ends)
+        return self.bpe.encode_text(cps, starts, ends, text.encode("utf-8"))
 
     def encode_ids(self, text: str) -> np.ndarray:
         """Token ids of ``text`` only (int64 array; the offsets pass is skipped), like tiktoken's

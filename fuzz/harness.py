@@ -55,7 +55,7 @@ _NOT_INSTRUMENTED = ("tokspec.formats.vocab", "tokspec.spec", "tokspec.fuzz", "t
                      "tokspec._jit", "tokspec._offsets", "tokspec.engines._hf_kernels", "tokspec.engines._spm_tile",
                      "tokspec.fast.bpe_kernel", "tokspec.fast.pretok_peek2", "tokspec.fast._spm_kernels",
                      "tokspec.fast._unigram_emit", "tokspec.fast._unigram_kernels",
-                     "tokspec.fast.unigram_datrie", "tokspec.fast._counting_kernels", "tokspec.fast._utf8",
+                     "tokspec.fast.unigram_datrie", "tokspec.fast._counting_kernels",
                      "tokspec.fast._piece_cache", "tokspec.fast._piece_table", "tokspec.fast._spm_ids",
                      "tokspec.fast._metaspace", "tokspec.fast._bpe_probe", "tokspec.fast._bpe_text",
                      "tokspec.fast._spm_norm_ids", "tokspec.fast._piece_store", "tokspec.fast._hf_norm_kernels",

@@ -50,11 +50,13 @@ def _cuts(rng: random.Random, n: int) -> list[int]:
 
 def test_utf8_of_code_points_equals_str_encode() -> None:
     texts = [EDGES, EDGES[::-1], "", "a", *_texts(1, 40)]
-    for text in texts:
-        data, cbs = utf8_of_code_points(code_points(text))
-        assert data.dtype == np.uint8 and data.tobytes() == text.encode("utf-8"), text
+    for text in [*texts, "ascii only", "\U0010ffff\u0800\u07ff\x80\x7f\uffff\U00010000"]:
         want = np.concatenate([[0], np.cumsum([len(ch.encode("utf-8")) for ch in text])]).astype(np.int64)
-        assert cbs.tolist() == want.tolist(), text
+        for given in (None, text.encode("utf-8")):  # made from the code points, or the caller's
+            data, cbs = utf8_of_code_points(code_points(text), given)
+            assert data.dtype == np.uint8 and data.tobytes() == text.encode("utf-8"), text
+            assert data.flags.writeable  # the merge kernel's one compiled signature
+            assert cbs.dtype == np.int64 and cbs.tolist() == want.tolist(), text
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
