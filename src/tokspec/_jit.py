@@ -165,8 +165,9 @@ def _compile_at(dispatcher: Any, level: int) -> None:
     restored under numba's (re-entrant) compiler lock, so no other compile sees it. Kernels a
     kernel calls compile inside its window. A numba without these internals: left as it is."""
     try:
-        from numba.core import config
+        from numba.core import config as numba_config
         from numba.core.compiler_lock import global_compiler_lock
+        config: Any = numba_config  # OPT is set by numba at run time (no stub declares it)
         opt_level = type(config.OPT)(level)
     except (ImportError, AttributeError, TypeError, ValueError):  # pragma: no cover - other numba
         return
