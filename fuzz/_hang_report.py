@@ -34,7 +34,7 @@ def _budget(until: float) -> float:
 
 def record_hangs(runs: list[Any], run_dir: Path, harness: dict[str, str], until: float) -> dict[str, list[str]]:
     """``{target: [hang report id]}`` for every hung run (at most one per target)."""
-    from tokspec.fuzz.targets import text_from_bytes
+    from tokspec.fuzz.targets import target_by_name, text_for
     out: dict[str, list[str]] = {}
     timeout = call_timeout()
     for run in runs:
@@ -57,7 +57,7 @@ def record_hangs(runs: list[Any], run_dir: Path, harness: dict[str, str], until:
         report = {"id": mid, **body, "minimized": small != data, "minimized_by": "time",
                   "minimize_calls": calls, "data_hex": small.hex()}
         if is_text:
-            report["text"] = text_from_bytes(small)
+            report["text"] = text_for(target_by_name(name), small)  # under the target's caps, as it ran
         _findings.write_json_atomic(path.with_name(f"{mid}.json"), report)
         if mid != fid:
             path.unlink(missing_ok=True)

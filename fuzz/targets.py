@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 import unicodedata
 from collections.abc import Callable
@@ -31,6 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tokspec import Encoder, InvalidTextError, load_engine
+from tokspec.fuzz._texts import (INTERPRETED_MAX_CHARS, LONG_MARK, REFERENCE_MAX_PRETOKEN_BYTES, _I,
+                                 long_text_cap, max_chars, pretoken_cap, text_for, text_from_bytes)
 from tokspec.spec._verdict import Verdict, all_of, fails, holds
 
 __all__ = [
@@ -42,6 +43,8 @@ __all__ = [
     "pretoken_cap",
     "INTERPRETED_MAX_CHARS",
     "REFERENCE_MAX_PRETOKEN_BYTES",
+    "LONG_MARK",
+    "max_chars",
     "run_engine",
     "diff_verdict",
     "make_checker",
@@ -66,53 +69,10 @@ class Target:
 
 
 _W = "tokspec.fuzz.wrapped:"  # fuzzing configurations of engines (small merge chunks)
-_I = "tokspec.fast.interpreted:"  # fast engines with their compiled kernels run as plain Python
 
 
 def _safe(engine: str) -> str:
     return engine.replace(_W, "").replace(_I, "interpreted-").replace(":", "_")
-
-
-#: Long generated texts are capped at this many characters for targets with interpreted kernels
-#: (plain Python, ~9 us per character: a 2M-character text took 18 s alone, past the harness's
-#: 60 s call limit on a loaded machine) and for targets over a reference BPE (a 2 MiB text of
-#: ordinary pretokens took the reference-vs-tiktoken check 3.8-8.4 s, uninstrumented: a few such
-#: inputs used up a target's share of a CI run). Still past 100K, where seams and buffer regrowth
-#: show; the compiled engines take the full 2 MiB in their own targets.
-INTERPRETED_MAX_CHARS = 1 << 18
-
-
-def long_text_cap(engines: tuple[str, ...]) -> int | None:
-    """The cap on long generated texts of a target over ``engines``: :data:`INTERPRETED_MAX_CHARS`
-    if one of them runs interpreted kernels or is a reference BPE (:func:`pretoken_cap`), else None
-    (``tokspec diff --raw`` replays with it)."""
-    interpreted = any(e.startswith(_I) or e.endswith("_interpreted") for e in engines)
-    return INTERPRETED_MAX_CHARS if interpreted or pretoken_cap(engines) is not None else None
-
-
-#: The reference BPE (``reference/bpe_naive.py``) is the definition's O(m^2) merge loop per
-#: pretoken of m bytes: ``"a" * 16384`` (one pretoken) takes it 1.9 s, a 2 MiB one would take days.
-#: A long generated text of a target over a reference BPE is therefore cut where its first pretoken
-#: passes this many bytes (``"a" * 8192``: about 0.5 s). Texts of ordinary pretokens keep their full
-#: length (2 MiB: seams, buffers), and pretokens up to this length are still generated. Without the
-#: cut, the reference-vs-tiktoken targets starved in CI (245 inputs in their 30 s: one input was a
-#: repeated letter run).
-REFERENCE_MAX_PRETOKEN_BYTES = 8192
-
-
-def pretoken_cap(engines: tuple[str, ...]) -> tuple[str, int] | None:
-    """``(pattern name, bytes)``: the cut of long texts for a target over ``engines`` if one of them
-    is a named reference BPE (``reference:cl100k_base``, ``reference:o200k_base``, ...; see
-    :data:`REFERENCE_MAX_PRETOKEN_BYTES`), else None. A reference over a rank file
-    (``reference:PATH.tiktoken``) is not recognized: cap such a target with ``--max-chars``."""
-    from tokspec.reference.engines import TIKTOKEN_PATTERNS, U17
-
-    for engine in engines:
-        prefix, _, name = engine.partition(":")
-        name = name[:-len(U17)] if name.endswith(U17) else name
-        if prefix == "reference" and name in TIKTOKEN_PATTERNS:
-            return TIKTOKEN_PATTERNS[name], REFERENCE_MAX_PRETOKEN_BYTES
-    return None
 
 
 def _diff(a: str, b: str, what: str) -> Target:
@@ -193,63 +153,6 @@ def target_by_name(name: str) -> Target:
         if t.name == name:
             return t
     raise ValueError(f"unknown fuzz target name={name!r}; known: {', '.join(t.name for t in TARGETS)}")
-
-
-#: A first byte that never occurs in UTF-8: an input starting with it asks for a long text.
-LONG_MARK = 0xF8
-
-
-def max_chars() -> int:
-    """The cap on generated long texts: ``$TOKSPEC_FUZZ_MAX_CHARS`` (a positive integer), else none."""
-    raw = os.environ.get("TOKSPEC_FUZZ_MAX_CHARS", "")
-    if not raw:
-        return 1 << 62
-    if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"TOKSPEC_FUZZ_MAX_CHARS={raw!r} must be a positive integer")
-    return int(raw)
-
-
-def text_for(target: Any, data: bytes) -> str:
-    """:func:`text_from_bytes` under ``target``'s own cap on long texts (``meta["max_chars"]``)."""
-    meta = getattr(target, "meta", None) or {}
-    return text_from_bytes(data, cap=meta.get("max_chars"), pretokens=meta.get("max_pretoken"))
-
-
-def _cut_long_pretoken(text: str, pattern_name: str, limit: int) -> str:
-    """``text`` up to where its first pretoken (under the named pattern) passes ``limit`` UTF-8
-    bytes; the whole text if none does. O(len(text)) (one regex pass)."""
-    from tokspec.reference.pretok_regex import compiled
-
-    for m in compiled(pattern_name).finditer(text):
-        start, end = m.span()
-        if end - start > limit // 4 and len(m.group().encode("utf-8", "surrogatepass")) > limit:
-            size, stop = 0, start
-            while size + len(text[stop].encode("utf-8", "surrogatepass")) <= limit:
-                size, stop = size + len(text[stop].encode("utf-8", "surrogatepass")), stop + 1
-            return text[:stop]
-    return text
-
-
-def text_from_bytes(data: bytes, cap: int | None = None, pretokens: tuple[str, int] | None = None) -> str:
-    """Fuzzer bytes to text (module docstring): may contain lone surrogates, on purpose.
-
-    Length extension: ``LONG_MARK, k, d, body...`` gives ``body`` (decoded the same way) repeated
-    to ``BOUNDARY_SIZES[k % len] + (d - 128) // 8`` characters (a power of two or ten, +-16), so
-    libFuzzer's short inputs (``-max_len``) still reach chunk seams and buffer sizes up to 2 MiB.
-    ``$TOKSPEC_FUZZ_MAX_CHARS`` (``python -m tokspec.fuzz.run --max-chars N``) and ``cap`` (a
-    target's, :func:`text_for`) cap that length; ``pretokens`` (``(pattern name, bytes)``, a
-    target's :func:`pretoken_cap`) cuts it where its first pretoken passes that many bytes."""
-    if len(data) >= 3 and data[0] == LONG_MARK:
-        from tokspec.longtext import BOUNDARY_SIZES
-        size = max(1, BOUNDARY_SIZES[data[1] % len(BOUNDARY_SIZES)] + (data[2] - 128) // 8)
-        size = min(size, max_chars(), cap or size)
-        body = text_from_bytes(data[3:]) or "a"
-        text = (body * (size // len(body) + 1))[:size]
-        return text if pretokens is None else _cut_long_pretoken(text, *pretokens)
-    try:
-        return data.decode("utf-8", errors="surrogatepass")
-    except UnicodeDecodeError:
-        return data.decode("utf-8", errors="replace")
 
 
 @functools.lru_cache(maxsize=None)

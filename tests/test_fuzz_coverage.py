@@ -85,7 +85,8 @@ def test_reference_bpe_targets_cut_long_texts_at_a_long_pretoken(monkeypatch, tm
     text of ordinary pretokens keeps its full length; `tokspec diff --raw` replays the same text."""
     from tokspec.app.inputs import iter_raw_inputs
     from tokspec.fuzz.targets import (INTERPRETED_MAX_CHARS, LONG_MARK, REFERENCE_MAX_PRETOKEN_BYTES as LIMIT,
-                                      TARGETS, _cut_long_pretoken, long_text_cap, pair_target, pretoken_cap, text_for, text_from_bytes)
+                                      TARGETS, long_text_cap, pair_target, pretoken_cap, text_for, text_from_bytes)
+    from tokspec.fuzz._texts import _cut_long_pretoken
     from tokspec.reference.pretok_regex import split
 
     monkeypatch.delenv("TOKSPEC_FUZZ_MAX_CHARS", raising=False)
