@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import base64
 import binascii
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
 import regex
 
+from tokspec import _hf_unicode as hfu
 from tokspec.formats import normalize as nz
 from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.formats.normalize import Aligned
 from tokspec.formats.spm_normalize import CharsMap, hf_precompiled
 from tokspec.formats.vocab import TokenizerJson
 
-__all__ = ["NORMALIZERS", "PRETOKENIZERS", "hf_pipeline"]
+__all__ = ["NORMALIZERS", "PRETOKENIZERS", "hf_pipeline", "is_hf_mark", "strip_accents"]
 
 Normalizer = Callable[[Aligned], Aligned]
 
@@ -52,6 +54,8 @@ def _normalizer(spec: dict[str, Any] | None, where: str) -> Normalizer:
         return lambda a: nz.replace(a, pattern, content)
     if kind == "Lowercase":
         return nz.lowercase
+    if kind == "StripAccents":
+        return strip_accents
     if kind == "Prepend":
         prefix = str(spec["prepend"])
         return lambda a: nz.prepend(a, prefix)
@@ -65,7 +69,20 @@ def _normalizer(spec: dict[str, Any] | None, where: str) -> Normalizer:
 
 
 NORMALIZERS = ("Sequence", "NFC", "NFD", "NFKC", "NFKD", "Replace", "Lowercase", "Prepend",
-               "Precompiled", "Strip")
+               "Precompiled", "Strip", "StripAccents")
+
+
+def is_hf_mark(c: str) -> bool:
+    """HF's ``is_combining_mark``: General_Category M* in HF's older tables (``tokspec._hf_unicode``)."""
+    cp = ord(c)
+    if unicodedata.category(c).startswith("M"):
+        return not hfu.in_ranges(cp, hfu.MARK_UNKNOWN)
+    return hfu.in_ranges(cp, hfu.MARK_EXTRA)
+
+
+def strip_accents(a: Aligned) -> Aligned:
+    """HF ``StripAccents``: delete every combining mark (:func:`is_hf_mark`), nothing else. O(n)."""
+    return nz.apply_edits(a, [("" if is_hf_mark(c) else c, 0) for c in a.text])
 
 
 def _precompiled(spec: dict[str, Any], where: str) -> Normalizer:

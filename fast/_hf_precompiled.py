@@ -1,0 +1,143 @@
+"""HF ``Precompiled`` (a sentencepiece charsmap applied HF's way) as a kernel over an aligned state.
+
+Input: the state of ``tokspec.fast._hf_norm_kernels`` (code points ``cp``, HF spans ``ss``/``se``,
+contract origins ``os_``/``oe``) and ``joined``: ``joined[i]`` is true when character ``i``
+continues the extended grapheme cluster of character ``i - 1`` (``tokspec.fast._hf_clusters``).
+What it computes is ``tokspec.formats.spm_normalize.hf_precompiled`` (the readable version, the
+oracle of ``tests/test_fast_hf_precompiled.py``), HF's documented algorithm:
+
+- per cluster: if it has at least two characters and fewer than 6 UTF-8 bytes, and some charsmap
+  key is a prefix of its bytes, the whole cluster becomes the SHORTEST such key's replacement
+  (HF's ``transform`` takes the first common-prefix match); otherwise each character alone is
+  replaced by the shortest key prefixing its own bytes, or kept;
+- HF's ``replace`` alignment: each new character an edit ``(c, 0)``; more new than old characters
+  turn the last extra ones into insertions (change 1); fewer fold the difference into the LAST
+  edit so far, even an earlier cluster's, and with no edit yet the deletion is simply lost (HF's
+  spans are positional: later characters shift left);
+- spans from the edit list (an edit with change <= 0 takes the next old character's span and
+  consumes ``1 - change`` of them; an insertion the last consumed one's); origins per new character
+  ``(os_[lo], max(oe[lo:hi]))`` over the old characters ``[lo, hi)`` it was made from.
+
+The shortest key is found with ``tokspec.fast._spm_kernels.longest_key`` (the one charsmap walk)
+limited to 1, 2, ... bytes: the first limit with a match is the shortest key (at most 5 walks of at
+most 5 bytes). Replacement strings are decoded from the pool by :func:`_decode` (the plan checks
+at build time that the pool is valid UTF-8). Cost: O(n) for n characters (at most 25 trie steps
+each), output grows by doubling. Out of scope: building the clusters (Python, ``regex``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tokspec._jit import kernel
+from tokspec.fast._spm_kernels import longest_key
+
+__all__ = ["precompiled_step"]
+
+
+@kernel
+def _put_utf8(buf: np.ndarray, k: int, c: int) -> int:
+    """Write ``c``'s UTF-8 bytes at ``buf[k:]``; returns the new end."""
+    if c < 0x80:
+        buf[k] = c
+        return k + 1
+    if c < 0x800:
+        buf[k], buf[k + 1] = 0xC0 | (c >> 6), 0x80 | (c & 0x3F)
+        return k + 2
+    if c < 0x10000:
+        buf[k], buf[k + 1], buf[k + 2] = 0xE0 | (c >> 12), 0x80 | ((c >> 6) & 0x3F), 0x80 | (c & 0x3F)
+        return k + 3
+    buf[k], buf[k + 1] = 0xF0 | (c >> 18), 0x80 | ((c >> 12) & 0x3F)
+    buf[k + 2], buf[k + 3] = 0x80 | ((c >> 6) & 0x3F), 0x80 | (c & 0x3F)
+    return k + 4
+
+
+@kernel
+def _shortest(buf: np.ndarray, n: int, units: np.ndarray, root: int) -> int:
+    """The pool index of the SHORTEST charsmap key prefixing ``buf[:n]``, or -1."""
+    for limit in range(1, n + 1):
+        used, at = longest_key(buf, 0, limit, units, root)
+        if used > 0:
+            return int(at)
+    return -1
+
+
+@kernel
+def _decode(pool: np.ndarray, at: int, out: np.ndarray) -> int:
+    """The code points of the NUL-terminated UTF-8 string at ``pool[at:]`` into ``out``; the count."""
+    k = 0
+    i = at
+    while i < len(pool) and pool[i] != 0:
+        b = int(pool[i])
+        n = 1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
+        c = b if n == 1 else b & (0x3F >> (n - 1))
+        for q in range(1, n):
+            c = (c << 6) | (int(pool[i + q]) & 0x3F)
+        out[k] = c
+        k += 1
+        i += n
+    return k
+
+
+@kernel
+def _grow(a: np.ndarray, need: int) -> np.ndarray:
+    if need <= len(a):
+        return a
+    b = np.empty(max(need, 2 * len(a)), dtype=a.dtype)
+    b[:len(a)] = a
+    return b
+
+
+@kernel
+def precompiled_step(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarray, oe: np.ndarray,
+                     joined: np.ndarray, units: np.ndarray, pool: np.ndarray, root: int
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The state after HF ``Precompiled`` (module docstring)."""
+    m = len(cp)
+    ecp = np.empty(m + 16, np.int32)  # the edit list: new character, change, old source [lo, hi)
+    ech, elo, ehi = np.empty(m + 16, np.int64), np.empty(m + 16, np.int64), np.empty(m + 16, np.int64)
+    buf = np.empty(12, np.uint8)  # a cluster is read while under 6 bytes: at most 5 + 4
+    rep = np.empty(len(pool) + 1, np.int32)
+    t = 0
+    s = 0
+    while s < m:
+        e = s + 1
+        while e < m and joined[e]:
+            e += 1
+        at = -1
+        if e - s >= 2:  # a cluster of fewer than 6 bytes is looked up whole
+            nb = 0
+            for i in range(s, e):
+                nb = _put_utf8(buf, nb, cp[i]) if nb < 6 else nb + 1
+            if nb < 6:
+                at = _shortest(buf, nb, units, root)
+        parts = 1 if at >= 0 else e - s
+        for p in range(parts):
+            lo, hi = (s, e) if at >= 0 else (s + p, s + p + 1)
+            look = at if at >= 0 else _shortest(buf, _put_utf8(buf, 0, cp[lo]), units, root)
+            if look < 0:  # kept as it is
+                new = 1
+                rep[0] = cp[lo]
+            else:
+                new = _decode(pool, look, rep)
+            ecp, ech, elo, ehi = _grow(ecp, t + new), _grow(ech, t + new), _grow(elo, t + new), _grow(ehi, t + new)
+            for q in range(new):
+                ecp[t + q], ech[t + q], elo[t + q], ehi[t + q] = rep[q], 0, lo, hi
+            diff = new - (hi - lo)
+            for q in range(t + new - max(diff, 0), t + new):  # more new characters: the last are insertions
+                ech[q] = 1
+            t += new
+            if diff < 0 and t > 0:  # fewer: folded into the last edit so far
+                ech[t - 1] += diff
+        s = e
+    ncp, nss, nse = ecp[:t].copy(), np.empty(t, np.int64), np.empty(t, np.int64)
+    nos, noe = np.empty(t, np.int64), np.empty(t, np.int64)
+    pos = 0
+    for q in range(t):
+        at = pos - 1 if pos > 0 else 0  # an insertion: the last consumed old character
+        if ech[q] <= 0:
+            at = pos
+            pos += 1 - ech[q]
+        nss[q], nse[q] = ss[at], se[at]
+        nos[q], noe[q] = os_[elo[q]], oe[elo[q]:ehi[q]].max()
+    return ncp, nss, nse, nos, noe
