@@ -58,7 +58,7 @@ class _Program:
         self.strs: list[int] = []
         self.classes: list[regex.Pattern[str]] = []
         self.maps: list[str] = []
-        self.charsmaps: list[tuple[np.ndarray, np.ndarray, int]] = []
+        self.charsmaps: list[tuple[np.ndarray, np.ndarray, int, np.ndarray, int]] = []
 
     def string(self, s: str | list[int]) -> tuple[int, int]:
         """(offset, length) of ``s``'s code points appended to ``strs``."""
@@ -108,7 +108,9 @@ class _Program:
             units = np.asarray(cm.units, dtype=np.int64)
             root = int((units[0] >> 10) << ((units[0] & 512) >> 6)) if len(units) else 0
             self.rows.append((PRECOMPILED, len(self.charsmaps), 0, 0, 0))
-            self.charsmaps.append((units, np.frombuffer(cm.pool, dtype=np.uint8), root))
+            memo = np.full(0x110000, -2, dtype=np.int32)  # per code point: its own lookup (-2: not yet)
+            most = max(1, *map(len, cm.pool.split(b"\x00")))  # the longest replacement, in bytes
+            self.charsmaps.append((units, np.frombuffer(cm.pool, dtype=np.uint8), root, memo, most))
         return True
 
     def _replace(self, pattern: dict[str, Any], content: str) -> bool:
@@ -159,7 +161,7 @@ class CompiledPipeline:
         cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.int32)
         state = self.kernels.run_chain(cps, self.parts[0], self.strs, self.classes, *self.tables)
         for charsmap, part in zip(self.charsmaps, self.parts[1:]):
-            joined = _hf_clusters.joined(state[0].astype(np.uint32).tobytes().decode("utf-32-le"))
+            joined = _hf_clusters.joined_cps(state[0])
             state = self.precompiled.precompiled_step(
                 *state, np.zeros(len(state[0]), dtype=np.bool_) if joined is None else joined, *charsmap)
             if len(part):

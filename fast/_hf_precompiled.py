@@ -20,9 +20,11 @@ oracle of ``tests/test_fast_hf_precompiled.py``), HF's documented algorithm:
 
 The shortest key is found with ``tokspec.fast._spm_kernels.longest_key`` (the one charsmap walk)
 limited to 1, 2, ... bytes: the first limit with a match is the shortest key (at most 5 walks of at
-most 5 bytes). Replacement strings are decoded from the pool by :func:`_decode` (the plan checks
-at build time that the pool is valid UTF-8). Cost: O(n) for n characters (at most 25 trie steps
-each), output grows by doubling. Out of scope: building the clusters (Python, ``regex``).
+most 5 bytes); a lone character's result is memoized per code point (``memo``, owned by the plan).
+Replacement strings are decoded from the pool by :func:`_decode` (the plan checks at build time
+that the pool is valid UTF-8). Cost: O(n) for n characters (at most 25 trie steps each, once per
+distinct character), output grows by doubling between runs of :func:`_edits`. Out of scope:
+building the clusters (Python, ``regex``).
 """
 
 from __future__ import annotations
@@ -63,9 +65,9 @@ def _shortest(buf: np.ndarray, n: int, units: np.ndarray, root: int) -> int:
 
 
 @kernel
-def _decode(pool: np.ndarray, at: int, out: np.ndarray) -> int:
-    """The code points of the NUL-terminated UTF-8 string at ``pool[at:]`` into ``out``; the count."""
-    k = 0
+def _decode(pool: np.ndarray, at: int, out: np.ndarray, k: int) -> int:
+    """The code points of the NUL-terminated UTF-8 string at ``pool[at:]`` into ``out[k:]``; the
+    new end (``out`` must have room for as many entries as the string has bytes)."""
     i = at
     while i < len(pool) and pool[i] != 0:
         b = int(pool[i])
@@ -81,29 +83,36 @@ def _decode(pool: np.ndarray, at: int, out: np.ndarray) -> int:
 
 @kernel
 def _grow(a: np.ndarray, need: int) -> np.ndarray:
-    if need <= len(a):
-        return a
     b = np.empty(max(need, 2 * len(a)), dtype=a.dtype)
     b[:len(a)] = a
     return b
 
 
 @kernel
-def precompiled_step(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarray, oe: np.ndarray,
-                     joined: np.ndarray, units: np.ndarray, pool: np.ndarray, root: int
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The state after HF ``Precompiled`` (module docstring)."""
+def _single(c: int, buf: np.ndarray, units: np.ndarray, root: int, memo: np.ndarray) -> int:
+    """:func:`_shortest` of the one character ``c``, memoized per code point in ``memo``."""
+    at = memo[c]
+    if at == -2:
+        at = _shortest(buf, _put_utf8(buf, 0, c), units, root)
+        memo[c] = at
+    return int(at)
+
+
+@kernel
+def _edits(cp: np.ndarray, joined: np.ndarray, s: int, t: int, units: np.ndarray, pool: np.ndarray, root: int,
+           memo: np.ndarray, most: int, ecp: np.ndarray, ech: np.ndarray, elo: np.ndarray, ehi: np.ndarray
+           ) -> tuple[int, int, int]:
+    """The edit list from cluster start ``s`` on (``t`` edits so far), while a cluster's worst case
+    (``most`` new characters per old one) fits: ``(s, t, room needed)``, ``s == len(cp)`` when done.
+    The arrays are never reassigned here (a reassigned array costs reference counting per step)."""
     m = len(cp)
-    ecp = np.empty(m + 16, np.int32)  # the edit list: new character, change, old source [lo, hi)
-    ech, elo, ehi = np.empty(m + 16, np.int64), np.empty(m + 16, np.int64), np.empty(m + 16, np.int64)
     buf = np.empty(12, np.uint8)  # a cluster is read while under 6 bytes: at most 5 + 4
-    rep = np.empty(len(pool) + 1, np.int32)
-    t = 0
-    s = 0
     while s < m:
         e = s + 1
         while e < m and joined[e]:
             e += 1
+        if t + (e - s) * most > len(ecp):
+            return s, t, t + (e - s) * most
         at = -1
         if e - s >= 2:  # a cluster of fewer than 6 bytes is looked up whole
             nb = 0
@@ -114,15 +123,16 @@ def precompiled_step(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.nda
         parts = 1 if at >= 0 else e - s
         for p in range(parts):
             lo, hi = (s, e) if at >= 0 else (s + p, s + p + 1)
-            look = at if at >= 0 else _shortest(buf, _put_utf8(buf, 0, cp[lo]), units, root)
+            look = at if at >= 0 else memo[cp[lo]]
+            if look == -2:  # the memo's miss (a call with array arguments costs; a hit is this load)
+                look = _single(cp[lo], buf, units, root, memo)
             if look < 0:  # kept as it is
+                ecp[t] = cp[lo]
                 new = 1
-                rep[0] = cp[lo]
             else:
-                new = _decode(pool, look, rep)
-            ecp, ech, elo, ehi = _grow(ecp, t + new), _grow(ech, t + new), _grow(elo, t + new), _grow(ehi, t + new)
-            for q in range(new):
-                ecp[t + q], ech[t + q], elo[t + q], ehi[t + q] = rep[q], 0, lo, hi
+                new = _decode(pool, look, ecp, t) - t
+            for q in range(t, t + new):
+                ech[q], elo[q], ehi[q] = 0, lo, hi
             diff = new - (hi - lo)
             for q in range(t + new - max(diff, 0), t + new):  # more new characters: the last are insertions
                 ech[q] = 1
@@ -130,6 +140,24 @@ def precompiled_step(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.nda
             if diff < 0 and t > 0:  # fewer: folded into the last edit so far
                 ech[t - 1] += diff
         s = e
+    return s, t, 0
+
+
+@kernel
+def precompiled_step(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarray, oe: np.ndarray,
+                     joined: np.ndarray, units: np.ndarray, pool: np.ndarray, root: int, memo: np.ndarray,
+                     most: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The state after HF ``Precompiled`` (module docstring). ``memo``: -2 per code point before
+    the first call, then each character's own lookup (a pure function of the code point and the
+    charsmap, so an entry is the same whoever writes it: threads may share the memo). ``most``: the
+    longest replacement in bytes, at least 1 (a bound of the new characters per old one)."""
+    m = len(cp)
+    ecp = np.empty(m + 16, np.int32)  # the edit list: new character, change, old source [lo, hi)
+    ech, elo, ehi = np.empty(m + 16, np.int64), np.empty(m + 16, np.int64), np.empty(m + 16, np.int64)
+    s, t, need = _edits(cp, joined, 0, 0, units, pool, root, memo, most, ecp, ech, elo, ehi)
+    while s < m:  # out of room: grow, go on from the cluster that did not fit
+        ecp, ech, elo, ehi = _grow(ecp, need), _grow(ech, need), _grow(elo, need), _grow(ehi, need)
+        s, t, need = _edits(cp, joined, s, t, units, pool, root, memo, most, ecp, ech, elo, ehi)
     ncp, nss, nse = ecp[:t].copy(), np.empty(t, np.int64), np.empty(t, np.int64)
     nos, noe = np.empty(t, np.int64), np.empty(t, np.int64)
     pos = 0
@@ -139,5 +167,8 @@ def precompiled_step(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.nda
             at = pos
             pos += 1 - ech[q]
         nss[q], nse[q] = ss[at], se[at]
-        nos[q], noe[q] = os_[elo[q]], oe[elo[q]:ehi[q]].max()
+        end = oe[elo[q]]
+        for i in range(elo[q] + 1, ehi[q]):  # a whole cluster: the furthest origin end
+            end = max(end, oe[i])
+        nos[q], noe[q] = os_[elo[q]], end
     return ncp, nss, nse, nos, noe

@@ -139,16 +139,31 @@ def test_plan_of_charsmaps() -> None:
 
 def test_decode_and_shortest_key() -> None:
     pool = np.frombuffer("a\x00\u00e9\u20ac\U0001f642\x00".encode(), dtype=np.uint8)
-    out = np.zeros(8, dtype=np.int32)
-    assert _hf_precompiled._decode(pool, 0, out) == 1 and out[0] == ord("a")
-    assert _hf_precompiled._decode(pool, 2, out) == 3 and out[:3].tolist() == [0xE9, 0x20AC, 0x1F642]
-    assert _hf_precompiled._decode(pool, 1, out) == 0
+    out = np.zeros(12, dtype=np.int32)
+    assert _hf_precompiled._decode(pool, 0, out, 0) == 1 and out[0] == ord("a")
+    assert _hf_precompiled._decode(pool, 2, out, 2) == 5 and out[:5].tolist() == [ord("a"), 0, 0xE9, 0x20AC, 0x1F642]
+    assert _hf_precompiled._decode(pool, 1, out, 3) == 3
+    memo = np.full(0x110000, -2, dtype=np.int32)
+    units = np.asarray(_plan_units(), dtype=np.int64)
+    root = int((units[0] >> 10) << ((units[0] & 512) >> 6))
+    buf = np.zeros(12, dtype=np.uint8)
+    at = _hf_precompiled._single(0xFF21, buf, units, root, memo)  # fullwidth A: mapped to "A"
+    assert at >= 0 and memo[0xFF21] == at and memo[ord("a")] == -2
+    assert _hf_precompiled._single(ord("a"), buf, units, root, memo) == -1 == memo[ord("a")]
+    memo[ord("b")] = 7  # a planted entry is what the memo returns
+    assert _hf_precompiled._single(ord("b"), buf, units, root, memo) == 7
     buf = np.zeros(12, dtype=np.uint8)
     assert [_hf_precompiled._put_utf8(buf, 0, c) for c in (0x7F, 0x80, 0x7FF, 0x800, 0xFFFF, 0x10000)] == [1, 2, 2, 3, 3, 4]
     assert bytes(buf[:4]) == "\U00010000".encode()
 
 
-@functools.lru_cache(maxsize=1)
+def _plan_units() -> tuple[int, ...]:
+    from tokspec.formats.spm_normalize import CharsMap
+    cm = CharsMap.parse(base64.b64decode(_charsmap()["precompiled_charsmap"]), "t")
+    assert cm is not None
+    return cm.units
+
+
 def _converted(tmp: str) -> Path:
     """The trained nmt_nfkc model converted to tokenizer.json as HF converts sentencepiece models."""
     m = load_spm_model(trained_model("spm-unigram-bytes"))
