@@ -16,6 +16,7 @@ tables a pipeline uses. Out of scope: context-dependent mappings (final sigma: H
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 
@@ -24,8 +25,12 @@ from tokspec.formats.normalize import _lower
 
 __all__ = ["MAPS", "char_map", "stacked"]
 
+def _strip_accent(c: str) -> str:
+    return "" if is_hf_mark(c) else c
+
+
 #: The normalizer types with a table, and the per-character function that defines it.
-MAPS = {"Lowercase": _lower, "StripAccents": lambda c: "" if is_hf_mark(c) else c}
+MAPS: dict[str, Callable[[str], str]] = {"Lowercase": _lower, "StripAccents": _strip_accent}
 
 
 @functools.lru_cache(maxsize=None)
