@@ -161,7 +161,7 @@ class CompiledPipeline:
         cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.int32)
         state = self.kernels.run_chain(cps, self.parts[0], self.strs, self.classes, *self.tables)
         for charsmap, part in zip(self.charsmaps, self.parts[1:]):
-            joined = _hf_clusters.joined_cps(state[0])
+            joined = _hf_clusters.joined_cps(state[0], self.precompiled)
             state = self.precompiled.precompiled_step(
                 *state, np.zeros(len(state[0]), dtype=np.bool_) if joined is None else joined, *charsmap)
             if len(part):

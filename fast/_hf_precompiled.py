@@ -34,7 +34,62 @@ import numpy as np
 from tokspec._jit import kernel
 from tokspec.fast._spm_kernels import longest_key
 
-__all__ = ["precompiled_step"]
+__all__ = ["CONSONANT", "GCB_VALUES", "INCB_EXTEND", "LINKER", "cluster_flags", "precompiled_step"]
+
+#: Grapheme_Cluster_Break values, numbered as ``cluster_flags`` reads its table (0: Other).
+GCB_VALUES = ("Other", "CR", "LF", "Control", "Extend", "ZWJ", "Regional_Indicator", "Prepend", "SpacingMark",
+              "L", "V", "T", "LV", "LVT")
+_CR, _LF, _CONTROL, _EXTEND, _ZWJ, _RI, _PREPEND, _SPACING, _L, _V, _T, _LV, _LVT = range(1, 14)
+CONSONANT, LINKER, INCB_EXTEND = 1, 2, 3  # Indic_Conjunct_Break values in the ``incb`` table (0: None)
+
+
+@kernel
+def cluster_flags(cps: np.ndarray, gcb: np.ndarray, pict: np.ndarray, incb: np.ndarray, out: np.ndarray) -> bool:
+    """``out[i]``: character ``i`` continues the extended grapheme cluster of ``i - 1`` (UAX #29
+    rules GB3-GB13 with GB9c, over per-code-point tables: ``gcb`` the Grapheme_Cluster_Break value
+    numbered as :data:`GCB_VALUES`, ``pict`` Extended_Pictographic, ``incb`` Indic_Conjunct_Break);
+    returns whether any is set. Context is carried in three states: the length of the run of
+    Regional_Indicators before ``i`` (GB12/13: join after an odd run), ``ExtPict Extend*`` then
+    ``ZWJ`` (GB11), and ``Consonant [Extend Linker]*`` with or without a Linker (GB9c). O(n).
+    Checked against ``regex``'s ``\\X`` by ``tests/test_fast_hf_precompiled.py``."""
+    any_join = False
+    ri_run = 0
+    pict_ext = False   # the characters up to i - 1 end with ExtPict Extend*
+    pict_zwj = False   # ... end with ExtPict Extend* ZWJ
+    conj = 0           # ... end with Consonant [Extend Linker]*: 1 without a Linker, 2 with one
+    p = -1
+    for i in range(len(cps)):
+        c = cps[i]
+        g = gcb[c]
+        join = False
+        if i > 0:
+            if p == _CR and g == _LF:
+                join = True
+            elif p == _CONTROL or p == _CR or p == _LF or g == _CONTROL or g == _CR or g == _LF:
+                join = False
+            elif p == _L and (g == _L or g == _V or g == _LV or g == _LVT):
+                join = True
+            elif (p == _LV or p == _V) and (g == _V or g == _T):
+                join = True
+            elif (p == _LVT or p == _T) and g == _T:
+                join = True
+            elif g == _EXTEND or g == _ZWJ or g == _SPACING or p == _PREPEND:
+                join = True
+            elif incb[c] == CONSONANT and conj == 2:
+                join = True
+            elif pict_zwj and pict[c]:
+                join = True
+            elif g == _RI and ri_run % 2 == 1:
+                join = True
+        out[i] = join
+        any_join = any_join or join
+        pict_zwj = pict_ext and g == _ZWJ
+        pict_ext = bool(pict[c]) or (pict_ext and g == _EXTEND)
+        ri_run = ri_run + 1 if g == _RI else 0
+        k = incb[c]
+        conj = 1 if k == CONSONANT else (2 if conj > 0 and k == LINKER else (conj if k == INCB_EXTEND else 0))
+        p = g
+    return any_join
 
 
 @kernel

@@ -75,17 +75,36 @@ def _clusters(flags: np.ndarray | None, n: int) -> list[int]:
 @example("\r\n\r")
 @example("\U0001f1eb\U0001f1f7\U0001f1eb")  # regional indicators pair up, the third is alone
 @example("\u0600a\u0915\u094d\u0937")       # Prepend joins the next; a conjunct
+@example("\u0915\u094d\u0937\u0301")      # GB9c: the conjunct is one cluster with its mark
+@example("\u0915\u0301\u094d\u200d\u0937a")  # GB9c through Extend and ZWJ
+@example("\u00a9\u200d\u00a9\u0301\u200d")  # GB11 with two-byte pictographs
+@example("\u1100\u1161\u11a8\u1100\uac00\u11a8\u11a8\uac01\u1161")  # Hangul L V T, LV T, LVT V
+@example("\u0600\r\u0600\n\u0903")  # Prepend before CR: no join; SpacingMark after LF: no join
 def test_hyp_joined_equals_regex_clusters(text: str) -> None:
+    want = [len(c) for c in _X.findall(text)]
     flags = _hf_clusters.joined(text)
-    assert _clusters(flags, len(text)) == [len(c) for c in _X.findall(text)]
+    assert _clusters(flags, len(text)) == want
     assert flags is None or bool(flags.any())  # None exactly when no cluster joins
+    compiled = _hf_clusters.joined_cps(np.frombuffer(text.encode("utf-32-le"), dtype=np.int32))
+    assert _clusters(compiled, len(text)) == want
+    assert compiled is None or bool(compiled.any())
 
 
-def test_no_break_needs_a_joiner_for_every_pair_of_classes() -> None:
-    """The theorem of tokspec.fast._hf_clusters, over one character of every combination of
-    Grapheme_Cluster_Break, Extended_Pictographic and Indic_Conjunct_Break values: two
-    characters outside JOINERS are two clusters."""
-    joiner = regex.compile(_hf_clusters.JOINERS)
+def test_cluster_flags_on_class_representatives() -> None:
+    """The compiled rules against \\X on random strings over one character of every class combination."""
+    import random
+    rng = random.Random(29)
+    reps = _representatives()
+    for _ in range(3000):
+        text = "".join(rng.choice(reps) for _ in range(rng.randint(1, 10)))
+        got = _hf_clusters.joined_cps(np.frombuffer(text.encode("utf-32-le"), dtype=np.int32))
+        assert _clusters(got, len(text)) == [len(c) for c in _X.findall(text)], [hex(ord(c)) for c in text]
+
+
+@functools.lru_cache(maxsize=1)
+def _representatives() -> list[str]:
+    """One character (the first met) of every combination of Grapheme_Cluster_Break,
+    Extended_Pictographic and Indic_Conjunct_Break values, over a sample of all code points."""
     props = [f"Grapheme_Cluster_Break={v}" for v in ("CR", "LF", "Control", "Extend", "ZWJ", "Regional_Indicator",
                                                      "Prepend", "SpacingMark", "L", "V", "T", "LV", "LVT")]
     props += ["Extended_Pictographic", *(f"Indic_Conjunct_Break={v}" for v in ("Consonant", "Linker", "Extend"))]
@@ -96,7 +115,13 @@ def test_no_break_needs_a_joiner_for_every_pair_of_classes() -> None:
         c = chr(cp)
         reps.setdefault(tuple(bool(p.match(c)) for p in compiled), c)
     assert len(reps) >= 15
-    outside = [c for c in reps.values() if not joiner.match(c)]
+    return list(reps.values())
+
+
+def test_no_break_needs_a_joiner_for_every_pair_of_classes() -> None:
+    """The theorem of tokspec.fast._hf_clusters: two characters outside JOINERS are two clusters."""
+    joiner = regex.compile(_hf_clusters.JOINERS)
+    outside = [c for c in _representatives() if not joiner.match(c)]
     assert "\n" in outside and "\U0001f468" in outside and "\r" not in outside
     for p in outside:
         for c in outside:
