@@ -239,3 +239,27 @@ def test_converted_model_over_one_megabyte(tmp_path: Path) -> None:
     fast.offsets = "library"
     lib, enc = fast.encode(text), tokenizers.Tokenizer.from_file(str(path)).encode(text, add_special_tokens=False)
     assert (list(lib.ids), list(lib.offsets)) == (enc.ids, [tuple(o) for o in enc.offsets])
+
+
+def test_threads_share_the_plan_and_its_memo(tmp_path: Path) -> None:
+    """Three threads encode through one engine (one plan, one memo of lone-character lookups, filled
+    as they go): every result equals the serial one of a fresh engine."""
+    import threading
+    path = _converted(str(tmp_path))
+    texts = normalizing_texts(61, 30) + ["\uff21\u0301\u2460\ufb01 x" * 20]
+    serial = datrie_encoder(str(path))
+    want = [serial.encode_ids(t).tolist() for t in texts]
+    shared = datrie_encoder(str(path))
+    assert shared._compiled is not None and (shared._compiled.charsmaps[0][3] == -2).all()  # an empty memo
+    got: dict[int, list[list[int]]] = {}
+
+    def work(k: int) -> None:
+        got[k] = [shared.encode_ids(t).tolist() for t in (texts[k::3] + texts)]
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for k in range(3):
+        assert got[k] == [want[i] for i in range(k, len(texts), 3)] + want
+    assert (shared._compiled.charsmaps[0][3] != -2).sum() > 20
