@@ -80,6 +80,9 @@ def _clusters(flags: np.ndarray | None, n: int) -> list[int]:
 @example("\u00a9\u200d\u00a9\u0301\u200d")  # GB11 with two-byte pictographs
 @example("\u1100\u1161\u11a8\u1100\uac00\u11a8\u11a8\uac01\u1161")  # Hangul L V T, LV T, LVT V
 @example("\u0600\r\u0600\n\u0903")  # Prepend before CR: no join; SpacingMark after LF: no join
+@example("\U0001f1eb\U0001f1f7\U0001f1eb\U0001f1f7\U0001f1eb\u0301")  # an odd run of five
+@example("\u00a9\u0301\u0301\u200d\u00a9a\u200d\u00a9")  # GB11 through Extend; ZWJ after a letter
+@example("\u0915\u094d\u0301\u094d\u0937a\u094d\u0937")  # GB9c: linkers and extends mixed; no consonant first
 def test_hyp_joined_equals_regex_clusters(text: str) -> None:
     want = [len(c) for c in _X.findall(text)]
     flags = _hf_clusters.joined(text)
@@ -180,6 +183,13 @@ def test_decode_and_shortest_key() -> None:
     buf = np.zeros(12, dtype=np.uint8)
     assert [_hf_precompiled._put_utf8(buf, 0, c) for c in (0x7F, 0x80, 0x7FF, 0x800, 0xFFFF, 0x10000)] == [1, 2, 2, 3, 3, 4]
     assert bytes(buf[:4]) == "\U00010000".encode()
+    for c in "\x00\x7f\x80\u00e9\u0416\u07ff\u0800\u8c48\uffff\U00010000\U00100000\U0010ffff":
+        k = _hf_precompiled._put_utf8(buf, 1, ord(c))
+        assert bytes(buf[1:k]) == c.encode(), hex(ord(c))
+    # every lead-byte mask: two-byte leads with bit 4 set, three-byte with bit 3, four-byte with bit 2
+    pool = np.frombuffer("\u0416\u07ff\u8c48\uffff\U00100000\U0010ffff\x00".encode(), dtype=np.uint8)
+    assert _hf_precompiled._decode(pool, 0, out, 0) == 6
+    assert out[:6].tolist() == [0x416, 0x7FF, 0x8C48, 0xFFFF, 0x100000, 0x10FFFF]
 
 
 def _plan_units() -> tuple[int, ...]:
