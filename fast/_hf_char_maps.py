@@ -1,4 +1,4 @@
-"""Per-code-point tables of HF's one-character normalizers (``Lowercase``, ``StripAccents``).
+"""Per-code-point tables of HF's one-character normalizers (``Lowercase``, ``StripAccents``, ``Nmt``).
 
 Each table is ``start`` (int32, one entry per code point; -1: the character maps to itself) into
 ``flat`` (a mapping stored as its length, then its code points; length 0 deletes the character),
@@ -7,7 +7,9 @@ the oracles of ``tests/test_fast_hf_maps.py``):
 
 - ``Lowercase``: ``tokspec.formats.normalize._lower`` (Rust ``char::to_lowercase``: Python's
   ``str.lower`` corrected by ``tokspec._hf_unicode.LOWER``), possibly several characters;
-- ``StripAccents``: ``tokspec.formats.hf_pipeline.is_hf_mark`` deletes the character.
+- ``StripAccents``: ``tokspec.formats.hf_pipeline.is_hf_mark`` deletes the character;
+- ``Nmt``: ``tokspec.formats.hf_pipeline.nmt_char`` (controls deleted, some spaces and separators
+  made U+0020).
 
 Build: one Python step per code point (about 0.3 s per table), once per process and only for the
 tables a pipeline uses. Out of scope: context-dependent mappings (final sigma: HF has none).
@@ -20,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from tokspec.formats.hf_pipeline import is_hf_mark
+from tokspec.formats.hf_pipeline import is_hf_mark, nmt_char
 from tokspec.formats.normalize import _lower
 
 __all__ = ["MAPS", "char_map", "stacked"]
@@ -30,7 +32,7 @@ def _strip_accent(c: str) -> str:
 
 
 #: The normalizer types with a table, and the per-character function that defines it.
-MAPS: dict[str, Callable[[str], str]] = {"Lowercase": _lower, "StripAccents": _strip_accent}
+MAPS: dict[str, Callable[[str], str]] = {"Lowercase": _lower, "StripAccents": _strip_accent, "Nmt": nmt_char}
 
 
 @functools.lru_cache(maxsize=None)

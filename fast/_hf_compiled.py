@@ -12,7 +12,7 @@ separately from ``tokspec.formats.hf_pipeline`` (the reference engines' path, th
 Supported (else no plan, None, and the engine takes the general path): normalizer steps
 ``Sequence``, ``NFC``/``NFD``/``NFKC``/``NFKD``, ``Replace`` whose pattern is one character class
 (``[...]``, ``\\p{...}``), a run of one (``X{k,}``, ``X+``; X a class or one literal character,
-as in ``" {2,}"``) or a ``String``, ``Strip``, ``Prepend``, ``Lowercase`` and ``StripAccents``
+as in ``" {2,}"``) or a ``String``, ``Strip``, ``Prepend``, ``Lowercase``, ``StripAccents``, ``Nmt``
 (tables of ``tokspec.fast._hf_char_maps``), ``Precompiled`` (``tokspec.fast._hf_precompiled``,
 run between the other steps with the grapheme clusters of ``tokspec.fast._hf_clusters``);
 pretokenizer one ``Metaspace`` with a one-character marker. Out of scope: other regexes, other

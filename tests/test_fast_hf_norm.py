@@ -114,7 +114,7 @@ def test_ids_only_skips_the_alignment() -> None:
 
 
 @pytest.mark.parametrize("normalizer, pre", [
-    ({"type": "Nmt"}, None),
+    ({"type": "ByteLevel"}, None),
     ({"type": "Replace", "pattern": {"Regex": " {2,}?"}, "content": " "}, None),  # lazy: matches of exactly 2
     ({"type": "Replace", "pattern": {"Regex": " {2,3}"}, "content": " "}, None),
     ({"type": "Replace", "pattern": {"Regex": "ab+"}, "content": " "}, None),
