@@ -1,11 +1,12 @@
 """Bench rows of HF Unigram ``tokenizer.json`` models converted from sentencepiece (``latency`` suite).
 
-The trained nmt_nfkc + byte-fallback sentencepiece model (``spm-unigram-bytes``) written as HF
-converts sentencepiece models, two normalizers: ``converted`` (``Precompiled`` then
-``Replace(" {2,}", " ")``, what HF writes for T5-like models) and ``albert-like``
-(``Replace("``", '"')``, ``NFKD``, ``StripAccents``, ``Lowercase``, ``Precompiled``, the run
-``Replace``), both with ``Metaspace``. ``fast:PATH`` ``encode_ids`` (compiled text to ids) against
-HF ``tokenizers`` ``encode``, ids checked equal on every text in the same run:
+The trained nmt_nfkc + byte-fallback sentencepiece model (``spm-unigram-bytes``) written as a
+``tokenizer.json`` with three normalizers: ``converted`` (``Precompiled`` then
+``Replace(" {2,}", " ")``: what HF writes for converted sentencepiece models), ``nmt-nfkc``
+(``Nmt``, ``NFKC``, the run ``Replace``: what HF's own ``SentencePieceUnigramTokenizer`` writes) and
+``albert-like`` (``Replace("``", '"')``, ``NFKD``, ``StripAccents``, ``Lowercase``, ``Precompiled``,
+the run ``Replace``), all with ``Metaspace``. ``fast:PATH`` ``encode_ids`` (compiled text to ids)
+against HF ``tokenizers`` ``encode``, ids checked equal on every text in the same run:
 
 - ``p50`` / ``p99`` per call over 0.5-2 KB texts (English-like prose and Chinese-like text, and
   texts the normalizers change, ``tokspec.app.bench.latency``'s generators);
@@ -36,6 +37,7 @@ def _normalizers(precompiled: str) -> dict[str, Any]:
     pc = {"type": "Precompiled", "precompiled_charsmap": precompiled}
     runs = {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}
     return {"converted": {"type": "Sequence", "normalizers": [pc, runs]},
+            "nmt-nfkc": {"type": "Sequence", "normalizers": [{"type": "Nmt"}, {"type": "NFKC"}, runs]},
             "albert-like": {"type": "Sequence", "normalizers": [
                 {"type": "Replace", "pattern": {"String": "``"}, "content": "\""}, {"type": "NFKD"},
                 {"type": "StripAccents"}, {"type": "Lowercase"}, pc, runs]}}
@@ -67,7 +69,7 @@ def converted_rows(texts: list[str], normalizing: list[str], long_size: int, rou
     rows: list[BenchRow] = []
     long_text = english(long_size // 2, seed=31) + "".join(normalizing_texts(31, long_size // 600, 300))
     with tempfile.TemporaryDirectory() as tmp:
-        for kind in ("converted", "albert-like"):
+        for kind in ("converted", "nmt-nfkc", "albert-like"):
             path = converted_json(kind, Path(tmp))
             fast = load_engine(f"fast:{path}")
             hf = Tokenizer.from_file(str(path))
