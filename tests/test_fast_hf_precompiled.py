@@ -143,6 +143,36 @@ def test_hyp_compiled_precompiled_equals_general(text: str, spec: int, scheme: s
     assert _compiled(data, text) == _general(data, text)
 
 
+def test_output_longer_than_the_first_buffer_equals_general() -> None:
+    """Replacements that grow the text by far more than the kernel's first buffer (n + 16), and
+    clusters of 7 to 17 bytes (only the first 5 bytes are ever written to the lookup buffer)."""
+    data = _data(_spec(0))
+    for text in ("\ufb01" * 40 + "\ufdfa" * 3, "\ufdfa" * 3, "x" + "\u3377" * 30,
+                 "e" + "\u0301" * 5 + " a" + "\u0301" * 8 + " \uff21" + "\u0301" * 3):
+        assert _compiled(data, text) == _general(data, text)
+
+
+def test_replacement_at_pool_offset_zero(tmp_path: Path) -> None:
+    """A charsmap built by sentencepiece from two rules (``A`` + U+0301 -> ``B``, ``a`` -> ``bc``):
+    its pool starts with ``B``, so the cluster's match is at offset 0 (a found key, not none)."""
+    import io
+
+    import sentencepiece
+    rules = tmp_path / "rules.tsv"
+    rules.write_text("41 301\t42\n61\t62 63\n")
+    out = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(["hello world abc"] * 50), model_writer=out, vocab_size=20, minloglevel=2,
+        normalization_rule_tsv=str(rules), model_type="unigram", hard_vocab_limit=False)
+    path = tmp_path / "rules.model"
+    path.write_bytes(out.getvalue())
+    blob = load_spm_model(path).precompiled_charsmap
+    data = _data({"type": "Precompiled", "precompiled_charsmap": base64.b64encode(blob).decode()})
+    for text in ("A\u0301", "xA\u0301 a A\u0301\u0301 A", "a\u0301A\u0301\u0301\u0301"):
+        assert _compiled(data, text) == _general(data, text)
+    assert _compiled(data, "A\u0301a")[0] == "\u2581Bbc".encode()
+
+
 def test_generated_texts_equal_general() -> None:
     for spec in range(4):
         data = _data(_spec(spec))
