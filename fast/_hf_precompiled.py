@@ -217,8 +217,8 @@ def precompiled_step(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.nda
     nos, noe = np.empty(t, np.int64), np.empty(t, np.int64)
     pos = 0
     for q in range(t):
-        at = pos - 1 if pos > 0 else 0  # an insertion: the last consumed old character
-        if ech[q] <= 0:
+        at = pos - 1  # an insertion: the last consumed old character (the first edit of a
+        if ech[q] <= 0:  # replacement has change <= 0, so pos >= 1 at every insertion)
             at = pos
             pos += 1 - ech[q]
         nss[q], nse[q] = ss[at], se[at]

@@ -25,6 +25,7 @@ from tokspec.fast._hf_compiled import compiled_plan
 from tokspec.fast.unigram_datrie import datrie_encoder
 from tokspec.formats.models import trained_model
 from tokspec.formats.spm_model import load_spm_model
+from tokspec.formats.spm_normalize import CharsMap
 from tokspec.formats.unigram_model import UnigramModel
 
 from test_fast_hf_norm import _compiled, _data, _general
@@ -137,6 +138,7 @@ def test_no_break_needs_a_joiner_for_every_pair_of_classes() -> None:
 @example("e\u0301\u0301\u0301b", 1, "always")  # a cluster of 7 bytes: per character
 @example("a\r\nb  \x00c", 1, "never")  # CR LF one cluster; a run of spaces; NUL deleted
 @example("\u0130\u00df\ufb01 \u2460", 2, "always")  # Lowercase / NFKD growing a character
+@example("\uff21\uff21 \ufb01\ufb01\x01x \ufb01\x01\x01y", 0, "always")  # memo hits; a deletion folded into an insertion
 @example("\U0001f468\u200d\U0001f469\u0915\u094d\u0937", 3, "first")
 def test_hyp_compiled_precompiled_equals_general(text: str, spec: int, scheme: str) -> None:
     data = _data(_spec(spec), scheme)
@@ -171,6 +173,20 @@ def test_replacement_at_pool_offset_zero(tmp_path: Path) -> None:
     for text in ("A\u0301", "xA\u0301 a A\u0301\u0301 A", "a\u0301A\u0301\u0301\u0301"):
         assert _compiled(data, text) == _general(data, text)
     assert _compiled(data, "A\u0301a")[0] == "\u2581Bbc".encode()
+    cm = CharsMap.parse(blob, "rules")
+    assert cm is not None
+    units = np.asarray(cm.units, dtype=np.int64)
+    root = int((units[0] >> 10) << ((units[0] & 512) >> 6))
+    buf = np.frombuffer("A\u0301".encode() + bytes(9), dtype=np.uint8).copy()
+    assert _hf_precompiled._shortest(buf, 3, units, root) == 0  # the key's value: pool offset 0
+    assert _hf_precompiled._shortest(buf, 2, units, root) == -1  # never past n, whatever follows
+    # a whole cluster's origin end is the furthest of ITS characters (not of those before it)
+    state = (np.array([0x78, 0x41, 0x301], np.int32), np.arange(3), np.arange(1, 4),
+             np.array([0, 1, 2]), np.array([9, 2, 3]))
+    out = _hf_precompiled.precompiled_step(*state, np.array([False, False, True]), units,
+                                           np.frombuffer(cm.pool, dtype=np.uint8), root,
+                                           np.full(0x110000, -2, dtype=np.int32), 2)
+    assert out[0].tolist() == [0x78, 0x42] and out[3].tolist() == [0, 1] and out[4].tolist() == [9, 3]
 
 
 def test_generated_texts_equal_general() -> None:
@@ -217,9 +233,10 @@ def test_decode_and_shortest_key() -> None:
         k = _hf_precompiled._put_utf8(buf, 1, ord(c))
         assert bytes(buf[1:k]) == c.encode(), hex(ord(c))
     # every lead-byte mask: two-byte leads with bit 4 set, three-byte with bit 3, four-byte with bit 2
-    pool = np.frombuffer("\u0416\u07ff\u8c48\uffff\U00100000\U0010ffff\x00".encode(), dtype=np.uint8)
-    assert _hf_precompiled._decode(pool, 0, out, 0) == 6
-    assert out[:6].tolist() == [0x416, 0x7FF, 0x8C48, 0xFFFF, 0x100000, 0x10FFFF]
+    pool = np.frombuffer("\u0416\u07ff\u0800\u8c48\uffff\U00100000\U0010ffff\x00".encode(), dtype=np.uint8)
+    assert _hf_precompiled._decode(pool, 0, out, 0) == 7
+    assert out[:7].tolist() == [0x416, 0x7FF, 0x800, 0x8C48, 0xFFFF, 0x100000, 0x10FFFF]
+    assert _hf_precompiled._decode(np.frombuffer(b"ab", dtype=np.uint8), 0, out, 0) == 2  # no NUL at the end
 
 
 def _plan_units() -> tuple[int, ...]:
