@@ -49,6 +49,7 @@ TEXTS = st.lists(st.sampled_from(PIECES), min_size=0, max_size=14).map("".join)
 @example("\u0130 \u00c9", 2, "always")   # Lowercase grows a character; NFKD then StripAccents
 @example("a  b   c", 3, "always")        # runs of 2 and 3 spaces, one space left alone
 @example("ab \u3000\u00a0 aab", 4, "never")
+@example("xy  z \u3000 w", 4, "always")  # runs of two Zs (too short for {3,}) after the start
 @example("\u07fd\u1cf2e\u0301", 1, "always")  # HF's marks, not Python's (the finding)
 @example("\x01a\r\n\u2581 \u200b\ufb01\x9f", 5, "always")  # Nmt deletes, spaces; then the run
 def test_hyp_compiled_equals_general(text: str, spec: int, scheme: str) -> None:
