@@ -13,6 +13,12 @@ consumed one. Steps (:func:`run_chain` runs a program of them, one row per step)
 - ``REPLACE_STRING`` (a literal, non-overlapping left to right): the match's characters but the
   last are consumed, the first content character takes the last one's span and the hull of all
   their origins, the rest are inserted after it (an empty content deletes the match);
+- ``REPLACE_RUNS`` (a pattern ``X{k,}`` or ``X+``, X one character class: bit ``a``, ``k`` in ``b``):
+  the same, for every maximal run of at least ``k`` members (greedy, left to right, these are
+  exactly the matches);
+- ``MAP`` (Lowercase, StripAccents: row ``a`` of the per-code-point tables of
+  ``tokspec.fast._hf_char_maps``): each character becomes its mapping, all of whose characters take
+  its span and origin (an empty mapping deletes it);
 - ``FORM`` (NFC, NFD, NFKC, NFKD; UAX #15 over ``tokspec.fast._hf_norm_tables``): each character
   is replaced by its decomposition (first kept, rest inserted), runs of non-starters are stably
   sorted by combining class, and with composition each character not blocked from the last starter
@@ -27,7 +33,8 @@ per segment between inert characters and an inert character alone is copied (UAX
 ``NFC_Quick_Check`` boundary). Checked against ``tokspec.formats.normalize`` and HF by
 ``tests/test_fast_hf_norm.py``. Cost: O(n) for n characters (a run of non-starters is sorted by
 counting), plus a binary search per composition candidate. Out of scope: regex patterns other than
-one character class or a literal, Lowercase, Precompiled (no compiled plan: the caller falls back).
+these, Precompiled (a separate kernel, ``tokspec.fast._hf_precompiled``, between :func:`run_steps`
+calls: it needs grapheme clusters).
 """
 
 from __future__ import annotations
@@ -36,9 +43,10 @@ import numpy as np
 
 from tokspec._jit import kernel
 
-__all__ = ["FORM", "PREPEND", "REPLACE_CLASS", "REPLACE_STRING", "STRIP", "run_chain"]
+__all__ = ["FORM", "MAP", "PREPEND", "REPLACE_CLASS", "REPLACE_RUNS", "REPLACE_STRING", "STRIP", "run_chain",
+           "run_steps"]
 
-REPLACE_CLASS, REPLACE_STRING, FORM, STRIP, PREPEND = 1, 2, 3, 4, 5
+REPLACE_CLASS, REPLACE_STRING, FORM, STRIP, PREPEND, REPLACE_RUNS, MAP = 1, 2, 3, 4, 5, 6, 7
 LIMIT = 0x30000  # tokspec.fast._hf_norm_tables.LIMIT: tables have LIMIT + 1 entries, lookups clamp to it
 _SECOND, _CANON, _COMPAT = 1 << 8, 1 << 9, 1 << 10  # the tables' info bits (the tests check they agree)
 
@@ -195,21 +203,51 @@ def _replace_string(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndar
                     pattern: np.ndarray, content: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Non-overlapping matches of the literal ``pattern`` (non-empty), left to right, become
-    ``content``: the last matched character's span, the hull of the match's origins."""
+    ``content`` (:func:`_emit_matches`)."""
     m, n = len(cp), len(pattern)
-    starts = cp < 0  # starts[i]: a match begins at i (all false so far: code points are non-negative)
+    lens = np.zeros(m, np.int64)  # lens[i]: a match of that length begins at i
     i = 0
     while i + n <= m:
         hit = True
         for q in range(n):
             hit = hit and cp[i + q] == pattern[q]
-        starts[i] = hit
+        lens[i] = n if hit else 0
         i += n if hit else 1
-    ncp, nss, nse, nos, noe = _state(m + int(starts.sum()) * (len(content) - n))
+    return _emit_matches(cp, ss, se, os_, oe, lens, content)
+
+
+@kernel
+def _replace_runs(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarray, oe: np.ndarray,
+                  classes: np.ndarray, bit: int, least: int, content: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``X{least,}`` for X the class bit ``bit`` (greedy, left to right): the matches are exactly
+    the maximal runs of members of at least ``least`` characters; they become ``content``."""
+    m = len(cp)
+    lens = np.zeros(m, np.int64)
+    i = 0
+    while i < m:
+        j = i
+        while j < m and (classes[cp[j]] >> bit) & 1:
+            j += 1
+        if j - i >= least:
+            lens[i] = j - i
+        i = max(j, i + 1)
+    return _emit_matches(cp, ss, se, os_, oe, lens, content)
+
+
+@kernel
+def _emit_matches(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarray, oe: np.ndarray,
+                  lens: np.ndarray, content: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each match ``[i, i + lens[i])`` (disjoint, non-empty) becomes ``content``: every content
+    character takes the match's last character's span and the hull of the match's origins."""
+    m = len(cp)
+    ncp, nss, nse, nos, noe = _state(m + int((lens > 0).sum()) * len(content) - int(lens.sum()))
     k = 0
     i = 0
     while i < m:
-        if not starts[i]:
+        n = lens[i]
+        if n == 0:
             ncp[k], nss[k], nse[k], nos[k], noe[k] = cp[i], ss[i], se[i], os_[i], oe[i]
             k += 1
             i += 1
@@ -223,21 +261,58 @@ def _replace_string(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndar
 
 
 @kernel
+def _map_chars(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarray, oe: np.ndarray,
+               start: np.ndarray, flat: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each character ``c`` becomes its mapping (``start[c]`` indexes ``flat``: the length, then the
+    code points; -1: ``c`` itself): every new character takes ``c``'s span and origin, an empty
+    mapping deletes ``c`` (Lowercase, StripAccents: ``tokspec.formats.normalize._per_char``)."""
+    size = 0
+    for i in range(len(cp)):
+        at = start[cp[i]]
+        size += 1 if at < 0 else flat[at]
+    ncp, nss, nse, nos, noe = _state(size)
+    k = 0
+    for i in range(len(cp)):
+        at = start[cp[i]]
+        n = 1 if at < 0 else flat[at]
+        for q in range(n):
+            ncp[k] = cp[i] if at < 0 else flat[at + 1 + q]
+            nss[k], nse[k], nos[k], noe[k] = ss[i], se[i], os_[i], oe[i]
+            k += 1
+    return ncp, nss, nse, nos, noe
+
+
+@kernel
 def run_chain(text: np.ndarray, prog: np.ndarray, strs: np.ndarray, classes: np.ndarray, info: np.ndarray,
-              dec_start: np.ndarray, dec_flat: np.ndarray, keys: np.ndarray, vals: np.ndarray
+              dec_start: np.ndarray, dec_flat: np.ndarray, keys: np.ndarray, vals: np.ndarray,
+              map_start: np.ndarray, map_flat: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The normalizer program ``prog`` (rows ``(kind, a, b, c, d)``, strings in ``strs``) over the
     code points ``text``, from the identity alignment: the final state (module docstring)."""
     cp = text.astype(np.int32)
     ss = np.arange(len(cp), dtype=np.int64)
     se = ss + 1
-    os_, oe = ss.copy(), se.copy()
+    return run_steps(cp, ss, se, ss.copy(), se.copy(), prog, strs, classes, info, dec_start, dec_flat, keys, vals,
+                     map_start, map_flat)
+
+
+@kernel
+def run_steps(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarray, oe: np.ndarray, prog: np.ndarray,
+              strs: np.ndarray, classes: np.ndarray, info: np.ndarray, dec_start: np.ndarray, dec_flat: np.ndarray,
+              keys: np.ndarray, vals: np.ndarray, map_start: np.ndarray, map_flat: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The program ``prog`` over a state (module docstring): the final state."""
     for r in range(len(prog)):
         kind, a, b, c, d = prog[r, 0], prog[r, 1], prog[r, 2], prog[r, 3], prog[r, 4]
         if kind == REPLACE_CLASS:
             cp, ss, se, os_, oe = _replace_class(cp, ss, se, os_, oe, classes, a, strs[b:b + c])
         elif kind == REPLACE_STRING:
             cp, ss, se, os_, oe = _replace_string(cp, ss, se, os_, oe, strs[a:a + b], strs[c:c + d])
+        elif kind == REPLACE_RUNS:
+            cp, ss, se, os_, oe = _replace_runs(cp, ss, se, os_, oe, classes, a, b, strs[c:c + d])
+        elif kind == MAP:
+            cp, ss, se, os_, oe = _map_chars(cp, ss, se, os_, oe, map_start[a], map_flat)
         elif kind == FORM:
             cp, ss, se, os_, oe = _form(cp, ss, se, os_, oe, a, info, dec_start, dec_flat, keys, vals)
         elif kind == STRIP:

@@ -24,8 +24,8 @@ identity) is compiled too (``tokspec.fast._spm_kernels``), so an spm encode runs
 character. HF pipelines (``tokenizer.json``): on text their normalizer leaves unchanged, a
 ``Metaspace`` pretokenizer goes straight to arrays (``tokspec.fast._hf_identity``, C-level checks
 and numpy); other text goes through the compiled normalizer program (``tokspec.fast._hf_compiled``:
-NFC/NFD/NFKC/NFKD, Replace of a class or literal, Strip, Prepend, then Metaspace); pipelines it does
-not support (Lowercase, Precompiled, WhitespaceSplit, ...) take ``model.pretokenize`` plus turning its
+NFC/NFD/NFKC/NFKD, Replace of a class, a run of one or a literal, Strip, Prepend, Lowercase,
+StripAccents, Precompiled, then Metaspace); pipelines it does not support (WhitespaceSplit, ...) take ``model.pretokenize`` plus turning its
 alignment into arrays: O(n) Python steps per text, which dominate a full HF encode.
 
 Out of scope: n-best, sampling, user-defined-symbol bonuses, special tokens (ordinary text).
@@ -45,7 +45,7 @@ import numpy as np
 from tokspec import Encoder, EncodingArrays, EngineInfo, _interpreted
 from tokspec import __version__ as _VERSION
 from tokspec._types import check_text
-from tokspec.fast import _hf_norm_kernels, _hf_pretok_kernels, _metaspace, _spm_ids, _spm_kernels, _unigram_emit, _unigram_kernels
+from tokspec.fast import _hf_norm_kernels, _hf_precompiled, _hf_pretok_kernels, _metaspace, _spm_ids, _spm_kernels, _unigram_emit, _unigram_kernels
 from tokspec.fast._double_array import DoubleArray
 from tokspec.fast._hash_trie import HashTrie
 from tokspec.fast._hf_compiled import CompiledPipeline, compiled_plan
@@ -342,7 +342,8 @@ def datrie_encoder(arg: str, *, tie_break: TieBreak | None = None, trie: TrieKin
         tj = load_tokenizer_json(named_path(arg), named.sha256) if named else load_tokenizer_json(arg)
         model, source, identity = unigram_model_from_tokenizer_json(tj), tj.data, identity_plan(tj.data)
         compiled = compiled_plan(tj.data, *(() if jit else (interpreted_module(_hf_norm_kernels),
-                                                            interpreted_module(_hf_pretok_kernels))))
+                                                            interpreted_module(_hf_pretok_kernels),
+                                                            interpreted_module(_hf_precompiled))))
     engine = DatrieUnigram(model, f"fast:{arg}", tie_break=tie_break, trie=trie, offsets=offsets, jit=jit,
                            identity=identity, compiled=compiled)
     decoder = decoder_or_none(source)

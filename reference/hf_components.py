@@ -10,7 +10,7 @@ type                definition
 ``NFC`` ... NFKD    Unicode normalization forms (HF's tables, ``tokspec.formats.normalize.unicode_form``)
 ``Lowercase``       Rust ``char::to_lowercase`` per character
 ``Strip``           drop leading / trailing White_Space (``strip_left``, ``strip_right``)
-``StripAccents``    drop every character of General_Category Mark (Mn, Mc, Me)
+``StripAccents``    drop every combining mark (General_Category M* in HF's older tables)
 ``Replace``         every match of a literal or regex by ``content``
 ``Prepend``         ``prepend`` before a non-empty text
 ``Precompiled``     a sentencepiece charsmap applied HF's way (``tokspec.formats.spm_normalize``)
@@ -51,6 +51,7 @@ from tokspec._types import Span
 from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.formats.hf_pipeline import NORMALIZERS as _CORE_NORMALIZERS
 from tokspec.formats.hf_pipeline import _normalizer as _core_normalizer
+from tokspec.formats.hf_pipeline import strip_accents as _core_strip_accents
 from tokspec.formats.normalize import Aligned
 from tokspec.reference.bert_normalizer import BertNormalizerConfig, bert_normalize_aligned
 from tokspec.reference.bert_pretokenizer import is_bert_punctuation
@@ -61,7 +62,7 @@ __all__ = ["NORMALIZER_TYPES", "PRETOKENIZER_TYPES", "REFUSED", "CharSplit", "no
 
 Normalizer = Callable[[Aligned], Aligned]
 
-NORMALIZER_TYPES = (*_CORE_NORMALIZERS, "StripAccents", "BertNormalizer")
+NORMALIZER_TYPES = (*_CORE_NORMALIZERS, "BertNormalizer")  # the core list has StripAccents
 PRETOKENIZER_TYPES = ("Split", "Whitespace", "WhitespaceSplit", "Punctuation", "Digits", "CharDelimiterSplit",
                       "BertPreTokenizer", "ByteLevel")
 #: component type -> why it is refused.
@@ -72,8 +73,10 @@ REFUSED: dict[str, str] = {
 
 
 def strip_accents(a: Aligned) -> Aligned:
-    """HF ``StripAccents``: drop every combining mark (General_Category M*), nothing else."""
-    return nz.apply_edits(a, [("" if unicodedata.category(c).startswith("M") else c, 0) for c in a.text])
+    """HF ``StripAccents``: drop every combining mark (``tokspec.formats.hf_pipeline.is_hf_mark``:
+    M* as HF's older tables have it; Python's M* alone disagreed with HF on 315 code points, e.g.
+    U+07FD), nothing else."""
+    return _core_strip_accents(a)
 
 
 def bert_normalizer(config: BertNormalizerConfig) -> Normalizer:

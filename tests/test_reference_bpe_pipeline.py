@@ -271,7 +271,7 @@ def test_refusals_name_the_component_and_reason_exactly() -> None:
     with pytest.raises(UnsupportedComponentError) as info:
         HfBpePipelineEncoder(TokenizerJson("x.json", "0" * 64, _data({"type": "ByteLevel"})), "r")
     assert str(info.value) == ("x.json: normalizer type='ByteLevel' is not supported (supported: Sequence, NFC, "
-                               "NFD, NFKC, NFKD, Replace, Lowercase, Prepend, Precompiled, Strip, StripAccents, "
+                               "NFD, NFKC, NFKD, Replace, Lowercase, Prepend, Precompiled, Strip, StripAccents, Nmt, "
                                "BertNormalizer)")
 
 

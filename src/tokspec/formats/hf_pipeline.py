@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import base64
 import binascii
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
 import regex
 
+from tokspec import _hf_unicode as hfu
 from tokspec.formats import normalize as nz
 from tokspec.errors import UnsupportedComponentError, VocabularyError
 from tokspec.formats.normalize import Aligned
 from tokspec.formats.spm_normalize import CharsMap, hf_precompiled
 from tokspec.formats.vocab import TokenizerJson
 
-__all__ = ["NORMALIZERS", "PRETOKENIZERS", "hf_pipeline"]
+__all__ = ["NMT_DELETED", "NMT_SPACE", "NORMALIZERS", "PRETOKENIZERS", "hf_pipeline", "is_hf_mark", "nmt",
+           "nmt_char", "strip_accents"]
 
 Normalizer = Callable[[Aligned], Aligned]
 
@@ -52,6 +55,10 @@ def _normalizer(spec: dict[str, Any] | None, where: str) -> Normalizer:
         return lambda a: nz.replace(a, pattern, content)
     if kind == "Lowercase":
         return nz.lowercase
+    if kind == "StripAccents":
+        return strip_accents
+    if kind == "Nmt":
+        return nmt
     if kind == "Prepend":
         prefix = str(spec["prepend"])
         return lambda a: nz.prepend(a, prefix)
@@ -65,7 +72,37 @@ def _normalizer(spec: dict[str, Any] | None, where: str) -> Normalizer:
 
 
 NORMALIZERS = ("Sequence", "NFC", "NFD", "NFKC", "NFKD", "Replace", "Lowercase", "Prepend",
-               "Precompiled", "Strip")
+               "Precompiled", "Strip", "StripAccents", "Nmt")
+
+#: HF ``Nmt``: the control characters it deletes, and the characters it turns into a space
+#: (probed over every code point by ``tests/test_fast_hf_maps.py``).
+NMT_DELETED = frozenset([*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F])
+NMT_SPACE = frozenset([0x09, 0x0A, 0x0C, 0x0D, 0x1680, *range(0x200B, 0x2010), 0x2028, 0x2029, 0x2581, 0xFEFF,
+                       0xFFFD])
+
+
+def nmt_char(c: str) -> str:
+    """What HF's ``Nmt`` makes of one character: ``""``, ``" "`` or ``c``."""
+    return "" if ord(c) in NMT_DELETED else " " if ord(c) in NMT_SPACE else c
+
+
+def nmt(a: Aligned) -> Aligned:
+    """HF ``Nmt``: per character, :func:`nmt_char` (a deleted character belongs to no token; a
+    space keeps its character's alignment). O(n)."""
+    return nz.apply_edits(a, [(nmt_char(c), 0) for c in a.text])
+
+
+def is_hf_mark(c: str) -> bool:
+    """HF's ``is_combining_mark``: General_Category M* in HF's older tables (``tokspec._hf_unicode``)."""
+    cp = ord(c)
+    if unicodedata.category(c).startswith("M"):
+        return not hfu.in_ranges(cp, hfu.MARK_UNKNOWN)
+    return hfu.in_ranges(cp, hfu.MARK_EXTRA)
+
+
+def strip_accents(a: Aligned) -> Aligned:
+    """HF ``StripAccents``: delete every combining mark (:func:`is_hf_mark`), nothing else. O(n)."""
+    return nz.apply_edits(a, [("" if is_hf_mark(c) else c, 0) for c in a.text])
 
 
 def _precompiled(spec: dict[str, Any], where: str) -> Normalizer:

@@ -15,7 +15,8 @@ Rows (``quick=False``; ``quick=True`` runs the same rows on fewer and smaller in
   ``bench`` extra: toktok-rs, quicktok-v1, riptoken, kitoken); ``fast:mon-unigram`` vs HF
   ``tokenizers`` ``encode`` (the first third of the texts, and as many texts its normalizer changes,
   ``normalizing_short_texts``); ``fast:MODEL`` (a trained nmt_nfkc + byte-fallback sentencepiece model)
-  vs ``sentencepiece`` ``encode``. Every call of every contestant is timed alternately text by text,
+  vs ``sentencepiece`` ``encode``; the same model as HF ``tokenizer.json`` files with ``Precompiled``
+  (``tokspec.app.bench.converted_unigram``, also one call on 2 MB) vs HF ``encode``. Every call of every contestant is timed alternately text by text,
   each text's time is the minimum over the rounds, and the percentiles are over texts. The ids of
   every contestant are compared with the subject's on every text first; a row whose ids differ on
   any text is marked ``INEXACT k/n`` (riptoken 0.2.4 is, on a pretoken of >= 500 bytes:
@@ -210,4 +211,6 @@ def run(*, quick: bool) -> list[BenchRow]:
     rows += _latency_rows("spm-small 0.5-2KB", "fast:MODEL encode_ids",
                           {"fast": fast_spm.encode_ids, "sentencepiece encode": sp.encode},  # type: ignore[attr-defined]
                           texts, rounds)
+    from tokspec.app.bench.converted_unigram import converted_rows  # HF Unigram files with Precompiled
+    rows += converted_rows(texts[:n_texts // 3], normalizing_short_texts(n_texts // 3), 2 * long_size, rounds, repeat)
     return rows
