@@ -27,9 +27,11 @@ What the layout needs (and this driver does): mutmut derives module names from f
 ``src/``, while tokspec installs ``reference/``, ``spec/``, ``fast/`` and ``fuzz/`` as subpackages
 of ``tokspec`` (pyproject's package-dir). :func:`stage` therefore mirrors the *installed* layout in
 ``build/mutation/src/tokspec`` (mutation/stage.py) and runs mutmut there; the tests import the mutated copy, never the
-checkout. mutmut does not mutate decorated functions; the fast kernels are decorated ``@kernel``,
-which is the identity under ``TOKSPEC_JIT=0`` (checked before every run), so the stage drops that
-one decorator line and the kernels are mutated in their interpreted form, as the issue asks.
+checkout. mutmut does not mutate decorated functions; the fast kernels are decorated ``@kernel`` or
+``@kernel(inline=True)``, the identity under ``TOKSPEC_JIT=0`` (checked before every run), so the
+stage drops that one decorator line and the kernels are mutated in their interpreted form, as the
+issue asks (``[stage] keep_decorated`` in config.toml: modules whose ``@kernel(...)`` kernels are
+kept out until their mutants are judged).
 Functions with any other decorator (``functools.lru_cache`` loaders, properties) stay unmutated and
 are counted in the report as such.
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -29,6 +30,10 @@ PACKAGE_DIRS = {
 }
 DATA_SUFFIXES = {".py", ".json", ".txt", ".typed"}
 KERNEL_DECORATOR = "@kernel"
+#: a whole line that is ``@kernel`` or ``@kernel(...)`` with its arguments on the same line
+#: (``@kernel(inline=True)``); a decorator spread over several lines is kept, and its function stays
+#: unmutated (counted as such in the report)
+KERNEL_DECORATOR_LINE = re.compile(r"@kernel(\([^()\n]*\))?")
 #: module name of mutation/hang_guard.py in the stage (a pytest plugin of mutmut's workers)
 HANG_GUARD = "_mutation_hang_guard"
 
@@ -39,21 +44,34 @@ def load_config() -> dict:
         return tomllib.load(f)
 
 
-def staged_text(text: str) -> str:
-    """The staged form of a source file: the same text without ``@kernel`` decorator lines.
+def staged_text(text: str, with_arguments: bool = True) -> str:
+    """The staged form of a source file: the same text without ``@kernel`` and ``@kernel(...)``
+    decorator lines.
 
-    Under ``TOKSPEC_JIT=0`` :func:`tokspec._jit.kernel` returns its function unchanged, so the line
+    Under ``TOKSPEC_JIT=0`` :func:`tokspec._jit.kernel` returns its function unchanged, with or
+    without arguments (``kernel(inline=True)(f) is f``, checked before every run), so the line
     carries no meaning in the mode mutation testing runs; mutmut skips decorated functions.
     Line numbers shift by one per kernel; the report quotes lines by content, not number.
+    ``with_arguments=False`` keeps ``@kernel(...)`` lines (a module in config.toml's
+    ``[stage] keep_decorated``: its decorated kernels stay unmutated until their mutants are judged).
     """
-    return "".join(line for line in text.splitlines(keepends=True) if line.strip() != KERNEL_DECORATOR)
+    def dropped(line: str) -> bool:
+        match = KERNEL_DECORATOR_LINE.fullmatch(line.strip())
+        return match is not None and (with_arguments or match.group(1) is None)
+    return "".join(line for line in text.splitlines(keepends=True) if not dropped(line))
 
 
-def _sync_file(src: Path, dst: Path, text_transform: bool) -> bool:
+def kept_decorated() -> set[str]:
+    """Checkout paths (``fast/x.py``) whose ``@kernel(...)`` lines the stage keeps: config.toml's
+    ``[stage] keep_decorated``."""
+    return set(load_config().get("stage", {}).get("keep_decorated", []))
+
+
+def _sync_file(src: Path, dst: Path, text_transform: bool, with_arguments: bool = True) -> bool:
     """Copy ``src`` to ``dst`` only if the content differs (so mutmut's mtime cache stays valid)."""
     data = src.read_bytes()
     if text_transform and src.suffix == ".py":
-        data = staged_text(data.decode("utf-8")).encode("utf-8")
+        data = staged_text(data.decode("utf-8"), with_arguments).encode("utf-8")
     return _write_if_changed(dst, data)
 
 
@@ -64,6 +82,7 @@ def stage(work: Path, killers: list[str]) -> int:
     """
     written = 0
     wanted: set[Path] = set()
+    keep = kept_decorated()
     for checkout_dir, staged_dir in PACKAGE_DIRS.items():
         root = REPO / checkout_dir
         for src in sorted(root.rglob("*")):
@@ -74,7 +93,8 @@ def stage(work: Path, killers: list[str]) -> int:
                 continue
             dst = work / staged_dir / rel
             wanted.add(dst)
-            changed = _sync_file(src, dst, text_transform=True)
+            changed = _sync_file(src, dst, text_transform=True,
+                                 with_arguments=f"{checkout_dir}/{rel.as_posix()}" not in keep)
             written += changed
             if changed and checkout_dir in LAYERS and src.suffix == ".py":
                 _forget_test_map(work, f"{checkout_dir}/{rel}")
@@ -173,11 +193,14 @@ def mutation_env(work: Path) -> dict[str, str]:
 
 
 def check_kernel_is_identity(work: Path, env: dict[str, str]) -> None:
-    """Refuse to run if ``@kernel`` is not the identity in interpreted mode (the stage relies on it)."""
+    """Refuse to run if ``@kernel`` or ``@kernel(...)`` is not the identity in interpreted mode (the
+    stage relies on it)."""
     probe = (
         "import tokspec._jit as j\n"
         "f = lambda x: x\n"
         "assert not j.JIT_ENABLED and j.kernel(f) is f, 'kernel is not the identity under TOKSPEC_JIT=0'\n"
+        "assert j.kernel(inline=True)(f) is f and j.kernel(cache=False)(f) is f, "
+        "'kernel(...) is not the identity under TOKSPEC_JIT=0'\n"
         "print(j.__file__)\n"
     )
     out = _procs.run([sys.executable, "-c", probe], cwd=work, env={**env, "PYTHONPATH": str(work / "src")},

@@ -74,3 +74,45 @@ def test_kernel_with_cache_equals_python_encoder(seed: int) -> None:
     assert sum(len(python.encode(p)) > 1 for p in set(pieces)) >= 10, "multi-token pieces repeat"
     assert compiled.encode_pieces(b"".join(pieces), bounds).tolist() == want
     assert plain.encode_pieces(b"".join(pieces), bounds).tolist() == want
+
+
+def test_slot_hash_reads_the_leading_bytes_and_the_length() -> None:
+    """Pieces that differ in one byte among bytes 0..4 or 8..12, or only in their length, spread
+    over distinct slots of the largest cache (a hash that dropped a byte or the length would put
+    them all in a few slots: every lookup a miss, every put an eviction). Bytes 5..7 and 13..15
+    reach the slot only weakly (bits 32..43 of a product depend on the key's low 44 bits only)."""
+    slot_of = getattr(pc._slot_of, "py_func", pc._slot_of)
+    rng = random.Random(0)
+    base = bytes(rng.randrange(256) for _ in range(48))
+    mask = 4096 - 1
+    with np.errstate(over="ignore"):
+        for i in (*range(5), *range(8, 13)):
+            slots = set()
+            for v in range(256):
+                piece = bytearray(base[:16])
+                piece[i] = v
+                slots.add(slot_of(_buf(bytes(piece)), 0, 16, mask))
+            assert len(slots) >= 200, (i, len(slots))
+        by_length = {slot_of(_buf(base), 0, n, mask) for n in range(1, 49)}
+        assert len(by_length) >= 40
+        assert all(0 <= s <= mask for s in by_length)
+
+
+def test_one_byte_pieces_are_cached_and_the_bounds_write_nothing() -> None:
+    """The contract's range is ``1 <= n < 2**23``: a one-byte piece is stored and found; an empty
+    piece and one of ``2**23`` bytes are neither stored (the cache stays all zeros, so no entry is
+    evicted) nor found."""
+    get = getattr(pc.cache_get, "py_func", pc.cache_get)
+    put = getattr(pc.cache_put, "py_func", pc.cache_put)
+    data = _buf(b"q" * (1 << 23))
+    out = np.zeros(8, dtype=np.int32)
+    out[:2] = [5, 6]
+    cache = pc.cache_for(64)
+    with np.errstate(over="ignore"):
+        put(cache, data, 3, 0, 1, 2)
+        put(cache, data, 0, 1 << 23, 1, 2)
+        assert not cache.any(), "nothing stored for n = 0 or n = 2**23"
+        assert get(cache, data, 0, 0, out, 2) == -1
+        put(cache, data, 7, 1, 1, 2)  # "q" -> [6]
+        assert get(cache, data, 9, 1, out, 2) == 3 and out[2] == 6
+        assert get(cache, data, 0, 0, out, 3) == -1, "the empty piece misses beside a stored one"

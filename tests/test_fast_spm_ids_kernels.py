@@ -20,6 +20,7 @@ import pytest
 import sentencepiece
 
 from tokspec.fast import _spm_ids as si
+from tokspec.fast._double_array import DoubleArray
 from tokspec.fast._unigram_kernels import forward_da
 from tokspec.fast.unigram_datrie import DatrieUnigram, datrie_encoder
 from tokspec.formats.models import trained_model
@@ -130,3 +131,62 @@ def test_spm_ids_equals_sentencepiece_on_random_texts() -> None:
     for data in random_texts(7, 40):
         text = data.decode()
         assert fast.encode_ids(text).tolist() == sp.encode(text), text
+
+
+def _pieces(scores: dict[bytes, float]) -> tuple[np.ndarray, np.ndarray, dict[bytes, int]]:
+    """A hand-made vocabulary: the double array's units, float32 scores, and each piece's id (ids
+    in sorted key order, so the first key is id 0)."""
+    keys = sorted(scores)
+    ids = {k: i for i, k in enumerate(keys)}
+    return DoubleArray(keys, list(range(len(keys)))).units(), np.array([scores[k] for k in keys], dtype=np.float32), ids
+
+
+def _forward32(data: bytes, scores: dict[bytes, float], unk: float, reset: float) -> tuple[list, list, list, dict]:
+    """forward32 over ``data``: (best, bstart, bid) at 0..n, and the piece ids; the buffers are
+    longer than n + 1 and full of garbage, and nothing past n may be written."""
+    units, s32, ids = _pieces(scores)
+    n = len(data)
+    best = np.full(n + 3, 7.0, dtype=np.float32)
+    bstart = np.full(n + 3, 99, dtype=np.int32)
+    bid = np.full(n + 3, 99, dtype=np.int32)
+    si.forward32(np.frombuffer(data, dtype=np.uint8), n, units, s32, unk, reset, best, bstart, bid)
+    assert best[n + 1:].tolist() == [7.0, 7.0] and bstart[n + 1:].tolist() == [99, 99] and bid[n + 1:].tolist() == [99, 99]
+    return best[:n + 1].tolist(), bstart[:n + 1].tolist(), bid[:n + 1].tolist(), ids
+
+
+def test_forward32_ties_keep_the_first_predecessor_and_piece_zero_is_a_piece() -> None:
+    # "a" is piece 0: a piece like any other, not an unknown edge
+    best, bstart, bid, ids = _forward32(b"ab", {b"a": -1.0, b"b": -1.0}, -10.0, 0.0)
+    assert ids[b"a"] == 0 and (best, bstart, bid[1:]) == ([0.0, -1.0, -2.0], [-1, 0, 1], [0, ids[b"b"]])
+    # "ab" (score -2, from 0) and "a" "b" (-1 - 1, from 1) tie at 2: the first predecessor stays
+    best, bstart, bid, ids = _forward32(b"ab", {b"a": -1.0, b"b": -1.0, b"ab": -2.0}, -10.0, 0.0)
+    assert (best[2], bstart[2], bid[2]) == (-2.0, 0, ids[b"ab"])
+    # the unknown edge over "b" (-2 - 3) ties with "ab" (-5): "ab" stays
+    best, bstart, bid, ids = _forward32(b"ab", {b"a": -2.0, b"ab": -5.0}, -3.0, 0.0)
+    assert (best[2], bstart[2], bid[2]) == (-5.0, 0, ids[b"ab"])
+
+
+def test_forward32_adds_the_unknown_edge_exactly_where_no_one_character_piece_starts() -> None:
+    best, bstart, bid, ids = _forward32(b"ab", {b"ab": -1.0, b"b": -1.0}, -10.0, 0.0)
+    assert (best, bstart) == ([0.0, -10.0, -1.0], [-1, 0, 0])
+    assert (bid[1], bid[2]) == (-1, ids[b"ab"])
+    # a one-character piece covers "a": no unknown edge, whatever the scores (sentencepiece's rule)
+    best, bstart, bid, ids = _forward32(b"a", {b"a": -5.0}, -1.0, 0.0)
+    assert (best, bstart, bid[1]) == ([0.0, -5.0], [-1, 0], ids[b"a"])
+
+
+def test_forward32_rebases_above_the_threshold_only() -> None:
+    # |best| == reset: no re-basing (sentencepiece re-bases strictly above it)
+    assert _forward32(b"aa", {b"a": -5.0}, -10.0, 5.0)[0] == [0.0, -5.0, -10.0]
+    # a threshold below 1 re-bases too; "aa" ends at n = 2 when start 1 re-bases: nothing past n moves
+    best, bstart, _, _ = _forward32(b"aa", {b"a": -1.0, b"aa": -1.5}, -10.0, 0.5)
+    assert (best, bstart) == ([0.0, 0.0, -0.5], [-1, 0, 0])
+
+
+def test_emit_ids_piece_and_byte_ids_zero_and_a_byte_run_ends_an_unknown_run() -> None:
+    assert emit(b"ab", [(0, 1, 0), (1, 2, 5)], np.arange(100, 356, dtype=np.int64)) == [0, 5]
+    assert emit(b"\x00a", [(0, 1, -1), (1, 2, -1)], np.arange(256, dtype=np.int64), unk_id=9) == [0, ord("a")]
+    missing = np.arange(100, 356, dtype=np.int64)
+    missing[ord("a")] = missing[ord("c")] = -1
+    # c: unk; b: its byte (ends the run of unknowns); a: unk again
+    assert emit(b"abc", [(0, 1, -1), (1, 2, -1), (2, 3, -1)], missing, unk_id=3) == [3, 100 + ord("b"), 3]

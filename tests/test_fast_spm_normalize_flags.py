@@ -329,6 +329,21 @@ def check_against_readable_walk(units: np.ndarray, pool_bytes: bytes, texts: lis
                                                   *Buffers().next(len(raw)))
             assert bytes(out[:k]).decode("utf-8") == aligned.text, text
             assert (n2o[:m].tolist(), r1[:m].tolist()) == ([o for _, o, _, _ in records], [e for *_, e in records])
+            assert ids_normalized(raw, units, pool, dummy, remove_extra, escape) == bytes(out[:k]), text
+
+
+def ids_normalized(raw: np.ndarray, units: np.ndarray, pool: np.ndarray, dummy: bool, remove_extra: bool,
+                   escape: bool) -> bytes:
+    """``_spm_norm_ids.normalize_ids``' bytes, its buffer grown from empty as the engine grows it."""
+    tables = np.concatenate([ni.ascii_rules(units, pool), sk.starters(units).astype(np.uint8)])
+    out = np.zeros(0, dtype=np.uint8)
+    for _ in range(40):
+        k = ni.normalize_ids(raw, units, pool, tables, dummy, remove_extra, escape, out)
+        if k >= 0:
+            return bytes(out[:k])
+        assert -1 - k > len(out)
+        out = np.full(-1 - k, 0xEE, dtype=np.uint8)
+    raise AssertionError("normalize_ids never fit")
 
 
 def test_extended_offsets_and_walks_leaving_the_array() -> None:
@@ -411,7 +426,10 @@ def test_normalize_ids_equals_sentencepiece(name: str, dummy: bool, remove_extra
     units, pool, _ = kernel_tables(name)
     tables = np.concatenate([ni.ascii_rules(units, pool), sk.starters(units).astype(np.uint8)])
     long = ["sqa  ab t\tu v, x. w z" * 3, "abc \u00e9s  q\u0301 " * 4, "  \u3000 s q  "]
-    for i, text in enumerate(texts(seed=100 + FLAGS.index((dummy, remove_extra, escape)), count=30) + long):
+    # a leading "!" (byte 33, one past the space), as a table-decided byte, before a non-ASCII
+    # character (walked, no key), and as a replacement (U+FF01 -> "!" in nmt_nfkc): never a space
+    leading = ["!a", "!\u00e9", "\uff01a", " !"]
+    for i, text in enumerate(texts(seed=100 + FLAGS.index((dummy, remove_extra, escape)), count=30) + long + leading):
         data = text.encode("utf-8")
         want = spm.Normalize(text).encode("utf-8")
         size = (0, 3 * len(data) + 8, max(len(want), 1))[i % 3]

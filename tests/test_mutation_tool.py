@@ -40,6 +40,42 @@ def test_stage_drops_exactly_the_kernel_decorator_lines():
     assert staged == "def f(x):\n    return x  # @kernel in a comment stays\n@kernel_other\ndef g(): pass\n"
 
 
+def test_stage_drops_kernel_decorators_with_arguments_too():
+    """mutmut skips decorated functions: a kept ``@kernel(inline=True)`` line left Peek2's helpers,
+    the piece table and cache and the spm lattice kernels out of the gate, unmutated."""
+    source = ("@kernel(inline=True)\ndef f(x):\n    return x\n"
+              "    @kernel(cache=False)  \ndef g(): pass\n"
+              "@kernel()\ndef h(): pass\n"
+              "@kernel(\n    inline=True)\ndef k(): pass\n"          # spread over lines: kept whole
+              "@kernels(inline=True)\n@kernel_other(x)\nx = f(1)  # @kernel(inline=True) in a comment\n")
+    staged = stage.staged_text(source)
+    assert staged == ("def f(x):\n    return x\ndef g(): pass\ndef h(): pass\n"
+                      "@kernel(\n    inline=True)\ndef k(): pass\n"
+                      "@kernels(inline=True)\n@kernel_other(x)\nx = f(1)  # @kernel(inline=True) in a comment\n")
+
+
+def test_a_kept_module_keeps_only_its_kernel_decorators_with_arguments():
+    source = "@kernel\ndef f(): pass\n@kernel(inline=True)\ndef g(): pass\n"
+    assert stage.staged_text(source, with_arguments=False) == "def f(): pass\n@kernel(inline=True)\ndef g(): pass\n"
+
+
+def test_no_kernel_of_the_layers_keeps_its_decorator_on_the_stage_unless_listed():
+    """Every ``@kernel`` of reference/, spec/ and fast/ is staged undecorated (so it is mutated),
+    except in the modules config.toml's ``[stage] keep_decorated`` lists (decorated kernels whose
+    mutants are not judged yet): a decorator form the stage does not strip would silently leave its
+    function out of the gate. Every listed module exists and has such a kernel (no stale entry)."""
+    keep = stage.kept_decorated()
+    kept = []
+    for layer in stage.LAYERS:
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            staged = stage.staged_text(path.read_text(encoding="utf-8"), with_arguments=rel not in keep)
+            kept += [f"{rel}: {line.strip()}" for line in staged.splitlines() if line.strip().startswith("@kernel")]
+    assert [k for k in kept if k.split(":")[0] not in keep] == []
+    assert sorted({k.split(":")[0] for k in kept}) == sorted(keep)
+    assert any("@kernel(inline=True)" in p.read_text() for p in (ROOT / "fast").glob("*.py"))
+
+
 def test_stage_creates_the_import_path_of_the_mutated_copy_before_mutmut_starts(tmp_path):
     """A fresh stage without ``mutants/src`` made mutmut import the unmutated site-packages copy
     (the path entry was cached as missing at interpreter start) and stop with "no test case"."""
@@ -52,10 +88,11 @@ def test_kernel_is_the_identity_in_interpreted_mode():
     """The stage relies on it: dropping `@kernel` must change nothing under TOKSPEC_JIT=0."""
     import subprocess
 
-    probe = "import tokspec._jit as j\nf = lambda x: x\nprint(j.JIT_ENABLED, j.kernel(f) is f)"
+    probe = ("import tokspec._jit as j\nf = lambda x: x\n"
+             "print(j.JIT_ENABLED, j.kernel(f) is f, j.kernel(inline=True)(f) is f, j.kernel(cache=False)(f) is f)")
     out = subprocess.run([sys.executable, "-c", probe], env={**__import__("os").environ, "TOKSPEC_JIT": "0"},
                          capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "True"]
+    assert out.stdout.split() == ["False", "True", "True", "True"]
 
 
 def _meta(tmp_path: Path, layer: str, module: str, codes: dict[str, int | None]) -> None:
