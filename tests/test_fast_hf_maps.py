@@ -25,6 +25,7 @@ from tokspec.fast._hf_compiled import _RUN, compiled_plan
 from tokspec.formats.hf_pipeline import is_hf_mark, strip_accents
 from tokspec.formats.normalize import Aligned
 
+from _hf_unigram_checks import assert_compiled_equals_reference_and_hf
 from test_fast_hf_norm import _compiled, _data, _general, _hf_variant
 
 FINDING = Path(__file__).resolve().parents[1] / "corpora" / "reference-wp-unigram" / "findings" / "hf-unicode-tables-marks.json"
@@ -153,7 +154,6 @@ def test_hf_trained_sentencepiece_unigram_end_to_end(tmp_path: Path, monkeypatch
     and offsets equal HF's (library mode) and ``reference:``'s (contract)."""
     tokenizers = pytest.importorskip("tokenizers")
     from tokspec.fast.unigram_datrie import datrie_encoder
-    from tokspec.formats.unigram_model import UnigramModel
     from tokspec.reference.unigram import unigram_encoder_from_tokenizer_json
     trainer = tokenizers.SentencePieceUnigramTokenizer()
     trainer.train_from_iterator(normalizing_texts(3, 400), vocab_size=400, show_progress=False,
@@ -165,12 +165,4 @@ def test_hf_trained_sentencepiece_unigram_end_to_end(tmp_path: Path, monkeypatch
     hf = tokenizers.Tokenizer.from_file(str(path))
     ref = unigram_encoder_from_tokenizer_json(path, "r")
     texts = normalizing_texts(4, 8) + ["\x01a\r\nb\u200b  c\ufffd", "  \uff21\u2460 x\t"]
-    wants = [ref.encode(t) for t in texts]
-    monkeypatch.setattr(UnigramModel, "pretokenize", lambda self, text: pytest.fail("the Python path was taken"))
-    for text, want in zip(texts, wants):
-        fast.offsets = "contract"
-        got = fast.encode(text)
-        assert (got.ids, got.offsets) == (want.ids, want.offsets), text
-        fast.offsets = "library"
-        lib, enc = fast.encode(text), hf.encode(text, add_special_tokens=False)
-        assert (list(lib.ids), list(lib.offsets)) == (enc.ids, [tuple(o) for o in enc.offsets]), text
+    assert_compiled_equals_reference_and_hf(fast, ref, hf, texts, monkeypatch)

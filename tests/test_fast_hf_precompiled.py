@@ -26,8 +26,8 @@ from tokspec.fast.unigram_datrie import datrie_encoder
 from tokspec.formats.models import trained_model
 from tokspec.formats.spm_model import load_spm_model
 from tokspec.formats.spm_normalize import CharsMap
-from tokspec.formats.unigram_model import UnigramModel
 
+from _hf_unigram_checks import assert_compiled_equals_reference_and_hf
 from test_fast_hf_norm import _compiled, _data, _general
 
 _X = regex.compile(r"\X", flags=regex.DOTALL)
@@ -270,16 +270,7 @@ def test_converted_model_compiled_end_to_end(tmp_path: Path, monkeypatch: pytest
     ref = unigram_encoder_from_tokenizer_json(path, "r")
     hf = tokenizers.Tokenizer.from_file(str(path))
     texts = normalizing_texts(7, 6) + ["\uff21\u0301", "\x7fy", "a\r\nb", "  x  y  ", "\U0001f468\u200d\U0001f469 \u2460"]
-    wants = [ref.encode(t) for t in texts]
-    monkeypatch.setattr(UnigramModel, "pretokenize", lambda self, text: pytest.fail("the Python path was taken"))
-    for text, want in zip(texts, wants):
-        fast.offsets = "contract"
-        got = fast.encode(text)
-        assert (got.ids, got.offsets) == (want.ids, want.offsets), text
-        fast.offsets = "library"
-        lib, enc = fast.encode(text), hf.encode(text, add_special_tokens=False)
-        assert (list(lib.ids), list(lib.offsets)) == (enc.ids, [tuple(o) for o in enc.offsets]), text
-        assert fast.encode_ids(text).tolist() == enc.ids
+    assert_compiled_equals_reference_and_hf(fast, ref, hf, texts, monkeypatch, ids_too=True)
 
 
 @pytest.mark.slow
