@@ -17,7 +17,7 @@ import os
 from typing import Any
 
 __all__ = ["LONG_MARK", "INTERPRETED_MAX_CHARS", "REFERENCE_MAX_PRETOKEN_BYTES", "long_text_cap", "pretoken_cap",
-           "max_chars", "text_for", "text_from_bytes"]
+           "long_text_meta", "max_chars", "text_for", "text_from_bytes"]
 
 _I = "tokspec.fast.interpreted:"  # fast engines with their compiled kernels run as plain Python
 
@@ -80,6 +80,15 @@ def max_chars() -> int:
     return int(raw)
 
 
+def long_text_meta(engines: tuple[str, ...]) -> dict[str, Any]:
+    """A target's caps on long texts, as :func:`text_for` reads them from its ``meta``:
+    ``max_chars`` (:func:`long_text_cap`) and ``max_pretoken`` (:func:`pretoken_cap`), each only if
+    it applies; the same caps ``tokspec diff --raw`` replays with."""
+    cap, pretokens = long_text_cap(engines), pretoken_cap(engines)
+    return {**({} if cap is None else {"max_chars": cap}),
+            **({} if pretokens is None else {"max_pretoken": pretokens})}
+
+
 def text_for(target: Any, data: bytes) -> str:
     """:func:`text_from_bytes` under ``target``'s own cap on long texts (``meta["max_chars"]``)."""
     meta = getattr(target, "meta", None) or {}
@@ -95,9 +104,11 @@ def _cut_long_pretoken(text: str, pattern_name: str, limit: int) -> str:
         start, end = m.span()
         if end - start > limit // 4 and len(m.group().encode("utf-8", "surrogatepass")) > limit:
             size, stop = 0, start
-            while size + len(text[stop].encode("utf-8", "surrogatepass")) <= limit:
-                size, stop = size + len(text[stop].encode("utf-8", "surrogatepass")), stop + 1
-            return text[:stop]
+            for ch in m.group():  # the pretoken's characters while they fit in ``limit`` bytes
+                size += len(ch.encode("utf-8", "surrogatepass"))
+                if size > limit:
+                    return text[:stop]
+                stop += 1
     return text
 
 

@@ -31,7 +31,8 @@ from typing import Any, Literal
 
 from tokspec import Encoder, InvalidTextError, load_engine
 from tokspec.fuzz._texts import (INTERPRETED_MAX_CHARS, LONG_MARK, REFERENCE_MAX_PRETOKEN_BYTES, _I,
-                                 long_text_cap, max_chars, pretoken_cap, text_for, text_from_bytes)
+                                 long_text_cap, long_text_meta, max_chars, pretoken_cap, text_for,
+                                 text_from_bytes)
 from tokspec.spec._verdict import Verdict, all_of, fails, holds
 
 __all__ = [
@@ -77,11 +78,7 @@ def _safe(engine: str) -> str:
 
 def _diff(a: str, b: str, what: str) -> Target:
     name = "diff--" + _safe(a) + "--" + _safe(b)
-    cap, pretokens = long_text_cap((a, b)), pretoken_cap((a, b))
-    meta: dict[str, Any] = {} if cap is None else {"max_chars": cap}
-    if pretokens is not None:
-        meta["max_pretoken"] = pretokens
-    return Target(name, "diff", (a, b), (), what, meta)
+    return Target(name, "diff", (a, b), (), what, long_text_meta((a, b)))
 
 
 def _prop(engine: str, props: tuple[str, ...], what: str) -> Target:
@@ -133,10 +130,7 @@ TARGETS: tuple[Target, ...] = (
 def pair_target(a: str, b: str) -> Target:
     """A ``diff`` target for any two engine names (yours too: ``module:attr``, ``cmd:...``); its
     harness name is ``pair:`` + the JSON list ``[a, b]`` (:func:`target_by_name` accepts it)."""
-    meta: dict[str, Any] = {"harness_name": "pair:" + json.dumps([a, b])}
-    pretokens = pretoken_cap((a, b))
-    if pretokens is not None:
-        meta["max_pretoken"] = pretokens
+    meta: dict[str, Any] = {"harness_name": "pair:" + json.dumps([a, b]), **long_text_meta((a, b))}
     return Target("diff--" + re.sub(r"[^A-Za-z0-9_.-]", "_", _safe(a) + "--" + _safe(b)), "diff", (a, b), (),
                   f"{a} vs {b}", meta)
 
