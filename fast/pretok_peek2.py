@@ -111,7 +111,7 @@ def _cl100k_kernel(cps: np.ndarray, table: np.ndarray, branch: np.ndarray, max_d
     cat = np.empty(n + 1, dtype=np.uint8)
     for k in range(n):
         cat[k] = table[cps[k]]
-    cat[n] = _CR  # end of text behaves as CR/LF for every row
+    cat[n] = _CR  # end of text behaves as CR/LF for every row, and stops every run but CR/LF's
     count = 0
     i = 0
     while i < n:
@@ -128,17 +128,20 @@ def _cl100k_kernel(cps: np.ndarray, table: np.ndarray, branch: np.ndarray, max_d
                     j = i + 3
             if j < 0:
                 b = _B_LET
+        # The runs below start at i + 1: the table picks each branch only where character i is in
+        # its run or is the prefix its run may take (a letter at i or i + 1; a digit at i; ' ' then
+        # punctuation, or punctuation, at i). They need no bound test: cat[n] ends them.
         if b == _B_LET:  # [^\r\n\p{L}\p{N}]?+\p{L}++
-            j = i if c0 == _LE else i + 1
-            while j < n and cat[j] == _LE:
+            j = i + 1
+            while cat[j] == _LE:
                 j += 1
         elif b == _B_DIG:  # \p{N}{1,3}+ (Qwen: \p{N})
-            j = i
-            while j < n and j < i + max_digits and cat[j] == _NU:
+            j = i + 1
+            while j < i + max_digits and cat[j] == _NU:
                 j += 1
         elif b == _B_PUN:  # ' ?[^\s\p{L}\p{N}]++[\r\n]*+'
-            j = i + 1 if c0 == _SP else i
-            while j < n and (cat[j] == _OT or cat[j] == _QU):
+            j = i + 1
+            while cat[j] == _OT or cat[j] == _QU:
                 j += 1
             while j < n and cat[j] == _CR:
                 j += 1
@@ -185,15 +188,21 @@ def _o200k_contraction(cps: np.ndarray, e: int, n: int, fold_cps: np.ndarray, fo
 
 
 @kernel(inline=True)
-def _o200k_word(cps: np.ndarray, cat: np.ndarray, s: int, n: int, fold_cps: np.ndarray,
-                fold_to: np.ndarray) -> int:
-    """A1 = ``X? U* W+ C?``, else A2 = ``X? U+ W* C?`` (then the word run is all Lu/Lt)."""
+def _o200k_word(cat: np.ndarray, s: int, n: int) -> int:
+    """End of the word run at ``s``: A1 = ``U* W+``, else A2 = ``U+ W*`` (then the run is all
+    Lu/Lt); the caller adds the contraction (``C?``). A lower-only letter at ``s`` starts A1's
+    ``W+`` at once: its run needs no bound test, ``cat[n]`` (CR) ends it."""
+    if cat[s] == _o_LO:
+        end = s + 1
+        while _o_LO <= cat[end] <= _o_MA:
+            end += 1
+        return end
     end = _u_star_w_plus(cat, s, n)
     if end < 0:
         end = s
         while end < n and _o_UP <= cat[end] <= _o_MA:
             end += 1
-    return _o200k_contraction(cps, end, n, fold_cps, fold_to)
+    return end
 
 
 @kernel
@@ -201,10 +210,12 @@ def _o200k_kernel(cps: np.ndarray, table: np.ndarray, fold_cps: np.ndarray, fold
                   starts: np.ndarray, ends: np.ndarray) -> int:
     """o200k's branch decision on (category of i, category of i+1); write spans, return count.
 
-    Decision: a letter at ``i`` -> word from ``i``; a mark at ``i`` -> word (the mark is in X and in
-    both word classes: A1 with the mark as X prefix, else A1 from the mark itself); X at ``i`` and a
-    word character at ``i+1`` -> word with the snapped prefix; a number -> digits; space before
-    punctuation, or punctuation -> punct; otherwise whitespace. O(n).
+    Decision: a letter at ``i`` -> word from ``i``; X (not CR/LF, a number or a mark) at ``i`` and a
+    word character at ``i+1`` -> word with the snapped prefix; a number -> digits; a mark at ``i``
+    -> word (the mark is in X and in both word classes: A1 with the mark as X prefix, else A1 from
+    the mark itself); space before punctuation, or punctuation -> punct; otherwise whitespace. A
+    word takes its contraction only where an apostrophe (category other) ends its run, so the
+    common word costs no code point load. Runs that ``cat[n]`` (CR) ends need no bound test. O(n).
     """
     n = len(cps)
     cat = np.empty(n + 1, dtype=np.uint8)
@@ -217,21 +228,25 @@ def _o200k_kernel(cps: np.ndarray, table: np.ndarray, fold_cps: np.ndarray, fold
         c0 = cat[i]
         c1 = cat[i + 1]
         if _o_UP <= c0 <= _o_BO:
-            j = _o200k_word(cps, cat, i, n, fold_cps, fold_to)
-        elif c0 == _o_NU:
-            j = i
-            while j < n and j < i + 3 and cat[j] == _o_NU:
+            j = _o200k_word(cat, i, n)
+            if cat[j] == _o_OT and cps[j] == 39:
+                j = _o200k_contraction(cps, j, n, fold_cps, fold_to)
+        elif c0 != _o_CR and c0 != _o_NU and c0 != _o_MA and _o_UP <= c1 <= _o_MA:
+            j = _o200k_word(cat, i + 1, n)
+            if cat[j] == _o_OT and cps[j] == 39:
+                j = _o200k_contraction(cps, j, n, fold_cps, fold_to)
+        elif c0 == _o_NU:  # \p{N}{1,3}
+            j = i + 1
+            while j < i + 3 and cat[j] == _o_NU:
                 j += 1
         elif c0 == _o_MA:
             end = _u_star_w_plus(cat, i + 1, n) if i + 1 < n else -1
             if end < 0:
                 end = _u_star_w_plus(cat, i, n)  # a mark is a W character: A1 matches from it
             j = _o200k_contraction(cps, end, n, fold_cps, fold_to)
-        elif c0 != _o_CR and _o_UP <= c1 <= _o_MA:
-            j = _o200k_word(cps, cat, i + 1, n, fold_cps, fold_to)
         elif c0 == _o_OT or (c0 == _o_SP and c1 == _o_OT):  # ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
-            j = i + 1 if c0 == _o_SP else i
-            while j < n and (cat[j] == _o_OT or cat[j] == _o_MA):
+            j = i + 1  # i is ' ' (then i + 1 is punctuation) or punctuation
+            while cat[j] == _o_OT or cat[j] == _o_MA:
                 j += 1
             while j < n and (cps[j] == 13 or cps[j] == 10 or cps[j] == 47):
                 j += 1
