@@ -24,7 +24,7 @@ makes the key exact (a token may contain NUL bytes, so padding alone would be am
 == 0 marks an empty slot (no piece has length 0). Hashing as in ``bpe_kernel``: multiply, shift
 right 32, mask, in int64 (same bits compiled and interpreted). Build: O(vocabulary) numpy work at load
 (a few ms, no compile; cached on disk with the BPE tables by ``CompiledBPE.from_ranks``). Lookup:
-O(n) to pack, one probe expected.
+two word loads to pack (a byte loop in the text's last 15 bytes), one probe expected.
 Out of scope: pieces longer than :data:`PIECE_MAX` (they take the merge), ids >= 2**27.
 """
 
@@ -35,6 +35,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from tokspec._jit import kernel
+from tokspec.fast._le_load import load_le64
 
 __all__ = ["PIECE_MAX", "build_piece_table", "empty_piece_table", "piece_id"]
 
@@ -48,7 +49,17 @@ _M1 = 0x2545F4914F6CDD1D
 
 @kernel(inline=True)
 def _pack(data: np.ndarray, b0: int, n: int) -> tuple[int, int]:
-    """(word 0, word 1 without the id) of the piece ``data[b0:b0+n]``, ``1 <= n <= 12``."""
+    """(word 0, word 1 without the id) of the piece ``data[b0:b0+n]``, ``1 <= n <= 12``. Two word
+    loads masked to the piece (``_le_load``) where 16 bytes from ``b0`` are in ``data``, else
+    (the text's last 15 bytes) a byte loop: the same bits."""
+    if b0 + 16 <= len(data):
+        k0 = load_le64(data, b0)
+        if n < 8:
+            k0 &= (np.int64(1) << (8 * n)) - 1
+        k1 = np.int64(n) << 32
+        if n > 8:
+            k1 |= load_le64(data, b0 + 8) & ((np.int64(1) << (8 * (n - 8))) - 1)
+        return k0, k1
     k0 = np.int64(0)
     for i in range(min(n, 8)):
         k0 |= np.int64(data[b0 + i]) << (8 * i)

@@ -40,9 +40,15 @@ for three-byte UTF-8 characters (``level3``, built at load).
 Calls per token are avoided: a compiled call with array arguments costs 30-50 ns, so
 ``_encode`` writes out the longest-match walk (``_longest``) and the memo probe of ``_valid`` in
 its loop (CJK text: 66 -> 32 ns/B, interleaved with toktok-rs); numba's ``inline="always"`` was
-tried for them and made CJK text slower (64-80 vs 49 ns/B), so it is kept for the piece lookup
-only. ``_longest`` and ``_valid`` stay as kernels (``_bpe_probe``) for ``_counting_kernels``; the tests check the
-written-out walk against the Python encoder (``test_fast_bpe_piece_table``, ``test_fast_bpe_kernel_text``).
+tried for them and made CJK text slower (64-80 vs 49 ns/B). The reason, found later: numba
+reference-counts an array passed to an inlined kernel, an atomic increment and decrement of its
+memory-info word per call, which its pruning pass does not remove in a loop like this one. The
+whole-piece probe (``_piece_table.piece_id``) is written out for the same reason (it ran on every
+pretoken: callgrind, 200 KB of English from many corpora, o200k_base: 45,765 fewer such calls,
+14.9M -> 13.7M instructions); its byte packing ``_pack`` stays inlined, being free of them.
+``_longest``, ``_valid`` and ``piece_id`` stay as kernels (``_bpe_probe``, ``_piece_table``) for
+``_counting_kernels`` and the tests, which check the written-out code against the Python encoder
+(``test_fast_bpe_piece_table``, ``test_fast_bpe_kernel_text``).
 """
 
 from __future__ import annotations
@@ -63,13 +69,15 @@ from tokspec.fast._bpe_probe import (  # re-exported: _counting_kernels, tests
 from tokspec.fast._cache import load_arrays, save_arrays
 from tokspec.fast._piece_cache import cache_for, cache_get, cache_put
 from tokspec.fast._piece_store import IDS_MAX, STORE_MAX, new_store, store_op
-from tokspec.fast._piece_table import build_piece_table, empty_piece_table, piece_id
+from tokspec.fast._piece_table import PIECE_MAX, build_piece_table, empty_piece_table
+from tokspec.fast._piece_table import _KEY_BITS as _PIECE_KEY_BITS, _KEY_MASK as _PIECE_KEY_MASK, _home, _pack
 from tokspec.fast.bpe_tables import NODE_BITS, PAIR_SHIFT, arrays_of, cache_path
 
 __all__ = ["CompiledBPE", "utf8_of_code_points"]
 
 _PAIR_SHIFT = PAIR_SHIFT  # as plain module ints: the kernels' (frozen) globals
 _NODE_BITS = NODE_BITS
+_PIECE_MAX = PIECE_MAX
 _NO_CPS = np.empty(0, dtype=np.uint32)  # _encode's cps when cbs is given; read-only like the cps
 _NO_CPS.flags.writeable = False         # of code_points(), so one compiled _encode serves both paths
 _NO_CBS = np.empty(0, dtype=np.int64)   # _encode's cbs when positions are counted from cps
@@ -96,6 +104,7 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
     out_ids = np.empty(len(data), dtype=np.int32)   # at most one token per byte
     cache = cache_for(len(data))  # merged pieces of this call (``_piece_cache``)
     memo_mask = len(memo) - 1
+    piece_mask = (len(pieces) >> 1) - 1
     count: int = np.int64(0)  # type: ignore[assignment]  # not a literal 0: callees taking it compile once
     short_get = np.int64(0)  # store_op's modes as values, not literals (one compiled store_op)
     short_put = np.int64(1)
@@ -118,7 +127,15 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
             char = ends[p]
         if b1 <= b0:
             continue
-        whole = piece_id(pieces, data, b0, b1 - b0)  # the piece is one reachable token
+        whole = -1  # the piece is one reachable token: ``_piece_table.piece_id``, written out
+        if b1 - b0 <= _PIECE_MAX:
+            k0, k1 = _pack(data, b0, b1 - b0)
+            h = _home(k0, k1, piece_mask)
+            while pieces[2 * h + 1] != 0:
+                if pieces[2 * h] == k0 and (pieces[2 * h + 1] & _PIECE_KEY_MASK) == k1:
+                    whole = pieces[2 * h + 1] >> _PIECE_KEY_BITS
+                    break
+                h = (h + 1) & piece_mask
         if whole >= 0:
             out_ids[count] = whole
             count += 1

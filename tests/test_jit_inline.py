@@ -30,7 +30,7 @@ def test_inline_kernel_computes_the_same_and_keeps_its_plain_body() -> None:
         assert inlined is _sum_first
 
 
-@pytest.mark.parametrize("name", ["_o200k_word", "_u_star_w_plus", "_whitespace_end", "_fold"])
+@pytest.mark.parametrize("name", ["_o200k_contraction", "_u_star_w_plus", "_whitespace_end", "_fold"])
 def test_interpreted_copy_has_plain_inline_kernels(name: str) -> None:
     copy = interpreted_module(pretok_peek2)
     fn = getattr(copy, name)
