@@ -44,9 +44,10 @@ tried for them and made CJK text slower (64-80 vs 49 ns/B). The reason, found la
 reference-counts an array passed to an inlined kernel, an atomic increment and decrement of its
 memory-info word per call, which its pruning pass does not remove in a loop like this one. The
 whole-piece probe (``_piece_table.piece_id``) is written out for the same reason (it ran on every
-pretoken: callgrind, 200 KB of English from many corpora, o200k_base: 45,765 fewer such calls,
-14.9M -> 13.7M instructions); its byte packing ``_pack`` stays inlined, being free of them.
-``_longest``, ``_valid`` and ``piece_id`` stay as kernels (``_bpe_probe``, ``_piece_table``) for
+pretoken: callgrind, 200 KB of English from many corpora, o200k_base, with its byte packing
+``_pack``: 14.9M -> 11.2M instructions); only the pieces it misses (about 8%) still pay such
+pairs, for the store and the per-call cache. ``_longest``, ``_valid``, ``piece_id`` and ``_pack``
+stay as kernels (``_bpe_probe``, ``_piece_table``) for
 ``_counting_kernels`` and the tests, which check the written-out code against the Python encoder
 (``test_fast_bpe_piece_table``, ``test_fast_bpe_kernel_text``).
 """
@@ -67,10 +68,11 @@ from tokspec.fast._bpe_probe import (  # re-exported: _counting_kernels, tests
     fill_level3, fill_table,
 )
 from tokspec.fast._cache import load_arrays, save_arrays
+from tokspec.fast._le_load import load_le64
 from tokspec.fast._piece_cache import cache_for, cache_get, cache_put
 from tokspec.fast._piece_store import IDS_MAX, STORE_MAX, new_store, store_op
 from tokspec.fast._piece_table import PIECE_MAX, build_piece_table, empty_piece_table
-from tokspec.fast._piece_table import _KEY_BITS as _PIECE_KEY_BITS, _KEY_MASK as _PIECE_KEY_MASK, _home, _pack
+from tokspec.fast._piece_table import _KEY_BITS as _PIECE_KEY_BITS, _KEY_MASK as _PIECE_KEY_MASK, _home
 from tokspec.fast.bpe_tables import NODE_BITS, PAIR_SHIFT, arrays_of, cache_path
 
 __all__ = ["CompiledBPE", "utf8_of_code_points"]
@@ -128,8 +130,23 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
         if b1 <= b0:
             continue
         whole = -1  # the piece is one reachable token: ``_piece_table.piece_id``, written out
-        if b1 - b0 <= _PIECE_MAX:
-            k0, k1 = _pack(data, b0, b1 - b0)
+        if b1 - b0 <= _PIECE_MAX:  # ``_pack`` written out too
+            n = b1 - b0
+            if b0 + 16 <= len(data):
+                k0 = load_le64(data, b0)
+                if n < 8:
+                    k0 &= (np.int64(1) << (8 * n)) - 1
+                k1 = np.int64(n) << 32
+                if n > 8:
+                    k1 |= load_le64(data, b0 + 8) & ((np.int64(1) << (8 * (n - 8))) - 1)
+            else:  # the text's last 15 bytes
+                k0 = np.int64(0)
+                k1 = np.int64(n) << 32
+                for i in range(n):
+                    if i < 8:
+                        k0 |= np.int64(data[b0 + i]) << (8 * i)
+                    else:
+                        k1 |= np.int64(data[b0 + i]) << (8 * (i - 8))
             h = _home(k0, k1, piece_mask)
             while pieces[2 * h + 1] != 0:
                 if pieces[2 * h] == k0 and (pieces[2 * h + 1] & _PIECE_KEY_MASK) == k1:
