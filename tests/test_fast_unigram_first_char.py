@@ -144,6 +144,20 @@ def test_unknown_first_character_ties_follow_the_rule() -> None:
                 assert lattice_edges(engine, "xc") == want[tie_break], (tie_break, trie, jit)
 
 
+
+def test_piece_zero_is_a_piece_in_the_first_character_step() -> None:
+    """Piece id 0 is an ordinary piece when the unknown piece has another id: "a" (id 0, -1) + "b"
+    beats "ab" (-3), which it would not if id 0 were scored as the unknown edge (-20)."""
+    m = UnigramModel(
+        pieces=("a", "<unk>", "b", "ab"), scores=(-1.0, 0.0, -1.0, -3.0), matchable=(True, False, True, True),
+        unk_id=1, unk_score=-20.0, byte_fallback=False, byte_ids=(), fuse_unk=False, flavour="spm",
+        float32=False, pretokenizer=words, score_reset=None, source="<piece-zero>").check()
+    want = [[(0, 1, 0, False), (1, 2, 2, False)]]
+    assert reference_edges(m, "ab", "spm") == want
+    for trie in TRIES:
+        for jit in (True, False):
+            assert lattice_edges(DatrieUnigram(m, "zero", trie=trie, jit=jit), "ab") == want, (trie, jit)  # type: ignore[arg-type]
+
 # -- > 1 MB: the two tries, and the libraries ------------------------------------------------------
 
 MB = 1_050_000
