@@ -15,9 +15,15 @@ does (``UnigramModel.score_reset``).
 Theorem relied on: Viterbi's optimal substructure with the tie rule applied at each relaxation
 (positions relaxed in increasing order, so "first predecessor" is "earliest start"). Re-basing
 subtracts the same offset from every live score, so it changes no comparison except through
-float32 rounding, which the kernels reproduce operation for operation.
+float32 rounding, which the kernels reproduce operation for operation. Pieces are whole UTF-8
+strings, so no piece ends inside a character: a start walks its first character's bytes without
+looking for pieces, relaxes that character's end once (its one-character piece, else the unknown
+edge), then walks on relaxing every piece it passes. Each end position gets at most one
+relaxation per start, so this order relaxes exactly what a walk relaxing as it goes would.
 
-Two tries, one Viterbi loop each (the benchmark compares the tries only):
+Two tries, one Viterbi loop each (the benchmark compares the tries only; both loops are inlined
+into their callers, ``forward_pretokens`` and ``_unigram_emit.encode_pretokens``: a call per
+pretoken passed 12 arguments, about a fifth of the pass on English's short pretokens):
 
 - double array (Aoe; ``tokspec.fast._double_array``): child of ``s`` on byte ``c`` is
   ``t = base[s] + c`` iff ``check[t] == s``: two loads and a compare per byte. Base, check, value
@@ -74,15 +80,6 @@ def _char_len(lead: int) -> int:
 
 
 @kernel
-def _relax(best: np.ndarray, bstart: np.ndarray, bid: np.ndarray, q: int, cand: float, start: int,
-           pid: int, last: bool) -> None:
-    if cand > best[q] or (last and cand == best[q]):
-        best[q] = cand
-        bstart[q] = start
-        bid[q] = pid
-
-
-@kernel
 def _rebase(best: np.ndarray, bstart: np.ndarray, start: int, frontier: int, offset: float,
             f32: bool) -> None:
     """sentencepiece's re-basing: subtract ``offset`` from ``start`` and every reached later position."""
@@ -91,7 +88,7 @@ def _rebase(best: np.ndarray, bstart: np.ndarray, start: int, frontier: int, off
             best[i] = _round(best[i] - offset, f32)
 
 
-@kernel
+@kernel(inline=True)
 def forward_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray, scores: np.ndarray,
                unk_score: float, f32: bool, last: bool, reset: float, best: np.ndarray,
                bstart: np.ndarray, bid: np.ndarray) -> None:
@@ -99,8 +96,12 @@ def forward_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray, scores: np
     ``t`` is ``units[4t:4t+4]`` = base, check, value, has a child; :meth:`DoubleArray.units`).
 
     Fills ``best[0..n]``, ``bstart`` (predecessor position, -1 unreached) and ``bid`` (piece id,
-    -1 for an unknown edge), positions relative to ``lo``."""
+    -1 for an unknown edge), positions relative to ``lo``. Each start walks its first character
+    without relaxing (no piece ends inside a character: pieces are whole strings), then relaxes
+    that character's end once (its piece, else the unknown edge), then walks on (module docstring).
+    Inlined into its callers (one call per pretoken would pass 12 arguments)."""
     n = hi - lo
+    d = data[lo:hi]  # a view indexed from 0: no offset added, no negative-index code per byte
     for i in range(n + 1):
         best[i] = _NEG
         bstart[i] = -1
@@ -108,43 +109,55 @@ def forward_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray, scores: np
     best[0] = 0.0
     frontier = 0
     for start in range(n):
-        lead = data[lo + start]
+        lead = d[start]
         if 0x80 <= lead < 0xC0:
             continue  # not a character start
         here = best[start]
         if reset > 0.0 and abs(here) > reset:
             _rebase(best, bstart, start, frontier, here, f32)
             here = 0.0
-        single = start + _char_len(lead)
-        has_single = False
+        full = start + _char_len(lead)
+        end = min(full, n)
         s = 0
         q = start
-        while q < n:
+        while q < end:  # the first character's bytes
             # "& 0x7FFFFFFF" changes no value (a base is >= 0, a slot < 2**31) but shows the compiler
             # the index is not negative, which drops numba's wraparound code from the walk
-            t = (units[4 * s] + data[lo + q]) & 0x7FFFFFFF
+            t = (units[4 * s] + d[q]) & 0x7FFFFFFF
             if units[4 * t + 1] != s:  # always in range: the arrays are padded
                 break
             s = t
             q += 1
-            v = units[4 * s + 2]  # the same 16-byte unit as the check just read
-            if v >= 0:
-                frontier = max(frontier, q)
-                cand = here + scores[v]
-                if f32:
-                    cand = np.float64(np.float32(cand))
-                if cand > best[q] or (last and cand == best[q]):  # the tie rule (inlined)
-                    best[q] = cand
-                    bstart[q] = start
-                    bid[q] = v
-                if q == single:
-                    has_single = True
-            if units[4 * s + 3] == 0:  # no child: stop without probing a slot (same unit as s's check)
-                break
-        if not has_single:
-            end = min(single, n)
-            frontier = max(frontier, end)
-            _relax(best, bstart, bid, end, _round(here + unk_score, f32), start, -1, last)
+        v = -1  # the unknown edge, unless the character is a piece
+        if q == full:
+            v = units[4 * s + 2]
+        frontier = max(frontier, end)
+        cand = here + (unk_score if v < 0 else scores[v])
+        if f32:
+            cand = np.float64(np.float32(cand))
+        if cand > best[end] or (last and cand == best[end]):  # the tie rule
+            best[end] = cand
+            bstart[end] = start
+            bid[end] = v
+        if q == full:  # walk on from the character's node
+            while q < n:
+                if units[4 * s + 3] == 0:  # no child: stop without probing a slot (same unit as s's check)
+                    break
+                t = (units[4 * s] + d[q]) & 0x7FFFFFFF
+                if units[4 * t + 1] != s:
+                    break
+                s = t
+                q += 1
+                v = units[4 * s + 2]  # the same 16-byte unit as the check just read
+                if v >= 0:
+                    frontier = max(frontier, q)
+                    cand = here + scores[v]
+                    if f32:
+                        cand = np.float64(np.float32(cand))
+                    if cand > best[q] or (last and cand == best[q]):
+                        best[q] = cand
+                        bstart[q] = start
+                        bid[q] = v
 
 
 @kernel
@@ -162,12 +175,13 @@ def _hash_child(keys: np.ndarray, child: np.ndarray, mask: int, node: int, byte:
         h = (h + 1) & mask
 
 
-@kernel
+@kernel(inline=True)
 def forward_hash(data: np.ndarray, lo: int, hi: int, keys: np.ndarray, child: np.ndarray, mask: int,
                  node_value: np.ndarray, scores: np.ndarray, unk_score: float, f32: bool, last: bool,
                  reset: float, best: np.ndarray, bstart: np.ndarray, bid: np.ndarray) -> None:
     """:func:`forward_da` with the trie step done in the hash trie (everything else identical)."""
     n = hi - lo
+    d = data[lo:hi]
     for i in range(n + 1):
         best[i] = _NEG
         bstart[i] = -1
@@ -175,39 +189,51 @@ def forward_hash(data: np.ndarray, lo: int, hi: int, keys: np.ndarray, child: np
     best[0] = 0.0
     frontier = 0
     for start in range(n):
-        lead = data[lo + start]
+        lead = d[start]
         if 0x80 <= lead < 0xC0:
             continue
         here = best[start]
         if reset > 0.0 and abs(here) > reset:
             _rebase(best, bstart, start, frontier, here, f32)
             here = 0.0
-        single = start + _char_len(lead)
-        has_single = False
+        full = start + _char_len(lead)
+        end = min(full, n)
         s = 0
         q = start
-        while q < n:
-            t = _hash_child(keys, child, mask, s, data[lo + q])
+        while q < end:
+            t = _hash_child(keys, child, mask, s, d[q])
             if t < 0:
                 break
             s = t
             q += 1
+        v = -1
+        if q == full:
             v = node_value[s]
-            if v >= 0:
-                frontier = max(frontier, q)
-                cand = here + scores[v]
-                if f32:
-                    cand = np.float64(np.float32(cand))
-                if cand > best[q] or (last and cand == best[q]):  # the tie rule (inlined)
-                    best[q] = cand
-                    bstart[q] = start
-                    bid[q] = v
-                if q == single:
-                    has_single = True
-        if not has_single:
-            end = min(single, n)
-            frontier = max(frontier, end)
-            _relax(best, bstart, bid, end, _round(here + unk_score, f32), start, -1, last)
+        frontier = max(frontier, end)
+        cand = here + (unk_score if v < 0 else scores[v])
+        if f32:
+            cand = np.float64(np.float32(cand))
+        if cand > best[end] or (last and cand == best[end]):
+            best[end] = cand
+            bstart[end] = start
+            bid[end] = v
+        if q == full:
+            while q < n:
+                t = _hash_child(keys, child, mask, s, d[q])
+                if t < 0:
+                    break
+                s = t
+                q += 1
+                v = node_value[s]
+                if v >= 0:
+                    frontier = max(frontier, q)
+                    cand = here + scores[v]
+                    if f32:
+                        cand = np.float64(np.float32(cand))
+                    if cand > best[q] or (last and cand == best[q]):
+                        best[q] = cand
+                        bstart[q] = start
+                        bid[q] = v
 
 
 @kernel
@@ -266,20 +292,22 @@ def forward_pretokens(data: np.ndarray, bounds: np.ndarray, use_hash: bool, unit
         total += bounds[p + 1] - bounds[p]
         width = max(width, bounds[p + 1] - bounds[p] + 1)
     best = np.empty(width, dtype=np.float64)
-    bstart = np.empty(width, dtype=np.int64)
-    bid = np.empty(width, dtype=np.int64)
     all_start = np.empty(total, dtype=np.int64)
     all_id = np.empty(total, dtype=np.int64)
     at = 0
-    for p in range(len(bounds) - 1):
-        lo = bounds[p]
-        hi = bounds[p + 1]
-        if use_hash:
+    if use_hash:  # one loop per trie: each compiles as if the other did not exist
+        for p in range(len(bounds) - 1):
+            lo = bounds[p]
+            hi = bounds[p + 1]
             forward_hash(data, lo, hi, hkeys, hchild, hmask, hvalue, scores, unk_score, f32, last, reset,
-                         best, bstart, bid)
-        else:
-            forward_da(data, lo, hi, units, scores, unk_score, f32, last, reset, best, bstart, bid)
-        all_start[at:at + hi - lo + 1] = bstart[:hi - lo + 1]
-        all_id[at:at + hi - lo + 1] = bid[:hi - lo + 1]
-        at += hi - lo + 1
+                         best, all_start[at:at + hi - lo + 1], all_id[at:at + hi - lo + 1])
+            at += hi - lo + 1
+    else:
+        for p in range(len(bounds) - 1):
+            lo = bounds[p]
+            hi = bounds[p + 1]
+            # the pass writes its predecessors and ids in place (views: no copy)
+            forward_da(data, lo, hi, units, scores, unk_score, f32, last, reset, best,
+                       all_start[at:at + hi - lo + 1], all_id[at:at + hi - lo + 1])
+            at += hi - lo + 1
     return all_start, all_id

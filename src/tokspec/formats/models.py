@@ -16,8 +16,9 @@ kind                      file            what
 ========================  ==============  ===========================================================
 
 Sizes: ``SMALL`` (1000 pieces, ~200k characters of training text, about a second per kind; other
-test suites use these) and ``MID`` (8000 pieces, ~1.5M characters, tens of seconds: mark tests
-using them slow). Training text (:func:`training_texts`) is ``tokspec.corpus.build_corpus(seed)``
+test suites use these), ``MID`` (8000 pieces, ~1.5M characters, tens of seconds: mark tests
+using them slow) and ``LARGE`` (32000 pieces, ~11M characters, about two minutes for a
+sentencepiece kind: the benchmark's English-centric model of at least 32K pieces). Training text (:func:`training_texts`) is ``tokspec.corpus.build_corpus(seed)``
 plus chunks of this Python's standard library (:func:`stdlib_chunks`): deterministic on one
 machine, different across machines, which is why the cache key is the sha256 of the text itself
 (plus kind, vocab size, seed, trainer parameters and library version). Non-byte-level trainers see
@@ -38,7 +39,7 @@ Cache: ``$TOKSPEC_CACHE`` (default ``~/.cache/tokspec/models``); files are writt
 name and renamed, so concurrent test workers never see a partial file.
 
 Out of scope: training on user corpora (use the libraries directly), special tokens beyond the
-unknown token, models larger than MID.
+unknown token, models larger than LARGE.
 """
 
 from __future__ import annotations
@@ -61,11 +62,12 @@ from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
 from tokspec.corpus import build_corpus
 from tokspec.errors import TokspecError
 
-__all__ = ["KINDS", "SMALL", "MID", "trained_model", "engine_name", "training_texts", "cache_dir",
+__all__ = ["KINDS", "SMALL", "MID", "LARGE", "trained_model", "engine_name", "training_texts", "cache_dir",
            "train_bytes", "common_char_lines", "reproducibility_report", "stdlib_chunks"]
 
 SMALL = 1000
 MID = 8000
+LARGE = 32000
 _MIN_VOCAB = 300  # byte fallback needs 256 byte pieces plus the characters it must keep
 
 _SPM_KINDS: dict[str, dict[str, Any]] = {
@@ -108,9 +110,14 @@ def stdlib_chunks(rng: random.Random, count: int, *, max_chars: int = 4000) -> l
 def training_texts(*, seed: int, vocab_size: int) -> list[str]:
     """The training lines: the conformance corpus plus standard-library chunks, split into
     non-blank lines. More library text for larger vocabularies (200 chunks up to 2000 pieces, else
-    1500). Note that ``build_corpus`` itself includes chunks of machine files, so the text (and
+    1500; above ``MID``: three large conformance corpora, seeds ``seed..seed+2``, and chunks of up
+    to 40,000 characters of every library file, ~11M characters). Note that ``build_corpus`` itself includes chunks of machine files, so the text (and
     hence the cache key) changes when those files change.
     """
+    if vocab_size > MID:  # the small corpus allows ~15.6K sentencepiece pieces: three large ones
+        texts = [t for k in range(3) for t in build_corpus(seed=seed + k, size="large")]
+        texts += stdlib_chunks(random.Random(seed), 6000, max_chars=40_000)
+        return [line for text in texts for line in text.splitlines() if line.strip()]
     n_chunks = 200 if vocab_size <= 2000 else 1500
     texts = build_corpus(seed=seed, size="small")
     texts += stdlib_chunks(random.Random(seed), n_chunks, max_chars=4000)

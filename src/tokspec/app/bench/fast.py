@@ -14,7 +14,9 @@ Cases (``quick=False``; sizes are UTF-8 bytes of generated text):
   ``fast:cl100k_base`` vs ``reference:cl100k_base`` on 300 KB.
 - ``unigram``: double-array Viterbi vs the same compiled Viterbi over an open-addressing hash trie
   (``tokspec.fast._hash_trie``; forward pass only, on normalized pretokens prepared beforehand, so
-  only the trie differs; on the small trained model and on ``mon-unigram``, 64,256 pieces); ``fast:MODEL`` ids vs ``sentencepiece`` ``encode`` on 1 MB (a trained
+  only the trie differs; on the small trained model, on ``mon-unigram``, 64,256 pieces, and on an
+  English-centric trained sentencepiece model of 32,000 pieces, ``models.LARGE``: about two minutes
+  of training on a machine's first run); ``fast:MODEL`` ids vs ``sentencepiece`` ``encode`` on 1 MB (a trained
   nmt_nfkc + byte-fallback model), ``fast:MODEL`` vs ``spm:MODEL`` (ids + offsets), and
   ``fast:mon-unigram`` vs ``hf:mon-unigram``. Subject and baseline run interleaved, best of 5,
   and each row first checks both outputs are equal (a mismatch marks the case ``INEXACT``).
@@ -254,7 +256,7 @@ def _unigram_rows(quick: bool) -> list[BenchRow]:
     """Unigram rows (sentencepiece model: ``spm-unigram-bytes``, nmt_nfkc and byte fallback,
     trained by ``tokspec.formats.models``; HF: mon-unigram)."""
     from tokspec.fast.unigram_datrie import datrie_encoder
-    from tokspec.formats.models import trained_model
+    from tokspec.formats.models import LARGE, trained_model
     path = str(trained_model("spm-unigram-bytes"))
     text = english(20_000 if quick else 1_000_000)
     repeat = 2 if quick else 5
@@ -268,6 +270,9 @@ def _unigram_rows(quick: bool) -> list[BenchRow]:
         da, ht = datrie_encoder("mon-unigram"), datrie_encoder("mon-unigram", trie="hash")
         rows.append(_viterbi_row("unigram mon english", da, ht, text[:300_000], repeat))
         rows.append(_viterbi_row("unigram mon burmese-like", da, ht, burmese, repeat))
+        large = str(trained_model("spm-unigram-bytes", vocab_size=LARGE))  # English-centric, 32K pieces
+        rows.append(_viterbi_row("unigram spm-32k english", datrie_encoder(large),
+                                 datrie_encoder(large, trie="hash"), text, repeat))
         rows.append(_unigram_engine_row("unigram mon english", "fast:mon-unigram", "hf:mon-unigram",
                                         text[:300_000], 3))
     return rows
