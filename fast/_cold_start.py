@@ -80,13 +80,12 @@ def compiled_bpe(ranks: Mapping[bytes, int], sha256: str | None, pattern: str | 
     path = use_child(sha256, jit=jit)
     if path is None:
         return CompiledBPE.from_ranks(ranks, sha256)
-    folder = Path(tempfile.mkdtemp(prefix="tokspec-cold-"))
+    folder = Path(tempfile.mkdtemp())
     proc: subprocess.Popen[bytes] | None = None
-    done = False
     try:
         source = _ranks_source(ranks, folder)
         proc = _procs.spawn([sys.executable, "-m", "tokspec.fast._cold_start", source, str(folder / "tables.npz"),
-                             path.stem, pattern or ""], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                             path.stem, pattern or ""], stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL)  # its errors are raised again here
         start = time.monotonic()
         CompiledBPE.from_ranks({bytes([b]): b for b in range(256)})  # compiles _encode meanwhile
@@ -99,14 +98,14 @@ def compiled_bpe(ranks: Mapping[bytes, int], sha256: str | None, pattern: str | 
         built = CompiledBPE({k: loaded[k] for k in _ARRAY_NAMES}, {k: loaded[k] for k in _PACKED_NAMES})
         built.self_check(cast(BacktrackBPE, _TokenView(built.arrays)))  # raises SelfCheckError
         save_arrays(path, path.stem, loaded)
-        done = not pattern or _wait_line(proc, b"compiled", time.monotonic() + COMPILED_WAIT)
+        if pattern:  # numba's cache then has the Peek2 kernel (else the first encode compiles it)
+            _wait_line(proc, b"compiled", time.monotonic() + COMPILED_WAIT)
         return built
     finally:
-        if proc is not None:
-            _procs.stop(proc, grace=2.0 if done else 0.0)  # done: it is exiting by itself
-            if proc.stdout is not None:
-                proc.stdout.close()
-        shutil.rmtree(folder, ignore_errors=True)
+        if proc is not None:  # stopped even when done: after "compiled" it has nothing left to write
+            _procs.stop(proc)
+            cast(IO[bytes], proc.stdout).close()
+        shutil.rmtree(folder)
 
 
 class _TokenView:
@@ -118,9 +117,8 @@ class _TokenView:
         offsets = arrays["tok_offsets"].tolist()
         raw = arrays["tok_bytes"].tobytes()
         self.tokens = [raw[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
-        lens = np.asarray(arrays["tok_len"], dtype=np.int64)
-        left = np.asarray(arrays["split_left"], dtype=np.int64)
-        self.reachable: list[bool] = ((lens == 1) | ((lens > 1) & (left != np.arange(len(left))))).tolist()
+        left = arrays["split_left"]
+        self.reachable: list[bool] = ((arrays["tok_len"] == 1) | (left != np.arange(len(left)))).tolist()
 
 
 def _ranks_source(ranks: Mapping[bytes, int], folder: Path) -> str:
@@ -131,7 +129,7 @@ def _ranks_source(ranks: Mapping[bytes, int], folder: Path) -> str:
     if isinstance(ranks, LazyRanks) and not ranks.parsed:
         return f"named:{ranks.name}"
     with open(folder / "ranks.pickle", "wb") as fh:
-        pickle.dump(dict(ranks), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(dict(ranks), fh)
     return f"pickle:{folder / 'ranks.pickle'}"
 
 
@@ -149,29 +147,37 @@ def _wait_line(proc: subprocess.Popen[bytes], want: bytes, deadline: float) -> b
     return False
 
 
-def _child(source: str, out: str, key: str, pattern: str) -> None:
-    """The child: the tables as ``from_ranks`` builds them (no self-check: the parent runs it),
-    then the Peek2 kernel of ``pattern`` compiled on a short text, as the engine calls it."""
+def _load_ranks(source: str) -> Mapping[bytes, int]:
+    """The ranks :func:`_ranks_source` describes."""
     kind, _, arg = source.partition(":")
-    ranks: Mapping[bytes, int]
     if kind == "named":
         from tokspec.formats.vocab import load_named_tiktoken
 
-        ranks = load_named_tiktoken(arg).ranks
-    else:
-        with open(arg, "rb") as fh:
-            ranks = pickle.load(fh)
-    built = CompiledBPE(arrays_of(BacktrackBPE(ranks, self_check=False)))
+        return load_named_tiktoken(arg).ranks
+    with open(arg, "rb") as fh:
+        ranks: Mapping[bytes, int] = pickle.load(fh)
+    return ranks
+
+
+def _child(source: str, out: str, key: str, pattern: str) -> None:
+    """The child: the tables as ``from_ranks`` builds them (no self-check: the parent runs it),
+    then the Peek2 kernel of ``pattern`` compiled on a short text, as the engine calls it."""
+    built = CompiledBPE(arrays_of(BacktrackBPE(_load_ranks(source), self_check=False)))
     tables: dict[str, Any] = {**built.arrays, "trie": built.trie, "pairs": built.pairs, "pieces": built.pieces,
                               "level3": built.level3}
     if save_arrays(Path(out), key, tables):
-        print("tables", flush=True)
+        _say("tables")
     if pattern:
         from tokspec.fast.peek2_unicode import code_points
         from tokspec.fast.pretok_peek2 import spans_of_code_points
 
         spans_of_code_points(code_points(_TEXT), pattern)
-        print("compiled", flush=True)
+        _say("compiled")
+
+
+def _say(word: str) -> None:
+    sys.stdout.write(word + "\n")
+    sys.stdout.flush()  # now: the parent is waiting for this line
 
 
 if __name__ == "__main__":

@@ -56,6 +56,24 @@ def _assert_same(got: CompiledBPE, want: CompiledBPE) -> None:
         assert a[name].dtype == b[name].dtype and np.array_equal(a[name], b[name]), name
 
 
+def _record_waits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bytes, bool]]:
+    """(line waited for, whether it came) for each wait on the child."""
+    waits: list[tuple[bytes, bool]] = []
+    real = cold._wait_line
+
+    def spy(proc: subprocess.Popen[bytes], want: bytes, deadline: float) -> bool:
+        waits.append((want, real(proc, want, deadline)))
+        return waits[-1][1]
+
+    monkeypatch.setattr(cold, "_wait_line", spy)
+    return waits
+
+
+def _nothing_left(cache: Path) -> bool:
+    """No child running, no transfer folder left (only the cache folder in the test's temp dir)."""
+    return _procs.live() == [] and sorted(p.name for p in cache.iterdir()) == ["cache"]
+
+
 def _record_from_ranks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     sizes: list[int] = []
     real = CompiledBPE.from_ranks.__func__  # type: ignore[attr-defined]
@@ -79,22 +97,28 @@ def test_child_tables_equal_from_ranks_and_are_cached(ranks: dict[bytes, int], c
     path = cold.use_child(SHA, jit=True)
     assert path is not None and path == cache_path(SHA) and not path.exists()
     sizes = _record_from_ranks(monkeypatch)
+    waits = _record_waits(monkeypatch)
     got = cold.compiled_bpe(ranks, SHA, "cl100k_base", jit=True)
     assert sizes == [256]  # only the warm-up vocabulary was built here: the tables are the child's
+    assert waits == [(b"tables", True), (b"compiled", True)]
     _assert_same(got, want)
-    assert _procs.live() == [] and list(cache.glob("tokspec-cold-*")) == []
+    assert _nothing_left(cache)
     assert cold.use_child(SHA, jit=True) is None  # cached now: read back, nothing built
     sizes.clear()
     _assert_same(cold.compiled_bpe(ranks, SHA, "cl100k_base", jit=True), want)
     assert sizes == [len(ranks)]  # from_ranks, which read the cache
 
 
-def test_vocabulary_error_in_child_is_raised_here(cache: Path) -> None:
+def test_vocabulary_error_in_child_is_raised_here(cache: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capfd: pytest.CaptureFixture[str]) -> None:
     ranks = {bytes([i]): i for i in range(256)}
     ranks.update({b"abc": 256, b"ab": 257})  # abc only through the higher-ranked ab
+    waits = _record_waits(monkeypatch)
     with pytest.raises(NonMonotoneVocabularyError):
         cold.compiled_bpe(ranks, SHA, None, jit=True)
-    assert _procs.live() == [] and list(cache.glob("tokspec-cold-*")) == []
+    assert waits == [(b"tables", False)]  # the child died without tables (EOF)
+    assert capfd.readouterr().err == ""  # its traceback is not shown: the error is raised here
+    assert _nothing_left(cache)
 
 
 def _fake_child(monkeypatch: pytest.MonkeyPatch, program: str) -> list[subprocess.Popen[bytes]]:
@@ -115,17 +139,23 @@ def test_silent_child_is_stopped_and_tables_built_here(cache: Path, monkeypatch:
     ranks = _with_unreachable()
     started = _fake_child(monkeypatch, "import time; time.sleep(60)")
     monkeypatch.setattr(cold, "TABLES_WAIT", 0.2)
+    waits = _record_waits(monkeypatch)
     got = cold.compiled_bpe(ranks, SHA, None, jit=True)
     _assert_same(got, CompiledBPE.from_ranks(ranks))
+    assert waits == [(b"tables", False)]
     assert len(started) == 1 and started[0].poll() is not None  # stopped, not left running
+    assert _nothing_left(cache)
     assert cache_path(SHA) is not None and cache_path(SHA).exists()  # type: ignore[union-attr]
 
 
 def test_tables_failing_their_digest_are_not_used(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ranks = _with_unreachable()
-    _fake_child(monkeypatch, "import sys; open(sys.argv[2], 'wb').write(b'not an npz'); print('tables')")
+    _fake_child(monkeypatch, "import sys; open(sys.argv[2], 'wb').write(b'not an npz'); print('noise'); "
+                             "print('tables')")
     sizes = _record_from_ranks(monkeypatch)
-    got = cold.compiled_bpe(ranks, SHA, None, jit=True)
+    waits = _record_waits(monkeypatch)
+    got = cold.compiled_bpe(ranks, SHA, "cl100k_base", jit=True)
+    assert waits == [(b"tables", True)]  # other lines skipped; no wait for Peek2 after a fallback
     assert sizes == [256, len(ranks)]  # the warm-up, then the fallback build
     _assert_same(got, CompiledBPE.from_ranks(ranks))
 
@@ -179,3 +209,28 @@ def test_token_view_marks_unreachable_tokens_and_unused_ids() -> None:
     view = cold._TokenView(CompiledBPE.from_ranks(_with_unreachable()).arrays)
     assert (view.reachable[256], view.reachable[257], view.reachable[258], view.reachable[300]) == (True, False, False, True)
     assert view.tokens[258] == b"" and view.tokens[257] == b"xyz"
+
+
+def test_child_in_process_writes_the_tables_then_compiles(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ranks = _with_unreachable()
+    source = cold._ranks_source(ranks, tmp_path)
+    assert source == f"pickle:{tmp_path / 'ranks.pickle'}" and cold._load_ranks(source) == ranks
+    cold._child(source, str(tmp_path / "t.npz"), "key", "o200k_base")
+    assert capsys.readouterr().out == "tables\ncompiled\n"
+    loaded = cold.load_arrays(tmp_path / "t.npz", "key")
+    assert loaded is not None
+    _assert_same(CompiledBPE({k: loaded[k] for k in _ARRAY_NAMES}, {k: loaded[k] for k in _PACKED_NAMES}),
+                 CompiledBPE.from_ranks(ranks))
+    cold._child(source, str(tmp_path / "u.npz"), "key", "")
+    assert capsys.readouterr().out == "tables\n"  # no pattern: nothing compiled
+
+
+def test_named_vocabulary_is_parsed_by_the_child(tmp_path: Path) -> None:
+    from tokspec.formats.vocab import LazyRanks, load_named_tiktoken
+
+    lazy = LazyRanks("cl100k_base")
+    assert cold._ranks_source(lazy, tmp_path) == "named:cl100k_base" and not lazy.parsed
+    assert not (tmp_path / "ranks.pickle").exists()
+    assert cold._load_ranks("named:cl100k_base") == load_named_tiktoken("cl100k_base").ranks
+    assert lazy[b"a"] == 64 and lazy.parsed  # parsed already: handed over as a pickle
+    assert cold._ranks_source(lazy, tmp_path) == f"pickle:{tmp_path / 'ranks.pickle'}"
