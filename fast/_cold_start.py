@@ -84,9 +84,12 @@ def compiled_bpe(ranks: Mapping[bytes, int], sha256: str | None, pattern: str | 
     proc: subprocess.Popen[bytes] | None = None
     try:
         source = _ranks_source(ranks, folder)
-        proc = _procs.spawn([sys.executable, "-m", "tokspec.fast._cold_start", source, str(folder / "tables.npz"),
-                             path.stem, pattern or ""], stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL)  # its errors are raised again here
+        try:
+            proc = _procs.spawn([sys.executable, "-m", "tokspec.fast._cold_start", source, str(folder / "tables.npz"),
+                                 path.stem, pattern or ""], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL)  # its errors are raised again here
+        except OSError:  # no process to be had: build here
+            return CompiledBPE.from_ranks(ranks, sha256)
         start = time.monotonic()
         CompiledBPE.from_ranks({bytes([b]): b for b in range(256)})  # compiles _encode meanwhile
         loaded = None

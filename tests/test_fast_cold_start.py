@@ -189,11 +189,39 @@ def test_use_child_only_when_it_can_help(cache: Path, monkeypatch: pytest.Monkey
     assert cold.use_child(SHA, jit=True) is None
     monkeypatch.setenv("TOKSPEC_COLD_CHILD", "1")
     assert cold.use_child(SHA, jit=True) == cache_path(SHA)
+    with monkeypatch.context() as m:
+        m.setattr(cold.os, "name", "nt")
+        assert cold.use_child(SHA, jit=True) is None
+    with monkeypatch.context() as m:
+        m.setattr(cold.sys, "executable", "")
+        assert cold.use_child(SHA, jit=True) is None
     path = cache_path(SHA)
     assert path is not None
     path.write_bytes(b"")
     assert cold.use_child(SHA, jit=True) is None
-    assert cold._cpus() >= 1
+
+
+def test_usable_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cold.os, "sched_getaffinity", lambda pid: {0, 5, 7}, raising=False)
+    assert cold._cpus() == 3  # the CPUs this process may run on, not all the machine's
+    monkeypatch.delattr(cold.os, "sched_getaffinity")
+    monkeypatch.setattr(cold.os, "cpu_count", lambda: 4)
+    assert cold._cpus() == 4
+    monkeypatch.setattr(cold.os, "cpu_count", lambda: None)  # unknown: assume one
+    assert cold._cpus() == 1
+
+
+def test_no_child_process_means_building_here(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ranks = _with_unreachable()
+
+    def refuse(argv: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+        raise OSError("no processes left")
+
+    monkeypatch.setattr(cold._procs, "spawn", refuse)
+    want = CompiledBPE.from_ranks(ranks)
+    sizes = _record_from_ranks(monkeypatch)
+    _assert_same(cold.compiled_bpe(ranks, SHA, None, jit=True), want)
+    assert sizes == [len(ranks)] and _nothing_left(cache)
 
 
 @pytest.mark.parametrize("ranks", [_with_unreachable(), trained_bpe_ranks(0, alphabet=b"abc", merges=60, segments=20,
