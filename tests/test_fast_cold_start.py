@@ -98,10 +98,14 @@ def test_child_tables_equal_from_ranks_and_are_cached(ranks: dict[bytes, int], c
     assert path is not None and path == cache_path(SHA) and not path.exists()
     sizes = _record_from_ranks(monkeypatch)
     waits = _record_waits(monkeypatch)
+    loaded: list[dict[str, np.ndarray]] = []
+    real_load = cold.load_arrays
+    monkeypatch.setattr(cold, "load_arrays", lambda path, key: loaded.append(real_load(path, key)) or loaded[-1])
     got = cold.compiled_bpe(ranks, SHA, "cl100k_base", jit=True)
     assert sizes == [256]  # only the warm-up vocabulary was built here: the tables are the child's
     assert waits == [(b"tables", True), (b"compiled", True)]
     _assert_same(got, want)
+    assert all(getattr(got, name) is loaded[0][name] for name in _PACKED_NAMES)  # used, not built again
     assert _nothing_left(cache)
     assert cold.use_child(SHA, jit=True) is None  # cached now: read back, nothing built
     sizes.clear()
@@ -202,7 +206,7 @@ def test_use_child_only_when_it_can_help(cache: Path, monkeypatch: pytest.Monkey
 
 
 def test_usable_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cold.os, "sched_getaffinity", lambda pid: {0, 5, 7}, raising=False)
+    monkeypatch.setattr(cold.os, "sched_getaffinity", lambda pid: {0, 5, 7} if pid == 0 else set(), raising=False)
     assert cold._cpus() == 3  # the CPUs this process may run on, not all the machine's
     monkeypatch.delattr(cold.os, "sched_getaffinity")
     monkeypatch.setattr(cold.os, "cpu_count", lambda: 4)
@@ -239,16 +243,22 @@ def test_token_view_marks_unreachable_tokens_and_unused_ids() -> None:
     assert view.tokens[258] == b"" and view.tokens[257] == b"xyz"
 
 
-def test_child_in_process_writes_the_tables_then_compiles(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_child_in_process_writes_the_tables_then_compiles(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     ranks = _with_unreachable()
+    want = CompiledBPE.from_ranks(ranks)
+
+    def no_check(self: BacktrackBPE) -> None:
+        raise AssertionError("the child does not self-check: the parent does, with the compiled kernel")
+
+    monkeypatch.setattr(BacktrackBPE, "self_check", no_check)
     source = cold._ranks_source(ranks, tmp_path)
     assert source == f"pickle:{tmp_path / 'ranks.pickle'}" and cold._load_ranks(source) == ranks
     cold._child(source, str(tmp_path / "t.npz"), "key", "o200k_base")
     assert capsys.readouterr().out == "tables\ncompiled\n"
     loaded = cold.load_arrays(tmp_path / "t.npz", "key")
     assert loaded is not None
-    _assert_same(CompiledBPE({k: loaded[k] for k in _ARRAY_NAMES}, {k: loaded[k] for k in _PACKED_NAMES}),
-                 CompiledBPE.from_ranks(ranks))
+    _assert_same(CompiledBPE({k: loaded[k] for k in _ARRAY_NAMES}, {k: loaded[k] for k in _PACKED_NAMES}), want)
     cold._child(source, str(tmp_path / "u.npz"), "key", "")
     assert capsys.readouterr().out == "tables\n"  # no pattern: nothing compiled
 
