@@ -139,14 +139,12 @@ def _ranks_source(ranks: Mapping[bytes, int], folder: Path) -> str:
 def _wait_line(proc: subprocess.Popen[bytes], want: bytes, deadline: float) -> bool:
     """Read the child's lines until ``want`` (True), EOF or ``deadline`` (False)."""
     out = cast(IO[bytes], proc.stdout)
-    while (left := deadline - time.monotonic()) > 0:
-        if not select.select([out], [], [], left)[0]:
-            return False
+    while select.select([out], [], [], max(0.0, deadline - time.monotonic()))[0]:
         line = out.readline()
-        if not line:
-            return False
         if line.strip() == want:
             return True
+        if not line:  # EOF: the child is gone
+            return False
     return False
 
 

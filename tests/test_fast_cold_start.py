@@ -144,9 +144,21 @@ def test_silent_child_is_stopped_and_tables_built_here(cache: Path, monkeypatch:
     started = _fake_child(monkeypatch, "import time; time.sleep(60)")
     monkeypatch.setattr(cold, "TABLES_WAIT", 0.2)
     waits = _record_waits(monkeypatch)
+    want = CompiledBPE.from_ranks(ranks)
+    child_alive_at_build: list[bool] = []
+    real = CompiledBPE.from_ranks.__func__  # type: ignore[attr-defined]
+
+    def spy(cls: type[CompiledBPE], vocab: Any, sha256: str | None = None) -> CompiledBPE:
+        if len(vocab) == len(ranks):
+            child_alive_at_build.append(started[0].poll() is None)
+        built: CompiledBPE = real(cls, vocab, sha256)
+        return built
+
+    monkeypatch.setattr(CompiledBPE, "from_ranks", classmethod(spy))
     got = cold.compiled_bpe(ranks, SHA, None, jit=True)
-    _assert_same(got, CompiledBPE.from_ranks(ranks))
+    _assert_same(got, want)
     assert waits == [(b"tables", False)]
+    assert child_alive_at_build == [False]  # stopped before building here, not after
     assert len(started) == 1 and started[0].poll() is not None  # stopped, not left running
     assert _nothing_left(cache)
     assert cache_path(SHA) is not None and cache_path(SHA).exists()  # type: ignore[union-attr]
