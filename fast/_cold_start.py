@@ -162,7 +162,11 @@ def _load_ranks(source: str) -> Mapping[bytes, int]:
 
 def _child(source: str, out: str, key: str, pattern: str) -> None:
     """The child: the tables as ``from_ranks`` builds them (no self-check: the parent runs it),
-    then the Peek2 kernel of ``pattern`` compiled on a short text, as the engine calls it."""
+    then the Peek2 kernel of ``pattern`` compiled on a short text, as the engine calls it. Refuses
+    (SystemExit) unless ``key`` is the cache key its own code gives (the same tokspec as the parent's)."""
+    mine = cache_path(key.partition("-")[0])
+    if mine is None or mine.stem != key:
+        raise SystemExit(f"tokspec cold-start child: key={key!r} is not this code's table key")
     built = CompiledBPE(arrays_of(BacktrackBPE(_load_ranks(source), self_check=False)))
     tables: dict[str, Any] = {**built.arrays, "trie": built.trie, "pairs": built.pairs, "pieces": built.pieces,
                               "level3": built.level3}

@@ -255,8 +255,21 @@ def test_token_view_marks_unreachable_tokens_and_unused_ids() -> None:
     assert view.tokens[258] == b"" and view.tokens[257] == b"xyz"
 
 
+def test_child_refuses_tables_for_other_code(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path / "cache"))
+    source = cold._ranks_source(_with_unreachable(), tmp_path)
+    key = cache_path(SHA).stem  # type: ignore[union-attr]
+    other = key[:-1] + ("0" if key[-1] != "0" else "1")  # another tokspec's code hash
+    with pytest.raises(SystemExit, match="is not this code's table key"):
+        cold._child(source, str(tmp_path / "t.npz"), other, "")
+    assert capsys.readouterr().out == "" and not (tmp_path / "t.npz").exists()
+
+
 def test_child_in_process_writes_the_tables_then_compiles(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path / "cache"))
+    key = cache_path(SHA).stem  # type: ignore[union-attr]
     ranks = _with_unreachable()
     want = CompiledBPE.from_ranks(ranks)
 
@@ -266,12 +279,12 @@ def test_child_in_process_writes_the_tables_then_compiles(tmp_path: Path, capsys
     monkeypatch.setattr(BacktrackBPE, "self_check", no_check)
     source = cold._ranks_source(ranks, tmp_path)
     assert source == f"pickle:{tmp_path / 'ranks.pickle'}" and cold._load_ranks(source) == ranks
-    cold._child(source, str(tmp_path / "t.npz"), "key", "o200k_base")
+    cold._child(source, str(tmp_path / "t.npz"), key, "o200k_base")
     assert capsys.readouterr().out == "tables\ncompiled\n"
-    loaded = cold.load_arrays(tmp_path / "t.npz", "key")
+    loaded = cold.load_arrays(tmp_path / "t.npz", key)
     assert loaded is not None
     _assert_same(CompiledBPE({k: loaded[k] for k in _ARRAY_NAMES}, {k: loaded[k] for k in _PACKED_NAMES}), want)
-    cold._child(source, str(tmp_path / "u.npz"), "key", "")
+    cold._child(source, str(tmp_path / "u.npz"), key, "")
     assert capsys.readouterr().out == "tables\n"  # no pattern: nothing compiled
 
 
