@@ -39,7 +39,7 @@ from tokspec._types import EncodingArrays, check_text
 from tokspec.errors import UnknownEngineError, UnsupportedComponentError
 from tokspec.rank_families import resolve_pattern, split_pattern_option
 from tokspec.fast.bpe_decode import FlatBytes
-from tokspec.fast.bpe_kernel import CompiledBPE
+from tokspec.fast._cold_start import compiled_bpe
 from tokspec.fast.peek2_unicode import code_points
 from tokspec.fast._bpe_text import ids_of_text
 from tokspec.fast.pretok_peek2 import PATTERN_NAMES, kernel_args, spans, spans_of_code_points
@@ -57,7 +57,7 @@ class FastBpeEncoder(Encoder):
     the backtracking's per-pretoken cost; no Python object per token or pretoken."""
 
     def __init__(self, vocab: TiktokenVocab | NamedTiktoken, pattern: str, name: str) -> None:
-        self.bpe = CompiledBPE.from_ranks(vocab.ranks, vocab.sha256)
+        self.bpe = compiled_bpe(vocab.ranks, vocab.sha256, pattern)  # = CompiledBPE.from_ranks, faster cold
         self.pattern = pattern
         self._ranks = vocab.ranks
         n_ranks = int(np.count_nonzero(self.bpe.arrays["tok_len"]))  # = len(ranks), unparsed
