@@ -18,7 +18,7 @@ from typing import Literal
 
 import regex
 
-__all__ = ["UNICODE17_CHANGED", "UNICODE17_NEW", "UnicodeVersion", "pin_unicode_16"]
+__all__ = ["GENERAL_CATEGORIES", "UNICODE17_CHANGED", "UNICODE17_NEW", "UnicodeVersion", "pin_unicode_16"]
 
 # ---- Unicode version pin -------------------------------------------------------------------------
 # The ``regex`` module here uses Unicode 17.0 tables; tiktoken's Rust regex and HF's Oniguruma use
@@ -43,9 +43,11 @@ UNICODE17_CHANGED: dict[int, str] = {0x295: "Ll"}
 
 UnicodeVersion = Literal["16.0", "17.0"]
 _ESCAPE = regex.compile(r"\\(?:(?P<neg>[pP])\{(?P<name>[^}]*)\}|(?P<cls>[wWdD])|.)", regex.DOTALL)
-_GENERAL = {"L", "LC", "L&", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "Mn", "Mc", "Me", "N", "Nd", "Nl", "No",
+#: The general category names ``\\p{..}`` accepts (and their groups: ``L``, ``LC``, ...).
+GENERAL_CATEGORIES = frozenset({"L", "LC", "L&", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "Mn", "Mc", "Me", "N", "Nd", "Nl", "No",
             "P", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "S", "Sm", "Sc", "Sk", "So", "Z", "Zs", "Zl",
-            "Zp", "C", "Cc", "Cf", "Cs", "Co", "Cn"}
+            "Zp", "C", "Cc", "Cf", "Cs", "Co", "Cn"})
+_GENERAL = GENERAL_CATEGORIES
 
 
 def _in_category(category: str, prop: str) -> bool:
