@@ -6,7 +6,8 @@ ones flattened: HF runs them one after the other either way) and returns a :clas
 None when a step cannot be compiled exactly (then the engine takes the general path, never a guess):
 
 - ``Whitespace``: HF's ``\\w+|[^\\w\\s]+``; ``\\w`` and ``\\s`` are Unicode 16.0's
-  (``tokspec._unicode16``), probed equal to HF's at every code point by ``tests/test_fast_hf_split.py``;
+  (``tokspec._unicode16``), probed equal to HF's at every code point by ``tests/test_fast_hf_split.py``
+  (Unicode's ``\\w``, not the Oniguruma one of HF's Split regexes: finding ``hf-onig-word-class``);
 - ``WhitespaceSplit``: Rust's ``char::is_whitespace`` (White_Space), ``Removed``;
 - ``Split`` with a non-empty ``String``, or a ``Regex`` that is one character class ``X``
   (``\\p{GC}`` of a general category, ``\\s \\S \\w \\W \\d \\D``, one literal or escaped
@@ -22,6 +23,7 @@ about 0.1-0.3 s per class (``tokspec.fast._hf_norm_tables.class_bits``), once pe
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -32,7 +34,7 @@ import regex
 from tokspec._unicode16 import GENERAL_CATEGORIES
 from tokspec.fast import _hf_pretok_split as _kernels
 from tokspec.fast._hf_norm_tables import class_bits
-from tokspec.formats.hf_split import WHITESPACE_PATTERN, compile_split_regex
+from tokspec.formats.hf_split import Dialect, compile_split_regex
 from tokspec.formats.normalize import WHITE_SPACE
 
 __all__ = ["SplitPlan", "split_plan"]
@@ -76,18 +78,18 @@ class _Builder:
     def __init__(self) -> None:
         self.rows: list[tuple[int, int, int, int, int]] = []
         self.strs: list[int] = []
-        self.classes: list[str] = []
+        self.classes: list[tuple[str, Dialect]] = []
 
-    def klass(self, source: str) -> int:
-        """The bit of the class regex ``source`` (added once)."""
-        if source not in self.classes:
-            self.classes.append(source)
-        return self.classes.index(source)
+    def klass(self, source: str, dialect: Dialect = "oniguruma") -> int:
+        """The bit of the class regex ``source`` read as ``dialect`` (added once)."""
+        if (source, dialect) not in self.classes:
+            self.classes.append((source, dialect))
+        return self.classes.index((source, dialect))
 
     def add(self, spec: dict[str, Any]) -> bool:
         kind = spec.get("type")
         if kind == "Whitespace":
-            word, space = self.klass(r"\w"), self.klass(r"\s")
+            word, space = self.klass(r"\w", "regex"), self.klass(r"\s", "regex")  # HF's own, not Oniguruma's
             self.rows.append((_kernels.WORDS, word, space, 0, 0))
             return True
         if kind == "WhitespaceSplit":
@@ -106,7 +108,8 @@ class _Builder:
             self.strs += literal
             return True
         source = pattern.get("Regex")
-        m = None if not isinstance(source, str) else _CLASS_REGEX.fullmatch(source)
+        m = None if not isinstance(source, str) or any(op in source for op in ("--", "&&", "||", "~~")) \
+            else _CLASS_REGEX.fullmatch(source)
         if m is None or any(name not in GENERAL_CATEGORIES for name in _GC_NAME.findall(m["atom"])):
             return False
         least = 1 if m["plus"] else int(m["k"] or 0)
@@ -132,12 +135,25 @@ def split_plan(pre: dict[str, Any] | None, kernels: ModuleType = _kernels) -> Sp
         if len(rep) != 1 or scheme not in ("always", "first", "never"):
             return None
         marker, prepend, split = ord(rep), ("never", "always", "first").index(scheme), bool(meta.get("split", True))
-    bits = class_bits([compile_split_regex(c, "oniguruma") for c in build.classes])
-    if bits is None:
-        return None
+    bits = np.zeros(0x110000, dtype=np.uint8)
+    for j, (source, dialect) in enumerate(build.classes):
+        column = None if j >= 8 else _class_column(source, dialect)
+        if column is None:
+            return None
+        bits |= column << np.uint8(j)
     rows = np.array(build.rows, dtype=np.int64).reshape(-1, 5)
     return SplitPlan(rows, np.array(build.strs, dtype=np.int64), bits, meta is not None, marker, prepend, split,
                      kernels)
+
+
+@functools.lru_cache(maxsize=64)
+def _class_column(source: str, dialect: Dialect) -> np.ndarray | None:
+    """uint8 0/1 over all code points: where the class regex ``source`` matches (None: it can match
+    other than one character). Cached: a class costs 0.1-0.3 s."""
+    column = class_bits([compile_split_regex(source, dialect)])
+    if column is not None:
+        column.flags.writeable = False  # shared by every plan of this process
+    return column
 
 
 def _flatten(pre: dict[str, Any] | None) -> list[dict[str, Any]] | None:

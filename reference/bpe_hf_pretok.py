@@ -25,7 +25,7 @@ from tokspec.errors import UnsupportedComponentError
 from tokspec.formats.hf_split import Dialect as Dialect
 from tokspec.formats.hf_split import SplitStep as SplitStep
 from tokspec.formats.hf_split import WHITESPACE_PATTERN as WHITESPACE_PATTERN
-from tokspec.formats.hf_split import apply_behavior as _apply_behavior  # noqa: F401 - hf_components' name
+from tokspec.formats.hf_split import apply_behavior
 from tokspec.formats.hf_split import compile_split_regex as compile_split_regex
 from tokspec.formats.hf_split import oniguruma_compat as oniguruma_compat
 
@@ -50,6 +50,7 @@ def bytes_to_unicode() -> dict[int, str]:
     return table
 
 
+_apply_behavior = apply_behavior  # the name bpe_hf and hf_components import
 _BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext")
 
 
@@ -131,7 +132,8 @@ def parse_pretokenizer(pt: dict[str, Any] | None, dialect: Dialect = "oniguruma"
         if kind == "Split":
             steps.append(_split_step(item, dialect))
         elif kind == "Whitespace":
-            steps.append(SplitStep(compile_split_regex(WHITESPACE_PATTERN, dialect), "Removed", invert=True))
+            # HF's Whitespace is not its Oniguruma: Unicode's \w (finding hf-onig-word-class)
+            steps.append(SplitStep(compile_split_regex(WHITESPACE_PATTERN, "regex"), "Removed", invert=True))
         elif kind == "ByteLevel" and i == len(items) - 1:
             split = SplitStep(compile_split_regex(GPT2_PATTERN, dialect), "Isolated") \
                 if item.get("use_regex", True) else None

@@ -22,7 +22,7 @@ from tokspec._types import Span
 from tokspec.errors import UnsupportedComponentError
 from tokspec._unicode16 import pin_unicode_16
 
-__all__ = ["BEHAVIORS", "Dialect", "SplitStep", "WHITESPACE_PATTERN", "apply_behavior", "compile_split_regex",
+__all__ = ["BEHAVIORS", "ONIG_WORD_EXTRA", "ONIG_WORD_MISSING", "Dialect", "SplitStep", "WHITESPACE_PATTERN", "apply_behavior", "compile_split_regex",
            "oniguruma_compat", "split_step"]
 
 #: How a Split regex is read: ``"oniguruma"`` as HF tokenizers reads it (see
@@ -43,8 +43,19 @@ _INTERVAL_PLUS = regex.compile(r"""
     \+""", regex.VERBOSE)
 
 
+#: Where Oniguruma's ``\w`` (HF's Split regexes) differs from Unicode's word class (the ``regex``
+#: module's, and HF's own ``Whitespace`` pretokenizer's), probed at every code point (finding
+#: ``hf-onig-word-class``, ``tests/test_fast_hf_split.py``): the Latin-1 digits and fractions of
+#: category No are word characters to Oniguruma, the two join controls are not.
+ONIG_WORD_EXTRA = "\u00b2\u00b3\u00b9\u00bc\u00bd\u00be"
+ONIG_WORD_MISSING = "\u200c\u200d"
+_ONIG_WORD = r"[[\w\u00b2\u00b3\u00b9\u00bc-\u00be]--[\u200c\u200d]]"  # a V1 set
+_WORD_ESCAPE = regex.compile(r"\\(?:(?P<w>[wW])|.)", regex.DOTALL)
+
+
 def oniguruma_compat(pattern: str) -> str:
-    r"""Rewrite ``ATOM{n,m}+`` to ``(?:ATOM{n,m})+``: how Oniguruma (HF tokenizers) reads it.
+    r"""Rewrite ``ATOM{n,m}+`` to ``(?:ATOM{n,m})+``: how Oniguruma (HF tokenizers) reads it; and
+    ``\w``/``\W`` to Oniguruma's word class (:data:`ONIG_WORD_EXTRA`, a V1 set expression).
 
     In Perl, PCRE, the ``regex`` module and tiktoken's Rust regex, ``{n,m}+`` is a *possessive*
     interval; Oniguruma's Ruby syntax reads it as the interval repeated one or more times, so
@@ -53,7 +64,9 @@ def oniguruma_compat(pattern: str) -> str:
     bracket class without nested brackets, a literal character; a group before ``{n,m}+`` is left
     alone (none of the production patterns has one). O(len).
     """
-    return _INTERVAL_PLUS.sub(lambda m: f"(?:{m['atom']}{m['interval']})+", pattern)
+    pattern = _INTERVAL_PLUS.sub(lambda m: f"(?:{m['atom']}{m['interval']})+", pattern)
+    return _WORD_ESCAPE.sub(lambda m: m.group() if m["w"] is None else
+                            _ONIG_WORD if m["w"] == "w" else f"[^{_ONIG_WORD}]", pattern)
 
 
 def compile_split_regex(source: str, dialect: Dialect) -> regex.Pattern[str]:
@@ -132,7 +145,8 @@ def split_step(spec: dict[str, Any], where: str) -> SplitStep:
     object; UnsupportedComponentError for a pattern that is neither Regex nor String, or another
     behavior."""
     if spec.get("type") == "Whitespace":
-        return SplitStep(compile_split_regex(WHITESPACE_PATTERN, "oniguruma"), "Removed", invert=True)
+        # HF's Whitespace is not its Oniguruma: its \\w is Unicode's (finding hf-onig-word-class)
+        return SplitStep(compile_split_regex(WHITESPACE_PATTERN, "regex"), "Removed", invert=True)
     pattern = spec.get("pattern", {})
     if "Regex" in pattern:
         compiled = compile_split_regex(str(pattern["Regex"]), "oniguruma")
