@@ -171,7 +171,7 @@ class CompiledPipeline:
             if len(part):
                 state = self.kernels.run_steps(*state, part, self.strs, self.classes, *self.tables)
         if self.splits is not None:
-            data, bounds, *aligned = self.splits.arrays(state)
+            data, bounds, *aligned = self.splits.arrays(state, alignment)
         else:
             data, bounds, *aligned = self.pretok.metaspace_arrays(*state, self.marker, self.prepend, self.split)
         if not alignment:

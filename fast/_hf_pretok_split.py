@@ -183,9 +183,11 @@ def _put(data: np.ndarray, k: int, c: int) -> int:
 @kernel
 def pieces_arrays(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarray, oe: np.ndarray,
                   starts: np.ndarray, ends: np.ndarray, metaspace: bool, marker: int, prepend: int, split: bool,
-                  root: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                  root: bool, alignment: bool
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(bytes, bounds, origin starts, origin ends, span starts, span ends) of the pieces
-    ``[starts[p], ends[p])`` (module docstring; ``root``: the pieces are the unsplit text)."""
+    ``[starts[p], ends[p])`` (module docstring; ``root``: the pieces are the unsplit text;
+    ``alignment=False``: the last four are empty)."""
     npieces = len(starts)
     lead = np.zeros(npieces, np.bool_)
     n = 0
@@ -223,7 +225,8 @@ def pieces_arrays(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarra
     data = np.empty(size, np.uint8)
     bounds = np.empty(cuts + 1, np.int64)
     bounds[0] = 0
-    a0, a1, a2, a3 = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    na = n if alignment else 0
+    a0, a1, a2, a3 = np.empty(na, np.int64), np.empty(na, np.int64), np.empty(na, np.int64), np.empty(na, np.int64)
     k = 0
     b = 0
     for i in range(n):
@@ -232,6 +235,8 @@ def pieces_arrays(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarra
             bounds[b] = k
         k = _put(data, k, chars[i])
         j = src[i]
+        if not alignment:
+            continue
         if j < 0:  # a marker put in front: the next character's HF span, an empty origin at its start
             j = -1 - j
             a0[i], a1[i], a2[i], a3[i] = ss[j], ss[j], ss[j], se[j]

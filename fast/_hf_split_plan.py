@@ -65,12 +65,13 @@ class SplitPlan:
     split: bool
     kernels: ModuleType = _kernels
 
-    def arrays(self, state: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-        """(bytes, bounds, origin starts, origin ends, span starts, span ends) of a normalized state."""
+    def arrays(self, state: tuple[np.ndarray, ...], alignment: bool = True) -> tuple[np.ndarray, ...]:
+        """(bytes, bounds, origin starts, origin ends, span starts, span ends) of a normalized state
+        (``alignment=False``: the last four empty)."""
         cp = state[0]
         starts, ends = self.kernels.split_pieces(cp, self.bits, self.rows, self.strs)
         out: tuple[np.ndarray, ...] = self.kernels.pieces_arrays(
-            *state, starts, ends, self.metaspace, self.marker, self.prepend, self.split, len(self.rows) == 0)
+            *state, starts, ends, self.metaspace, self.marker, self.prepend, self.split, len(self.rows) == 0, alignment)
         return out
 
 

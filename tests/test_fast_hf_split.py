@@ -70,7 +70,11 @@ def _plan(data_json: str) -> CompiledPipeline:
 
 
 def _compiled(data: dict[str, Any], text: str) -> tuple[bytes, list[int], list[list[int]]]:
-    out, bounds, aligned = _plan(json.dumps(data, sort_keys=True)).arrays(text)
+    """The plan's arrays; without alignment (ids only) the same bytes and bounds, no alignment."""
+    plan = _plan(json.dumps(data, sort_keys=True))
+    out, bounds, aligned = plan.arrays(text)
+    bare, bare_bounds, none = plan.arrays(text, alignment=False)
+    assert (bare.tobytes(), bare_bounds.tolist(), [len(a) for a in none]) == (out.tobytes(), bounds.tolist(), [0] * 4)
     return out.tobytes(), bounds.tolist(), [a.tolist() for a in aligned if len(a)]
 
 
