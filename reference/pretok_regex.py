@@ -47,6 +47,7 @@ from tokspec._unicode16 import UNICODE17_CHANGED as UNICODE17_CHANGED
 from tokspec._unicode16 import UNICODE17_NEW as UNICODE17_NEW
 from tokspec._unicode16 import UnicodeVersion as UnicodeVersion
 from tokspec._unicode16 import pin_unicode_16 as pin_unicode_16
+from tokspec import _unicode16
 
 __all__ = ["PATTERNS", "RegexPretokenizer", "UNICODE17_CHANGED", "UNICODE17_NEW", "UnicodeVersion",
            "compiled", "pin_unicode_16", "split", "split_with", "check_tiling"]
@@ -70,6 +71,9 @@ _QWEN2 = (
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
     r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
+
+# The pin's private helpers, at their old path too (tests import them from here).
+_GENERAL, _in_category = _unicode16._GENERAL, _unicode16._in_category
 
 #: name -> pattern source, exactly as the production library holds it.
 PATTERNS: dict[str, str] = {
