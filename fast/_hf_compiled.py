@@ -17,9 +17,9 @@ as in ``" {2,}"``) or a ``String``, ``Strip``, ``Prepend``, ``Lowercase``, ``Str
 run between the other steps with the grapheme clusters of ``tokspec.fast._hf_clusters``);
 pretokenizer one ``Metaspace`` with a one-character marker, or ``Split``/``Whitespace``/
 ``WhitespaceSplit`` steps with an optional final ``Metaspace`` (``tokspec.fast._hf_split_plan``, run
-by ``tokspec.fast._hf_pretok_split``). Out of scope: other regexes, other pretokenizers. Cost per text: O(n) kernel work, a
-UTF-32 encode, two kernel calls (two more per ``Precompiled``, plus a regex search for joining
-characters); building a plan costs the tables of ``tokspec.fast._hf_norm_tables`` (about 0.5 s,
+by ``tokspec.fast._hf_pretok_split``). Out of scope: other regexes, other pretokenizers. Cost per
+text: O(n) kernel work, a UTF-32 encode, two kernel calls (two more per ``Precompiled``, plus a
+regex search for joining characters); building a plan costs the tables of ``tokspec.fast._hf_norm_tables`` (about 0.5 s,
 once per process) and 0.3 s per character-map table.
 """
 

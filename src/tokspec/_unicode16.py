@@ -44,9 +44,10 @@ UNICODE17_CHANGED: dict[int, str] = {0x295: "Ll"}
 UnicodeVersion = Literal["16.0", "17.0"]
 _ESCAPE = regex.compile(r"\\(?:(?P<neg>[pP])\{(?P<name>[^}]*)\}|(?P<cls>[wWdD])|.)", regex.DOTALL)
 #: The general category names ``\\p{..}`` accepts (and their groups: ``L``, ``LC``, ...).
-GENERAL_CATEGORIES = frozenset({"L", "LC", "L&", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "Mn", "Mc", "Me", "N", "Nd", "Nl", "No",
-            "P", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "S", "Sm", "Sc", "Sk", "So", "Z", "Zs", "Zl",
-            "Zp", "C", "Cc", "Cf", "Cs", "Co", "Cn"})
+GENERAL_CATEGORIES = frozenset({
+    "L", "LC", "L&", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "Mn", "Mc", "Me", "N", "Nd", "Nl", "No",
+    "P", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "S", "Sm", "Sc", "Sk", "So", "Z", "Zs", "Zl",
+    "Zp", "C", "Cc", "Cf", "Cs", "Co", "Cn"})
 _GENERAL = GENERAL_CATEGORIES
 
 

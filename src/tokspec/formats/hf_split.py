@@ -22,7 +22,8 @@ from tokspec._types import Span
 from tokspec.errors import UnsupportedComponentError
 from tokspec._unicode16 import pin_unicode_16
 
-__all__ = ["BEHAVIORS", "ONIG_WORD_EXTRA", "ONIG_WORD_MISSING", "Dialect", "SplitStep", "WHITESPACE_PATTERN", "apply_behavior", "compile_split_regex",
+__all__ = ["BEHAVIORS", "ONIG_WORD_EXTRA", "ONIG_WORD_MISSING", "Dialect", "SplitStep", "WHITESPACE_PATTERN",
+           "apply_behavior", "compile_split_regex",
            "oniguruma_compat", "split_step"]
 
 #: How a Split regex is read: ``"oniguruma"`` as HF tokenizers reads it (see
