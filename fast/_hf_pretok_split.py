@@ -150,9 +150,7 @@ def split_pieces(cp: np.ndarray, bits: np.ndarray, prog: np.ndarray, strs: np.nd
         out_s, out_e = np.empty(m + 1, np.int64), np.empty(m + 1, np.int64)
         k = 0
         for p in range(len(starts)):
-            s, e = starts[p], ends[p]
-            if e <= s:
-                continue
+            s, e = starts[p], ends[p]  # never empty but the root of an empty text (no match, no piece)
             n = _matches(cp, bits, s, e, row, strs, ms, me)
             if row[0] == WORDS:  # the matches are the pieces
                 out_s[k:k + n], out_e[k:k + n] = ms[:n], me[:n]

@@ -54,6 +54,7 @@ PRES: list[Any] = [
     _seq(_split("\\d", "Isolated"), _split("-", "MergedWithNext", True, True),
          {**MS, "prepend_scheme": "first", "split": False}),
     _seq(_seq({"type": "Whitespace"}), _split("\\p{P}", "Removed"), {**MS, "prepend_scheme": "never"}),
+    _seq(_split("\\d", "Isolated"), {"type": "Whitespace"}, MS),  # Whitespace on many pieces; its bits not 0, 1
 ]
 NORMALIZERS: list[Any] = [None, {"type": "NFKC"}, {"type": "Strip"},  # Strip: the first piece starts past 0
                           {"type": "Sequence", "normalizers": [{"type": "Replace", "pattern": {"String": "x"},
@@ -97,6 +98,8 @@ def test_hyp_split_equals_general(text: str, pattern: tuple[str, bool], behavior
 @example("\u2581 a", 3, 0)  # a marker already in the piece: no second one in front
 @example("", 1, 0)
 @example("   ", 4, 2)  # nothing left: no pretoken
+@example("\x7f\x80 \u07ff\u0800\uffff\U00010000\U00100000\U0010ffff", 2, 0)  # every UTF-8 length boundary
+@example("ab1cd e2,f 3", 8, 0)
 def test_hyp_pretokenizers_equal_general(text: str, pre: int, norm: int) -> None:
     data = {"normalizer": NORMALIZERS[norm], "pre_tokenizer": PRES[pre]}
     assert _compiled(data, text) == _general(data, text)
