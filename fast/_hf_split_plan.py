@@ -99,7 +99,7 @@ class _Builder:
             return True
         if kind != "Split" or spec.get("behavior") not in _BEHAVIOR:
             return False
-        behavior, invert = _BEHAVIOR[str(spec["behavior"])], int(bool(spec.get("invert", False)))
+        behavior, invert = _BEHAVIOR[str(spec["behavior"])], int(bool(spec.get("invert")))
         pattern = spec.get("pattern", {})
         if "String" in pattern:
             literal = [ord(c) for c in str(pattern["String"])]

@@ -146,6 +146,22 @@ def test_matches_of_each_kind() -> None:
     assert spans((kernels.STRING, 0, 2, 0, 0), 8, 10) == []
     assert spans((kernels.STRING, 0, 1, 0, 0), 7, 9) == [(7, 8), (8, 9)]
     assert spans((kernels.CLASS, 0, 1, 0, 0), 1, 7) == [(1, 2), (3, 4), (6, 7)]  # runs stop at the piece
+    strs = np.array([ord("-"), ord("a"), ord("_")], dtype=np.int64)  # a literal not at offset 0
+    assert spans((kernels.STRING, 1, 2, 0, 0)) == [(8, 10)]
+
+
+def test_split_plan_arrays_direct() -> None:
+    """``SplitPlan.arrays`` on a state: with alignment by default, none (empty arrays) without."""
+    plan = split_plan(_seq({"type": "WhitespaceSplit"}, MS))
+    assert plan is not None
+    cp = np.array([ord(c) for c in "ab c"], dtype=np.int64)
+    ss = np.arange(4, dtype=np.int64)
+    state = (cp, ss, ss + 1, ss, ss + 1)
+    data, bounds, *aligned = plan.arrays(state)
+    assert data.tobytes() == "\u2581ab\u2581c".encode() and bounds.tolist() == [0, 5, 9]
+    assert [a.tolist() for a in aligned] == [[0, 0, 1, 3, 3], [0, 1, 2, 3, 4], [0, 0, 1, 3, 3], [1, 1, 2, 4, 4]]
+    data2, bounds2, *none = plan.arrays(state, alignment=False)
+    assert data2.tobytes() == data.tobytes() and bounds2.tolist() == [0, 5, 9] and [len(a) for a in none] == [0] * 4
 
 
 @pytest.mark.parametrize("pre", [
@@ -154,6 +170,8 @@ def test_matches_of_each_kind() -> None:
     _split("a", "Bogus"), _split("(?i)a", "Isolated"), _split("[a--b]", "Isolated"), _split("\\h", "Isolated"),
     _seq(MS, {"type": "Whitespace"}), {"type": "BertPreTokenizer"}, {"type": "Metaspace", "replacement": "ab"},
     _seq({"type": "Whitespace"}, {**MS, "prepend_scheme": "sometimes"}), "Whitespace",
+    _split("[a&&b]", "Isolated"), _split("[a||b]", "Isolated"), _split("[a~~b]", "Isolated"),
+    {"type": "Split", "behavior": "Isolated"},  # no pattern at all
     {"type": "Split", "pattern": {}, "behavior": "Isolated"}, _seq({"type": "Whitespace"}, "x"),
 ])
 def test_not_compilable_has_no_plan(pre: Any) -> None:
@@ -174,6 +192,12 @@ def test_plan_rows() -> None:
     assert plan.bits[0x00b2] == 12 and plan.bits[0x200d] == 1  # finding hf-onig-word-class
     old = split_plan({**MS, "prepend_scheme": None, "add_prefix_space": False, "split": False})
     assert old is not None and (old.prepend, old.split, len(old.rows)) == (0, False, 0)
+    bare = split_plan(_seq({"type": "Split", "pattern": {"Regex": "\\d"}, "behavior": "Isolated"},  # no invert key
+                           _split("ab", "Removed", string=True), _split("cd", "Removed", string=True),
+                           {"type": "Metaspace"}))  # no replacement, no prepend_scheme, no add_prefix_space
+    assert bare is not None and bare.rows[:, [2, 4]].tolist() == [[0, 0], [2, 0], [2, 0]]  # one digit, one match
+    assert bare.strs.tolist() == [ord(c) for c in "abcd"] and bare.rows[2, 1] == 2
+    assert (bare.marker, bare.prepend, bare.split) == (0x2581, 1, True)
     first = split_plan(_seq({"type": "WhitespaceSplit"}, {**MS, "prepend_scheme": "first", "replacement": "_"}))
     assert first is not None and (first.prepend, first.marker) == (2, ord("_"))
     assert first.bits[0x3000] == first.bits[0x85] == 1 and first.bits[0x200b] == 0  # White_Space, not ZWSP
