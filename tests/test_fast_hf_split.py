@@ -162,6 +162,12 @@ def test_split_plan_arrays_direct() -> None:
     assert [a.tolist() for a in aligned] == [[0, 0, 1, 3, 3], [0, 1, 2, 3, 4], [0, 0, 1, 3, 3], [1, 1, 2, 4, 4]]
     data2, bounds2, *none = plan.arrays(state, alignment=False)
     assert data2.tobytes() == data.tobytes() and bounds2.tolist() == [0, 5, 9] and [len(a) for a in none] == [0] * 4
+    root = split_plan(_seq({**MS, "prepend_scheme": "first"}))  # no split: the root gets its marker
+    assert root is not None and len(root.rows) == 0
+    moved = (cp, ss + 2, ss + 3, ss + 2, ss + 3)  # normalization deleted two leading characters
+    assert root.arrays(moved)[0].tobytes() == "\u2581ab\u2581c".encode()
+    assert split_plan(_seq({"type": "WhitespaceSplit"}, {**MS, "prepend_scheme": "first"})).arrays(
+        moved)[0].tobytes() == "abc".encode()  # a split piece starting past 0 gets none
 
 
 @pytest.mark.parametrize("pre", [
@@ -177,6 +183,17 @@ def test_split_plan_arrays_direct() -> None:
 def test_not_compilable_has_no_plan(pre: Any) -> None:
     assert split_plan(pre) is None
     assert compiled_plan({"normalizer": None, "pre_tokenizer": pre}) is None
+
+
+def test_plan_limits_and_kernels() -> None:
+    """At most 8 distinct classes; an empty Sequence is the root alone; the kernels module is kept."""
+    eight = [_split(c, "Isolated") for c in "abcdefgh"]
+    assert split_plan(_seq(*eight)) is not None and split_plan(_seq(*eight, _split("i", "Isolated"))) is None
+    assert split_plan(_seq(*eight, _split("a+", "Isolated"))) is not None  # a class seen before: no new bit
+    empty = split_plan({"type": "Sequence"})
+    assert empty is not None and len(empty.rows) == 0 and not empty.metaspace
+    sentinel: Any = object()
+    assert split_plan({"type": "Whitespace"}, sentinel).kernels is sentinel
 
 
 def test_plan_rows() -> None:
