@@ -160,6 +160,7 @@ def test_split_plan_arrays_direct() -> None:
     data, bounds, *aligned = plan.arrays(state)
     assert data.tobytes() == "\u2581ab\u2581c".encode() and bounds.tolist() == [0, 5, 9]
     assert [a.tolist() for a in aligned] == [[0, 0, 1, 3, 3], [0, 1, 2, 3, 4], [0, 0, 1, 3, 3], [1, 1, 2, 4, 4]]
+    assert all(a.dtype == np.int64 for a in aligned)
     data2, bounds2, *none = plan.arrays(state, alignment=False)
     assert data2.tobytes() == data.tobytes() and bounds2.tolist() == [0, 5, 9] and [len(a) for a in none] == [0] * 4
     root = split_plan(_seq({**MS, "prepend_scheme": "first"}))  # no split: the root gets its marker
@@ -191,7 +192,7 @@ def test_plan_limits_and_kernels() -> None:
     assert split_plan(_seq(*eight)) is not None and split_plan(_seq(*eight, _split("i", "Isolated"))) is None
     assert split_plan(_seq(*eight, _split("a+", "Isolated"))) is not None  # a class seen before: no new bit
     empty = split_plan({"type": "Sequence"})
-    assert empty is not None and len(empty.rows) == 0 and not empty.metaspace
+    assert empty is not None and len(empty.rows) == 0 and not empty.metaspace and empty.strs.dtype == np.int64
     sentinel: Any = object()
     assert split_plan({"type": "Whitespace"}, sentinel).kernels is sentinel
 
