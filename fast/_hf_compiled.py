@@ -15,10 +15,11 @@ Supported (else no plan, None, and the engine takes the general path): normalize
 as in ``" {2,}"``) or a ``String``, ``Strip``, ``Prepend``, ``Lowercase``, ``StripAccents``, ``Nmt``
 (tables of ``tokspec.fast._hf_char_maps``), ``Precompiled`` (``tokspec.fast._hf_precompiled``,
 run between the other steps with the grapheme clusters of ``tokspec.fast._hf_clusters``);
-pretokenizer one ``Metaspace`` with a one-character marker. Out of scope: other regexes, other
-pretokenizers (``WhitespaceSplit``, ``Split``, ``Whitespace``). Cost per text: O(n) kernel work, a
-UTF-32 encode, two kernel calls (two more per ``Precompiled``, plus a regex search for joining
-characters); building a plan costs the tables of ``tokspec.fast._hf_norm_tables`` (about 0.5 s,
+pretokenizer one ``Metaspace`` with a one-character marker, or ``Split``/``Whitespace``/
+``WhitespaceSplit`` steps with an optional final ``Metaspace`` (``tokspec.fast._hf_split_plan``, run
+by ``tokspec.fast._hf_pretok_split``). Out of scope: other regexes, other pretokenizers. Cost per
+text: O(n) kernel work, a UTF-32 encode, two kernel calls (two more per ``Precompiled``, plus a
+regex search for joining characters); building a plan costs the tables of ``tokspec.fast._hf_norm_tables`` (about 0.5 s,
 once per process) and 0.3 s per character-map table.
 """
 
@@ -32,10 +33,12 @@ from typing import Any
 import numpy as np
 import regex
 
-from tokspec.fast import _hf_clusters, _hf_norm_kernels, _hf_precompiled, _hf_pretok_kernels
+from tokspec._interpreted import interpreted_module
+from tokspec.fast import _hf_clusters, _hf_norm_kernels, _hf_precompiled, _hf_pretok_kernels, _hf_pretok_split
 from tokspec.fast._hf_char_maps import MAPS, stacked
 from tokspec.fast._hf_identity import _ONE_CHAR_CLASS
 from tokspec.fast._hf_norm_tables import class_bits, unicode_tables
+from tokspec.fast._hf_split_plan import SplitPlan, split_plan
 from tokspec.formats.normalize import WHITE_SPACE
 from tokspec.formats.spm_normalize import CharsMap
 
@@ -140,7 +143,8 @@ class CompiledPipeline:
 
     def __init__(self, program: _Program, classes: np.ndarray, marker: str, prepend: bool, split: bool,
                  kernels: ModuleType = _hf_norm_kernels, pretok: ModuleType = _hf_pretok_kernels,
-                 precompiled: ModuleType = _hf_precompiled) -> None:
+                 precompiled: ModuleType = _hf_precompiled, splits: SplitPlan | None = None) -> None:
+        self.splits = splits  # not None: the pretokenizer is split steps (tokspec.fast._hf_split_plan)
         self.prog = np.array(program.rows, dtype=np.int64).reshape(-1, 5)
         # the program cut at its Precompiled rows: [steps, charsmap, steps, charsmap, ..., steps]
         cuts = [i for i, row in enumerate(program.rows) if row[0] == PRECOMPILED]
@@ -166,7 +170,10 @@ class CompiledPipeline:
                 *state, np.zeros(len(state[0]), dtype=np.bool_) if joined is None else joined, *charsmap)
             if len(part):
                 state = self.kernels.run_steps(*state, part, self.strs, self.classes, *self.tables)
-        data, bounds, *aligned = self.pretok.metaspace_arrays(*state, self.marker, self.prepend, self.split)
+        if self.splits is not None:
+            data, bounds, *aligned = self.splits.arrays(state, alignment)
+        else:
+            data, bounds, *aligned = self.pretok.metaspace_arrays(*state, self.marker, self.prepend, self.split)
         if not alignment:
             return data, bounds, (_NONE, _NONE, _NONE, _NONE)
         return data, bounds, tuple(aligned)
@@ -174,13 +181,24 @@ class CompiledPipeline:
 
 def compiled_plan(data: dict[str, Any], kernels: ModuleType = _hf_norm_kernels,
                   pretok: ModuleType = _hf_pretok_kernels,
-                  precompiled: ModuleType = _hf_precompiled) -> CompiledPipeline | None:
+                  precompiled: ModuleType = _hf_precompiled,
+                  split_kernels: ModuleType | None = None) -> CompiledPipeline | None:
     """The compiled pipeline of a tokenizer.json's ``normalizer`` + ``pre_tokenizer``, or None
-    (module docstring: what is supported)."""
+    (module docstring: what is supported). ``split_kernels`` (default: the compiled
+    ``_hf_pretok_split``, or its interpreted copy when ``pretok`` is not the compiled module)."""
     program = _Program()
     pre = data.get("pre_tokenizer")
-    if not program.add(data.get("normalizer")) or not isinstance(pre, dict) or pre.get("type") != "Metaspace":
+    if not program.add(data.get("normalizer")):
         return None
+    if not isinstance(pre, dict) or pre.get("type") != "Metaspace":
+        if split_kernels is None:
+            split_kernels = _hf_pretok_split if pretok is _hf_pretok_kernels else \
+                interpreted_module(_hf_pretok_split)
+        splits = split_plan(pre, split_kernels)
+        classes = class_bits(program.classes)
+        if splits is None or classes is None:
+            return None
+        return CompiledPipeline(program, classes, "\u2581", False, False, kernels, pretok, precompiled, splits)
     marker = str(pre.get("replacement", "\u2581"))
     scheme = pre.get("prepend_scheme")
     if scheme is None:  # older files: add_prefix_space

@@ -15,24 +15,25 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import regex
 
 from tokspec._types import Span
 from tokspec.errors import UnsupportedComponentError
-from tokspec.reference.pretok_regex import pin_unicode_16
+# Split itself lives in the core (the HF Unigram pipeline runs it too); re-exported here.
+from tokspec.formats.hf_split import Dialect as Dialect
+from tokspec.formats.hf_split import SplitStep as SplitStep
+from tokspec.formats.hf_split import WHITESPACE_PATTERN as WHITESPACE_PATTERN
+from tokspec.formats.hf_split import apply_behavior
+from tokspec.formats.hf_split import compile_split_regex as compile_split_regex
+from tokspec.formats.hf_split import oniguruma_compat as oniguruma_compat
 
 __all__ = ["Dialect", "GPT2_PATTERN", "WHITESPACE_PATTERN", "Pretokenizer", "SplitStep", "Word",
            "bytes_to_unicode", "compile_split_regex", "oniguruma_compat", "parse_pretokenizer"]
 
-#: How a Split regex is read: ``"oniguruma"`` as HF tokenizers reads it (see
-#: :func:`oniguruma_compat`), ``"regex"`` as tiktoken and the ``regex`` module read it.
-Dialect = Literal["oniguruma", "regex"]
-
 #: HF ByteLevel's own split regex (the original GPT-2 pattern).
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-WHITESPACE_PATTERN = r"\w+|[^\w\s]+"
 
 
 @functools.lru_cache(maxsize=1)
@@ -49,78 +50,8 @@ def bytes_to_unicode() -> dict[int, str]:
     return table
 
 
-_INTERVAL_PLUS = regex.compile(r"""
-    (?P<atom> \\[pP]\{[^}]*\} | \\x\{[0-9a-fA-F]+\} | \\x[0-9a-fA-F]{2} | \\u[0-9a-fA-F]{4}
-            | \\. | \[(?:\\.|[^\]\\])*\] | [^\\\[\](){}|?*+] )
-    (?P<interval> \{\d+(?:,\d*)?\} )
-    \+""", regex.VERBOSE)
-
-
-def oniguruma_compat(pattern: str) -> str:
-    r"""Rewrite ``ATOM{n,m}+`` to ``(?:ATOM{n,m})+``: how Oniguruma (HF tokenizers) reads it.
-
-    In Perl, PCRE, the ``regex`` module and tiktoken's Rust regex, ``{n,m}+`` is a *possessive*
-    interval; Oniguruma's Ruby syntax reads it as the interval repeated one or more times, so
-    ``\p{N}{1,3}+`` matches any run of digits there (finding ``hf-onig-interval-plus``). Atoms
-    handled: ``\p{..}``, a hexadecimal escape (``\xHH``, ``\x{H..}``, ``\uHHHH``), any other escape, a
-    bracket class without nested brackets, a literal character; a group before ``{n,m}+`` is left
-    alone (none of the production patterns has one). O(len).
-    """
-    return _INTERVAL_PLUS.sub(lambda m: f"(?:{m['atom']}{m['interval']})+", pattern)
-
+_apply_behavior = apply_behavior  # the name bpe_hf and hf_components import
 _BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext")
-
-
-@dataclass(frozen=True)
-class SplitStep:
-    """One splitting pass: ``pattern`` matches are delimiters handled by ``behavior``."""
-
-    pattern: regex.Pattern[str]
-    behavior: str
-    invert: bool = False
-
-    def apply(self, text: str, start: int, end: int) -> list[Span]:
-        """Cut ``text[start:end]`` into pieces (absolute spans); empty pieces are dropped.
-
-        An empty match is a zero-width delimiter, as in HF, except one right after a non-empty
-        match, which Oniguruma's search never reports (the ``regex`` module's V1 mode does)."""
-        runs: list[tuple[int, int, bool]] = []  # (start, end, is_delimiter), tiling the range
-        pos = start
-        after_match = False  # does pos end a non-empty match?
-        for m in self.pattern.finditer(text, start, end):
-            if m.start() == m.end() == pos and after_match:
-                continue  # Oniguruma never reports an empty match right after a match
-            after_match = m.end() > m.start()
-            if m.start() > pos:
-                runs.append((pos, m.start(), self.invert))
-            runs.append((m.start(), m.end(), not self.invert))
-            pos = m.end()
-        if pos < end:
-            runs.append((pos, end, self.invert))
-        return [(s, e) for s, e in _apply_behavior(runs, self.behavior) if s < e]
-
-
-def _apply_behavior(runs: list[tuple[int, int, bool]], behavior: str) -> list[Span]:
-    """Turn delimiter/gap runs into pieces by HF's SplitDelimiterBehavior rules.
-
-    ``MergedWithPrevious``: a delimiter joins the piece before it unless that piece ended with a
-    delimiter (so of two adjacent delimiters the second stands alone); ``MergedWithNext`` is the
-    mirror image, read from the right.
-    """
-    if behavior == "Isolated":
-        return [(s, e) for s, e, _ in runs]
-    if behavior == "Removed":
-        return [(s, e) for s, e, delim in runs if not delim]
-    backwards = behavior == "MergedWithNext"
-    out: list[list[int]] = []
-    neighbour_delim = False  # was the run visited just before a delimiter?
-    for s, e, delim in (reversed(runs) if backwards else runs):
-        if delim and not neighbour_delim and out:
-            out[-1][0 if backwards else 1] = s if backwards else e
-        else:
-            out.append([s, e])
-        neighbour_delim = delim
-    return [(s, e) for s, e in (reversed(out) if backwards else out)]
 
 
 #: A pretoken as the model sees it: its string, and per model character the index of the original
@@ -175,14 +106,6 @@ def _byte_word(seg: str, origin: list[int], inserted: list[bool]) -> Word:
     return "".join(chars), new_origin, new_inserted
 
 
-def compile_split_regex(source: str, dialect: Dialect) -> regex.Pattern[str]:
-    """Compile a Split regex as ``dialect`` reads it, with Unicode 16.0 character properties (the
-    tables of both HF's Oniguruma and tiktoken's Rust regex; see ``pretok_regex.pin_unicode_16``)."""
-    if dialect == "oniguruma":
-        source = oniguruma_compat(source)
-    return regex.compile("(?-f)" + pin_unicode_16(source), flags=regex.V1)
-
-
 def _split_step(pt: dict[str, Any], dialect: Dialect) -> SplitStep:
     pattern = pt.get("pattern", {})
     if "Regex" in pattern:
@@ -209,7 +132,8 @@ def parse_pretokenizer(pt: dict[str, Any] | None, dialect: Dialect = "oniguruma"
         if kind == "Split":
             steps.append(_split_step(item, dialect))
         elif kind == "Whitespace":
-            steps.append(SplitStep(compile_split_regex(WHITESPACE_PATTERN, dialect), "Removed", invert=True))
+            # HF's Whitespace is not its Oniguruma: Unicode's \w (finding hf-onig-word-class)
+            steps.append(SplitStep(compile_split_regex(WHITESPACE_PATTERN, "regex"), "Removed", invert=True))
         elif kind == "ByteLevel" and i == len(items) - 1:
             split = SplitStep(compile_split_regex(GPT2_PATTERN, dialect), "Isolated") \
                 if item.get("use_regex", True) else None

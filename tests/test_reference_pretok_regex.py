@@ -245,3 +245,11 @@ def test_cl100k_and_llama3_patterns_split_text_end_whitespace_differently_but_en
             split_differs += pr.split(text, "cl100k_base") != pr.split(text, "llama3")
             assert encs[0].encode_ordinary(text) == encs[1].encode_ordinary(text), repr(text)
     assert split_differs > 0
+
+
+def test_unicode16_pin_reexported_from_the_core() -> None:
+    """The pin moved to the core (``tokspec._unicode16``, shared with ``fast/``); the documented
+    path ``tokspec.reference.pretok_regex`` still gives the very same objects."""
+    from tokspec import _unicode16
+    for name in ("UNICODE17_NEW", "UNICODE17_CHANGED", "UnicodeVersion", "pin_unicode_16"):
+        assert getattr(pr, name) is getattr(_unicode16, name) and name in pr.__all__

@@ -20,6 +20,7 @@ import regex
 from tokspec import _hf_unicode as hfu
 from tokspec.formats import normalize as nz
 from tokspec.errors import UnsupportedComponentError, VocabularyError
+from tokspec.formats.hf_split import split_step
 from tokspec.formats.normalize import Aligned
 from tokspec.formats.spm_normalize import CharsMap, hf_precompiled
 from tokspec.formats.vocab import TokenizerJson
@@ -115,7 +116,7 @@ def _precompiled(spec: dict[str, Any], where: str) -> Normalizer:
     return (lambda a: a) if cm is None else (lambda a: hf_precompiled(a, cm))
 
 
-PRETOKENIZERS = ("Metaspace", "WhitespaceSplit", "Sequence")
+PRETOKENIZERS = ("Metaspace", "WhitespaceSplit", "Whitespace", "Split", "Sequence")
 
 
 def _chain(a: Aligned, steps: list[Normalizer]) -> Aligned:
@@ -187,6 +188,9 @@ def _pretokenizer(spec: dict[str, Any] | None, where: str) -> Callable[[list[Ali
         return lambda pieces: [q for i, p in enumerate(pieces) for q in run(p, i)]
     if kind == "WhitespaceSplit":
         return lambda pieces: [q for p in pieces for q in _whitespace_split(p)]
+    if kind in ("Whitespace", "Split"):  # tokspec.formats.hf_split: HF's Split, Whitespace its instance
+        step = split_step(spec, where)
+        return lambda pieces: [p.slice(s, e) for p in pieces for s, e in step.apply(p.text, 0, len(p.text))]
     raise UnsupportedComponentError(
         f"{where}: pre_tokenizer type={kind!r} is not supported (supported: {', '.join(PRETOKENIZERS)})")
 

@@ -213,4 +213,6 @@ def run(*, quick: bool) -> list[BenchRow]:
                           texts, rounds)
     from tokspec.app.bench.converted_unigram import converted_rows  # HF Unigram files with Precompiled
     rows += converted_rows(texts[:n_texts // 3], normalizing_short_texts(n_texts // 3), 2 * long_size, rounds, repeat)
+    from tokspec.app.bench.split_unigram import split_rows  # HF Unigram files with Split-family pretokenizers
+    rows += split_rows(texts[:n_texts // 3], normalizing_short_texts(n_texts // 3), 2 * long_size, rounds, repeat)
     return rows
