@@ -32,10 +32,9 @@ from tokspec.fast._unigram_kernels import lookup_da, lookup_hash
 from tokspec.fast.unigram_datrie import DatrieUnigram
 from tokspec.formats.normalize import Aligned
 from tokspec.reference.unigram import UnigramReference
-from tokspec.reference.unigram_viterbi import viterbi
 from tokspec.formats.unigram_model import UnigramModel, byte_piece
+from _unigram_edges import Edge, reference_edges
 
-Edge = tuple[int, int, int, bool]
 
 
 def f32(x: float) -> float:
@@ -135,18 +134,6 @@ def generated_cases(seed: int, count: int) -> list[tuple[dict, str]]:
 
 
 CASES = generated_cases(seed=5, count=36)
-
-
-def reference_edges(model: UnigramModel, text: str, tie: str) -> list[list[Edge]]:
-    """The reference Viterbi's edges per pretoken, in UTF-8 bytes (the kernels' positions)."""
-    index = {p: i for i, p in enumerate(model.pieces)}
-    max_len = max(len(p) for p, ok in zip(model.pieces, model.matchable) if ok)
-    out = []
-    for pre in model.pretokenize(text):
-        at = [len(pre.text[:i].encode("utf-8")) for i in range(len(pre.text) + 1)]
-        out.append([(at[s], at[e], i, unk) for s, e, i, unk
-                    in viterbi(model, index, max_len, pre.text, tie)])  # type: ignore[arg-type]
-    return out
 
 
 def fast_edges(engine: DatrieUnigram, text: str) -> tuple[list[list[Edge]], list[list[Edge]]]:

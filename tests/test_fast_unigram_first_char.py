@@ -30,9 +30,8 @@ from tokspec.formats.models import LARGE, SMALL, trained_model
 from tokspec.formats.normalize import Aligned
 from tokspec.formats.unigram_model import UnigramModel
 from tokspec.reference.unigram import UnigramReference
-from tokspec.reference.unigram_viterbi import viterbi
+from _unigram_edges import Edge, reference_edges
 
-Edge = tuple[int, int, int, bool]
 TRIES = ["double-array", "hash"]
 
 
@@ -51,17 +50,6 @@ def model(vocab: list[tuple[str, float]], unk: float = -20.0) -> UnigramModel:
         matchable=(False,) + (True,) * len(vocab), unk_id=0, unk_score=unk, byte_fallback=False,
         byte_ids=(), fuse_unk=False, flavour="spm", float32=False, pretokenizer=words,
         score_reset=None, source="<first-char>").check()
-
-
-def reference_edges(m: UnigramModel, text: str, tie_break: str) -> list[list[Edge]]:
-    index = {p: i for i, p in enumerate(m.pieces)}
-    max_len = max(len(p) for p, ok in zip(m.pieces, m.matchable) if ok)
-    out = []
-    for pre in m.pretokenize(text):
-        at = [len(pre.text[:i].encode("utf-8")) for i in range(len(pre.text) + 1)]
-        out.append([(at[s], at[e], i, unk) for s, e, i, unk
-                    in viterbi(m, index, max_len, pre.text, tie_break)])  # type: ignore[arg-type]
-    return out
 
 
 def lattice_edges(engine: DatrieUnigram, text: str) -> list[list[Edge]]:

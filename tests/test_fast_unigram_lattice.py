@@ -34,10 +34,9 @@ from tokspec.fast.unigram_datrie import DatrieUnigram, datrie_encoder
 from tokspec.formats.models import trained_model
 from tokspec.formats.normalize import Aligned
 from tokspec.reference.unigram import UnigramReference
-from tokspec.reference.unigram_viterbi import viterbi
 from tokspec.formats.unigram_model import UnigramModel
+from _unigram_edges import Edge, reference_edges
 
-Edge = tuple[int, int, int, bool]  # (start, end, id, is_unknown), bytes of one pretoken
 KINDS = ["hf-unigram", "spm-unigram", "spm-unigram-bytes", "spm-unigram-identity"]
 TRIES = ["double-array", "hash"]
 TEXTS = [t[:60] for t in build_corpus(seed=5)[::23]] + [
@@ -65,18 +64,6 @@ def tiny(vocab: list[tuple[str, float]], *, float32: bool = True, reset: float |
         pieces=pieces, scores=(0.0, *scores), matchable=(False,) + (True,) * len(vocab), unk_id=0,
         unk_score=f32(min(scores) - 10), byte_fallback=False, byte_ids=(), fuse_unk=False,
         flavour="spm", float32=float32, pretokenizer=words, score_reset=reset, source="<tiny>").check()
-
-
-def reference_edges(model: UnigramModel, text: str, tie_break: str) -> list[list[Edge]]:
-    """The reference Viterbi's edges of every pretoken, character positions turned into bytes."""
-    index = {p: i for i, p in enumerate(model.pieces)}
-    max_len = max(len(p) for p, ok in zip(model.pieces, model.matchable) if ok)
-    out = []
-    for pre in model.pretokenize(text):
-        at = [len(pre.text[:i].encode("utf-8")) for i in range(len(pre.text) + 1)]
-        out.append([(at[s], at[e], i, unk) for s, e, i, unk
-                    in viterbi(model, index, max_len, pre.text, tie_break)])  # type: ignore[arg-type]
-    return out
 
 
 def backtrack(starts: np.ndarray, ids: np.ndarray, unk_id: int) -> list[Edge]:
