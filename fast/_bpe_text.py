@@ -47,9 +47,9 @@ def ids_of_text(data: np.ndarray, cps: np.ndarray, peek2: Callable[..., int], pe
     ends = np.empty(n, dtype=np.int64)
     if JIT_ENABLED:
         count = peek2(cps, *peek2_args, starts, ends)
-        ids: np.ndarray = _encode(data, _NO_CBS, cps, starts[:count], ends[:count], False, *tables)[0]
+        ids: np.ndarray = _encode(data, _NO_CBS, cps, starts[:count], ends[:count], False, *tables)
         return ids
     with np.errstate(over="ignore"):
         count = peek2(cps, *peek2_args, starts, ends)
-        ids = _encode(data, _NO_CBS, cps, starts[:count], ends[:count], False, *tables)[0]
+        ids = _encode(data, _NO_CBS, cps, starts[:count], ends[:count], False, *tables)
         return ids

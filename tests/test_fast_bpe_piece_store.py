@@ -146,7 +146,7 @@ def _encode_with(compiled: CompiledBPE, text: str, store: np.ndarray) -> list[in
     starts, ends = spans_of_code_points(cps, "cl100k_base")
     data = _bytes(text.encode())
     with np.errstate(over="ignore"):
-        ids = _encode(data, np.empty(0, dtype=np.int64), cps, starts, ends, False, *compiled._shared, store)[0]
+        ids = _encode(data, np.empty(0, dtype=np.int64), cps, starts, ends, False, *compiled._shared, store)
     return ids.tolist()  # type: ignore[no-any-return]
 
 

@@ -73,7 +73,7 @@ def _stage_rows(lang: str, text: str, repeat: int, encoding: str = "cl100k_base"
 
     def merge() -> np.ndarray:
         with np.errstate(over="ignore"):
-            ids, _, _ = bpe_kernel._encode(data, cbs, bpe_kernel._NO_CPS, starts, ends, False, *bpe._tables)
+            ids = bpe_kernel._encode(data, cbs, bpe_kernel._NO_CPS, starts, ends, False, *bpe._tables)
         out: np.ndarray = ids
         return out
 
@@ -85,7 +85,7 @@ def _stage_rows(lang: str, text: str, repeat: int, encoding: str = "cl100k_base"
 
     def merge_no_store() -> np.ndarray:
         with np.errstate(over="ignore"):
-            ids, _, _ = bpe_kernel._encode(data, cbs, bpe_kernel._NO_CPS, starts, ends, False, *(*bpe._shared, no_store))
+            ids = bpe_kernel._encode(data, cbs, bpe_kernel._NO_CPS, starts, ends, False, *(*bpe._shared, no_store))
         out: np.ndarray = ids
         return out
 
