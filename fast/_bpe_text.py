@@ -34,6 +34,7 @@ from tokspec.fast.bpe_kernel import _encode
 __all__ = ["ids_of_text"]
 
 _NO_CBS = np.empty(0, dtype=np.int64)  # _encode counts byte positions from the code points
+_I64 = np.dtype(np.int64)  # a dtype object: numpy converts a type object on every call
 
 
 def ids_of_text(data: np.ndarray, cps: np.ndarray, peek2: Callable[..., int], peek2_args: tuple[Any, ...],
@@ -43,8 +44,8 @@ def ids_of_text(data: np.ndarray, cps: np.ndarray, peek2: Callable[..., int], pe
     encoded by ``_encode`` with ``tables`` (``CompiledBPE._tables``). Interpreted kernels run
     under ``np.errstate(over="ignore")`` (the hashes wrap in numpy int64 as they do compiled)."""
     n = len(cps)
-    starts = np.empty(n, dtype=np.int64)
-    ends = np.empty(n, dtype=np.int64)
+    starts = np.empty(n, _I64)
+    ends = np.empty(n, _I64)
     if JIT_ENABLED:
         count = peek2(cps, *peek2_args, starts, ends)
         ids: np.ndarray = _encode(data, _NO_CBS, cps, starts[:count], ends[:count], False, *tables)

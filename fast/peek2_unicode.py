@@ -168,6 +168,9 @@ def o200k_category_table() -> np.ndarray:
     return cat
 
 
+_U32 = np.dtype(np.uint32)  # a dtype object: numpy converts a type object on every call (~0.15 us)
+
+
 def code_points(text: str) -> np.ndarray:
     """The code points of ``text`` as a uint32 array (one C-level copy)."""
-    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    return np.frombuffer(text.encode("utf-32-le"), _U32)
