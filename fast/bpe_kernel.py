@@ -45,8 +45,10 @@ reference-counts an array passed to an inlined kernel, an atomic increment and d
 memory-info word per call, which its pruning pass does not remove in a loop like this one. The
 whole-piece probe (``_piece_table.piece_id``) is written out for the same reason (it ran on every
 pretoken: callgrind, 200 KB of English from many corpora, o200k_base, with its byte packing
-``_pack``: 14.9M -> 11.2M instructions); only the pieces it misses (about 8%) still pay such
-pairs, for the store and the per-call cache. ``_longest``, ``_valid``, ``piece_id`` and ``_pack``
+``_pack``: 14.9M -> 11.2M instructions), and so is the store's lookup (``_piece_store.store_op``
+with ``put`` 0: on about 10% of pretokens; callgrind, 200 KB, cl100k_base, the kernel's
+instructions -6% to -11% on English and code, fresh or repeated). Only the pieces the store misses
+(about 2% of pretokens of new text) still pay such pairs: the per-call cache and the store's put. ``_longest``, ``_valid``, ``piece_id`` and ``_pack``
 stay as kernels (``_bpe_probe``, ``_piece_table``) for
 ``_counting_kernels`` and the tests, which check the written-out code against the Python encoder
 (``test_fast_bpe_piece_table``, ``test_fast_bpe_kernel_text``).
@@ -71,6 +73,7 @@ from tokspec.fast._cache import load_arrays, save_arrays
 from tokspec.fast._le_load import load_le64
 from tokspec.fast._piece_cache import cache_for, cache_get, cache_put
 from tokspec.fast._piece_store import IDS_MAX, STORE_MAX, new_store, store_op
+from tokspec.fast._piece_store import _LOW32 as _STORE_LOW32, _M0 as _STORE_M0, _M1 as _STORE_M1, _M2 as _STORE_M2
 from tokspec.fast._piece_table import PIECE_MAX, build_piece_table, empty_piece_table
 from tokspec.fast._piece_table import _KEY_BITS as _PIECE_KEY_BITS, _KEY_MASK as _PIECE_KEY_MASK, _home
 from tokspec.fast.bpe_tables import NODE_BITS, PAIR_SHIFT, arrays_of, cache_path
@@ -110,8 +113,8 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
     memo_mask = len(memo) - 1
     piece_mask = (len(pieces) >> 1) - 1
     count: int = np.int64(0)  # type: ignore[assignment]  # not a literal 0: callees taking it compile once
-    short_get = np.int64(0)  # store_op's modes as values, not literals (one compiled store_op)
-    short_put = np.int64(1)
+    short_put = np.int64(1)  # store_op's mode as a value, not a literal (one compiled store_op)
+    store_mask = (len(store) >> 4) - 1  # a set of the store: two slots of 8 words
     counted = len(cbs) == 0
     ascii_only = len(cps) == len(data)
     char = 0  # counted mode: character ``char`` starts at byte ``b1``
@@ -161,8 +164,42 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
             continue
         short = b1 - b0 <= STORE_MAX and len(store) > 0
         cached = -1
-        if short:  # merged earlier by this thread, in this call or an earlier one (``_piece_store``)
-            cached = store_op(store, data, b0, b1 - b0, out_ids, count, count, short_get)
+        if short:  # merged earlier by this thread, in this call or an earlier one: the lookup of
+            # ``_piece_store.store_op`` written out (its call paid reference-count atomics)
+            n = b1 - b0
+            s0 = np.int64(0)
+            s1 = np.int64(0)
+            s2 = np.int64(0)
+            if b0 + 24 <= len(data):  # bytes 8w..8w+7 in word w, zero padded
+                s0 = load_le64(data, b0)
+                if n < 8:
+                    s0 &= (np.int64(1) << (8 * n)) - 1
+                if n > 8:
+                    s1 = load_le64(data, b0 + 8)
+                    if n < 16:
+                        s1 &= (np.int64(1) << (8 * (n - 8))) - 1
+                if n > 16:
+                    s2 = load_le64(data, b0 + 16)
+                    if n < 24:
+                        s2 &= (np.int64(1) << (8 * (n - 16))) - 1
+            else:  # the text's last 23 bytes
+                for i in range(n):
+                    byte = np.int64(data[b0 + i]) << (8 * (i & 7))
+                    if i < 8:
+                        s0 |= byte
+                    elif i < 16:
+                        s1 |= byte
+                    else:
+                        s2 |= byte
+            at = 16 * (((((s0 * _STORE_M0) ^ (s1 * _STORE_M1)) + s2 * _STORE_M2 + n) >> 32) & store_mask)
+            for way in range(2):
+                if (store[at + 3] & 0xFF) == n and store[at] == s0 and store[at + 1] == s1 and store[at + 2] == s2:
+                    k = store[at + 3] >> 8
+                    for j in range(k):
+                        out_ids[count + j] = (store[at + 4 + (j >> 1)] >> (32 * (j & 1))) & _STORE_LOW32
+                    cached = count + k
+                    break
+                at += 8
         if cached < 0:  # merged earlier in this call (``_piece_cache``: long pieces, and short
             # ones of more than IDS_MAX ids, which the store does not keep)
             cached = cache_get(cache, data, b0, b1 - b0, out_ids, count)

@@ -172,6 +172,37 @@ def test_encode_fills_and_reads_the_store() -> None:
     assert _encode_with(compiled, " " + "a" * 30, store) == _encode_with(compiled, " " + "a" * 30, ps.new_store(0))
 
 
+def test_encode_reads_what_store_op_reads_at_every_length_and_distance_from_the_end() -> None:
+    """``_encode`` writes the store's lookup out (word loads, or a byte loop in the text's last 23
+    bytes): a planted piece of every length 2..24 (one byte is a whole token: the piece table
+    answers first), of any byte values (high bits set), comes out with its planted ids whether the
+    text ends right after it or 1..30 bytes later; a piece differing in its last byte only, or one
+    byte shorter, misses and is merged (as ``store_op``'s lookup misses it)."""
+    compiled = CompiledBPE.from_ranks({bytes([b]): b for b in range(256)})  # a piece merges to its bytes
+    rng = random.Random(5)
+    no_cps = np.empty(0, dtype=np.uint32)
+    no_cps.flags.writeable = False
+    for length in range(2, 25):
+        piece = bytes(rng.randrange(256) for _ in range(length))
+        planted = [rng.randrange(256) for _ in range(rng.randrange(1, min(8, length) + 1))]  # <= 1 id per byte, as any BPE
+        if planted == list(piece):
+            planted = planted[1:]
+        planted_store = ps.new_store(64)
+        _put(planted_store, piece, planted)
+        for probe, want in ((piece, planted), (piece[:-1] + bytes([piece[-1] ^ 0x80]), list(piece[:-1]) + [piece[-1] ^ 0x80]),
+                            (piece[:-1], list(piece[:-1]))):
+            assert _get(planted_store, probe) == (planted if probe == piece else None)
+            for tail in range(31):
+                filler = bytes(rng.randrange(256) for _ in range(tail))
+                data = _bytes(probe + filler)
+                bounds = np.array([0, len(probe), len(probe) + tail][:3 if tail else 2], dtype=np.int64)
+                k = len(bounds) - 1
+                with np.errstate(over="ignore"):
+                    ids = _encode(data, bounds, no_cps, np.arange(k), np.arange(1, k + 1), False,
+                                  *compiled._shared, planted_store.copy()).tolist()
+                assert ids == want + list(filler), (length, tail, probe)
+
+
 def test_a_piece_of_more_ids_than_an_entry_holds_is_merged_outside_the_store() -> None:
     """A short piece of IDS_MAX ids is kept in the store; one of more ids is not (the per-call
     cache takes it); both encode exactly, on a first call and a second one."""
