@@ -139,7 +139,7 @@ def forward_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray, scores: np
             v = units[4 * s + 2]
         frontier = max(frontier, end)
         cand = _round(here + (unk_score if v < 0 else scores[v]), f32)
-        if cand > best[_u(end)] or (last and cand == best[_u(end)]):  # the tie rule
+        if cand >= best[_u(end)] and (last or cand > best[_u(end)]):  # the tie rule
             best[_u(end)] = cand
             bstart[_u(end)] = start
             bid[_u(end)] = v
@@ -158,7 +158,7 @@ def forward_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray, scores: np
                     cand = here + scores[v]
                     if f32:
                         cand = np.float64(np.float32(cand))
-                    if cand > best[_u(q)] or (last and cand == best[_u(q)]):
+                    if cand >= best[_u(q)] and (last or cand > best[_u(q)]):
                         best[_u(q)] = cand
                         bstart[_u(q)] = start
                         bid[_u(q)] = v
@@ -217,7 +217,7 @@ def forward_hash(data: np.ndarray, lo: int, hi: int, keys: np.ndarray, child: np
             v = node_value[s]
         frontier = max(frontier, end)
         cand = _round(here + (unk_score if v < 0 else scores[v]), f32)
-        if cand > best[_u(end)] or (last and cand == best[_u(end)]):
+        if cand >= best[_u(end)] and (last or cand > best[_u(end)]):
             best[_u(end)] = cand
             bstart[_u(end)] = start
             bid[_u(end)] = v
@@ -234,7 +234,7 @@ def forward_hash(data: np.ndarray, lo: int, hi: int, keys: np.ndarray, child: np
                     cand = here + scores[v]
                     if f32:
                         cand = np.float64(np.float32(cand))
-                    if cand > best[_u(q)] or (last and cand == best[_u(q)]):
+                    if cand >= best[_u(q)] and (last or cand > best[_u(q)]):
                         best[_u(q)] = cand
                         bstart[_u(q)] = start
                         bid[_u(q)] = v
