@@ -46,7 +46,7 @@ def forward32(data: np.ndarray, n: int, units: np.ndarray, scores: np.ndarray, u
     """Viterbi forward pass over ``data[:n]`` (``units``: packed double array as ``forward_da``),
     in float32: ``best`` (float32) and ``bstart`` (-1 unreached) for ``0..n``, ``bid`` (-1: the
     unknown edge) at every reached position. Ties keep the first predecessor; ``reset > 0``
-    re-bases as sentencepiece 0.2.x (``_unigram_kernels._rebase``)."""
+    re-bases as sentencepiece 0.2.x (as ``_unigram_kernels.forward_da``)."""
     unk = np.float32(unk_score)
     for i in range(n + 1):
         best[i] = -np.inf

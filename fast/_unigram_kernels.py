@@ -23,7 +23,9 @@ relaxation per start, so this order relaxes exactly what a walk relaxing as it g
 
 Two tries, one Viterbi loop each (the benchmark compares the tries only; both loops are inlined
 into their callers, ``forward_pretokens`` and ``_unigram_emit.encode_pretokens``: a call per
-pretoken passed 12 arguments, about a fifth of the pass on English's short pretokens):
+pretoken passed 12 arguments, about a fifth of the pass on English's short pretokens; each caller
+tests the trie kind once, outside its pretoken loop, so each loop compiles as if the other trie
+did not exist):
 
 - double array (Aoe; ``tokspec.fast._double_array``): child of ``s`` on byte ``c`` is
   ``t = base[s] + c`` iff ``check[t] == s``: two loads and a compare per byte. Base, check, value
@@ -80,12 +82,10 @@ def _char_len(lead: int) -> int:
 
 
 @kernel
-def _rebase(best: np.ndarray, bstart: np.ndarray, start: int, frontier: int, offset: float,
-            f32: bool) -> None:
-    """sentencepiece's re-basing: subtract ``offset`` from ``start`` and every reached later position."""
-    for i in range(start, frontier + 1):
-        if i == start or bstart[i] >= 0:
-            best[i] = _round(best[i] - offset, f32)
+def _u(i: int) -> int:
+    """``i`` (>= 0) as an unsigned array index: numba emits its negative-index wraparound (a shift,
+    a mask and an add, or a compare and a select) only for signed indices. Same value."""
+    return np.uint64(i)
 
 
 @kernel(inline=True)
@@ -99,31 +99,37 @@ def forward_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray, scores: np
     -1 for an unknown edge), positions relative to ``lo``. Each start walks its first character
     without relaxing (no piece ends inside a character: pieces are whole strings), then relaxes
     that character's end once (its piece, else the unknown edge), then walks on (module docstring).
-    Inlined into its callers (one call per pretoken would pass 12 arguments)."""
+    Inlined into its callers (one call per pretoken would pass 12 arguments). Nothing in it slices
+    an array or calls a kernel taking one (the re-basing is written out), and every position index
+    is unsigned (:func:`_u`): measured on English pretokens, a slice and a call each cost the
+    caller an atomic reference-count pair per pretoken, and signed indices numba's wraparound code
+    per access."""
     n = hi - lo
-    d = data[lo:hi]  # a view indexed from 0: no offset added, no negative-index code per byte
     for i in range(n + 1):
         best[i] = _NEG
         bstart[i] = -1
         bid[i] = -1
     best[0] = 0.0
     frontier = 0
+    limit = reset if reset > 0.0 else np.inf  # one compare per start instead of two
     for start in range(n):
-        lead = d[start]
+        lead = data[_u(lo + start)]
         if 0x80 <= lead < 0xC0:
             continue  # not a character start
         here = best[start]
-        if reset > 0.0 and abs(here) > reset:
-            _rebase(best, bstart, start, frontier, here, f32)
+        if abs(here) > limit:  # sentencepiece's re-basing: subtract here from start and every reached later position
+            for i in range(start, frontier + 1):
+                if i == start or bstart[i] >= 0:
+                    best[i] = _round(best[i] - here, f32)
             here = 0.0
-        full = start + _char_len(lead)
+        full = start + _char_len(lead)  # the end of the first character
         end = min(full, n)
         s = 0
         q = start
         while q < end:  # the first character's bytes
             # "& 0x7FFFFFFF" changes no value (a base is >= 0, a slot < 2**31) but shows the compiler
             # the index is not negative, which drops numba's wraparound code from the walk
-            t = (units[4 * s] + d[q]) & 0x7FFFFFFF
+            t = (units[4 * s] + data[_u(lo + q)]) & 0x7FFFFFFF
             if units[4 * t + 1] != s:  # always in range: the arrays are padded
                 break
             s = t
@@ -132,18 +138,16 @@ def forward_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray, scores: np
         if q == full:
             v = units[4 * s + 2]
         frontier = max(frontier, end)
-        cand = here + (unk_score if v < 0 else scores[v])
-        if f32:
-            cand = np.float64(np.float32(cand))
-        if cand > best[end] or (last and cand == best[end]):  # the tie rule
-            best[end] = cand
-            bstart[end] = start
-            bid[end] = v
+        cand = _round(here + (unk_score if v < 0 else scores[v]), f32)
+        if cand >= best[_u(end)] and (last or cand > best[_u(end)]):  # the tie rule
+            best[_u(end)] = cand
+            bstart[_u(end)] = start
+            bid[_u(end)] = v
         if q == full:  # walk on from the character's node
             while q < n:
                 if units[4 * s + 3] == 0:  # no child: stop without probing a slot (same unit as s's check)
                     break
-                t = (units[4 * s] + d[q]) & 0x7FFFFFFF
+                t = (units[4 * s] + data[_u(lo + q)]) & 0x7FFFFFFF
                 if units[4 * t + 1] != s:
                     break
                 s = t
@@ -154,10 +158,10 @@ def forward_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray, scores: np
                     cand = here + scores[v]
                     if f32:
                         cand = np.float64(np.float32(cand))
-                    if cand > best[q] or (last and cand == best[q]):
-                        best[q] = cand
-                        bstart[q] = start
-                        bid[q] = v
+                    if cand >= best[_u(q)] and (last or cand > best[_u(q)]):
+                        best[_u(q)] = cand
+                        bstart[_u(q)] = start
+                        bid[_u(q)] = v
 
 
 @kernel
@@ -181,27 +185,29 @@ def forward_hash(data: np.ndarray, lo: int, hi: int, keys: np.ndarray, child: np
                  reset: float, best: np.ndarray, bstart: np.ndarray, bid: np.ndarray) -> None:
     """:func:`forward_da` with the trie step done in the hash trie (everything else identical)."""
     n = hi - lo
-    d = data[lo:hi]
     for i in range(n + 1):
         best[i] = _NEG
         bstart[i] = -1
         bid[i] = -1
     best[0] = 0.0
     frontier = 0
+    limit = reset if reset > 0.0 else np.inf
     for start in range(n):
-        lead = d[start]
+        lead = data[_u(lo + start)]
         if 0x80 <= lead < 0xC0:
             continue
         here = best[start]
-        if reset > 0.0 and abs(here) > reset:
-            _rebase(best, bstart, start, frontier, here, f32)
+        if abs(here) > limit:
+            for i in range(start, frontier + 1):
+                if i == start or bstart[i] >= 0:
+                    best[i] = _round(best[i] - here, f32)
             here = 0.0
         full = start + _char_len(lead)
         end = min(full, n)
         s = 0
         q = start
         while q < end:
-            t = _hash_child(keys, child, mask, s, d[q])
+            t = _hash_child(keys, child, mask, s, data[_u(lo + q)])
             if t < 0:
                 break
             s = t
@@ -210,16 +216,14 @@ def forward_hash(data: np.ndarray, lo: int, hi: int, keys: np.ndarray, child: np
         if q == full:
             v = node_value[s]
         frontier = max(frontier, end)
-        cand = here + (unk_score if v < 0 else scores[v])
-        if f32:
-            cand = np.float64(np.float32(cand))
-        if cand > best[end] or (last and cand == best[end]):
-            best[end] = cand
-            bstart[end] = start
-            bid[end] = v
+        cand = _round(here + (unk_score if v < 0 else scores[v]), f32)
+        if cand >= best[_u(end)] and (last or cand > best[_u(end)]):
+            best[_u(end)] = cand
+            bstart[_u(end)] = start
+            bid[_u(end)] = v
         if q == full:
             while q < n:
-                t = _hash_child(keys, child, mask, s, d[q])
+                t = _hash_child(keys, child, mask, s, data[_u(lo + q)])
                 if t < 0:
                     break
                 s = t
@@ -230,10 +234,10 @@ def forward_hash(data: np.ndarray, lo: int, hi: int, keys: np.ndarray, child: np
                     cand = here + scores[v]
                     if f32:
                         cand = np.float64(np.float32(cand))
-                    if cand > best[q] or (last and cand == best[q]):
-                        best[q] = cand
-                        bstart[q] = start
-                        bid[q] = v
+                    if cand >= best[_u(q)] and (last or cand > best[_u(q)]):
+                        best[_u(q)] = cand
+                        bstart[_u(q)] = start
+                        bid[_u(q)] = v
 
 
 @kernel
