@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 from types import ModuleType
 from typing import Any
 
@@ -153,7 +154,8 @@ class CompiledPipeline:
         self.charsmaps = [program.charsmaps[program.rows[i][1]] for i in cuts]
         self.strs = np.array(program.strs, dtype=np.int32)
         t = unicode_tables()
-        self.tables = (t.info, t.dec_start, t.dec_flat, t.pair_keys, t.pair_vals, *stacked(program.maps))
+        forms = tuple(sorted({row[1] for row in program.rows if row[0] == _hf_norm_kernels.FORM}))
+        self.tables = (_form_info(forms), t.dec_start, t.dec_flat, t.pair_keys, t.pair_vals, *stacked(program.maps))
         self.classes = classes
         self.marker, self.prepend, self.split = ord(marker), prepend, split
         self.kernels, self.pretok, self.precompiled = kernels, pretok, precompiled
@@ -173,10 +175,23 @@ class CompiledPipeline:
         if self.splits is not None:
             data, bounds, *aligned = self.splits.arrays(state, alignment)
         else:
-            data, bounds, *aligned = self.pretok.metaspace_arrays(*state, self.marker, self.prepend, self.split)
+            data, bounds, *aligned = self.pretok.metaspace_arrays(*state, self.marker, self.prepend, self.split,
+                                                                 alignment)
         if not alignment:
             return data, bounds, (_NONE, _NONE, _NONE, _NONE)
         return data, bounds, tuple(aligned)
+
+
+@functools.lru_cache(maxsize=16)
+def _form_info(forms: tuple[int, ...]) -> np.ndarray:
+    """The tables' ``info`` with the bits of :func:`tokspec.fast._hf_norm_kernels.mark_form_bits`
+    for ``forms`` (a copy; computed by this process's kernels, once per set of forms)."""
+    t = unicode_tables()
+    info = t.info.copy()
+    for form in forms:
+        _hf_norm_kernels.mark_form_bits(info, form, t.dec_start, t.dec_flat, t.pair_keys, t.pair_vals)
+    info.setflags(write=False)
+    return info
 
 
 def compiled_plan(data: dict[str, Any], kernels: ModuleType = _hf_norm_kernels,

@@ -30,7 +30,11 @@ consumed one. Steps (:func:`run_chain` runs a program of them, one row per step)
 Theorem relied on by FORM to skip work: before a starter with no decomposition that is not the
 second of any composition (an *inert* character), no step looks across, so the text is processed
 per segment between inert characters and an inert character alone is copied (UAX #15, the
-``NFC_Quick_Check`` boundary). Checked against ``tokspec.formats.normalize`` and HF by
+``NFC_Quick_Check`` boundary). Where the info table carries the bits of :func:`mark_form_bits`
+(``tokspec.fast._hf_compiled`` passes such a copy), a segment also ends before any character whose
+decomposition starts with a starter that composes with nothing before it (``é``, ``ё``, a Hangul
+syllable under NFC), and a segment of one character whose own segment pass returns it unchanged is
+copied too; without the bits the segments are the inert ones (slower, same output). Checked against ``tokspec.formats.normalize`` and HF by
 ``tests/test_fast_hf_norm.py``. Cost: O(n) for n characters (a run of non-starters is sorted by
 counting), plus a binary search per composition candidate. Out of scope: regex patterns other than
 these, Precompiled (a separate kernel, ``tokspec.fast._hf_precompiled``, between :func:`run_steps`
@@ -43,12 +47,19 @@ import numpy as np
 
 from tokspec._jit import kernel
 
-__all__ = ["FORM", "MAP", "PREPEND", "REPLACE_CLASS", "REPLACE_RUNS", "REPLACE_STRING", "STRIP", "run_chain",
-           "run_steps"]
+__all__ = ["FORM", "MAP", "PREPEND", "REPLACE_CLASS", "REPLACE_RUNS", "REPLACE_STRING", "STRIP", "mark_form_bits",
+           "run_chain", "run_steps"]
 
 REPLACE_CLASS, REPLACE_STRING, FORM, STRIP, PREPEND, REPLACE_RUNS, MAP = 1, 2, 3, 4, 5, 6, 7
 LIMIT = 0x30000  # tokspec.fast._hf_norm_tables.LIMIT: tables have LIMIT + 1 entries, lookups clamp to it
 _SECOND, _CANON, _COMPAT = 1 << 8, 1 << 9, 1 << 10  # the tables' info bits (the tests check they agree)
+#: info bits set by :func:`mark_form_bits` in a copy of the tables' info, shifted by the form (0-3):
+#: ``_ALONE``: the character alone is its own normalization, aligned to itself (what
+#: :func:`_form_segment` returns on it alone); ``_BOUNDARY``: no step of the form looks across the
+#: boundary before the character (the first character of its decomposition is a starter, and with
+#: composition not the second of any pair)
+_ALONE, _BOUNDARY = 1 << 11, 1 << 15
+_SHORT_RUN = 16  # runs of non-starters up to this length are sorted in place (_sort_run)
 
 
 @kernel
@@ -57,9 +68,11 @@ def _ccc(info: np.ndarray, c: int) -> int:
 
 
 @kernel
-def _inert(info: np.ndarray, c: int, mask: int) -> bool:
-    """No step of the form looks across the boundary before ``c`` (module docstring)."""
-    return bool(info[min(c, LIMIT)] & mask == 0)
+def _inert(info: np.ndarray, c: int, mask: int, boundary: int) -> bool:
+    """No step of the form looks across the boundary before ``c`` (module docstring): ``c`` is
+    inert (no bit of ``mask``) or has the form's ``_BOUNDARY`` bit."""
+    bits = info[min(c, LIMIT)]
+    return bool(bits & mask == 0 or bits & boundary)
 
 
 @kernel
@@ -75,7 +88,21 @@ def _compose(keys: np.ndarray, vals: np.ndarray, a: int, b: int) -> int:
 @kernel
 def _sort_run(tcp: np.ndarray, tch: np.ndarray, tlo: np.ndarray, thi: np.ndarray, i: int, j: int,
               info: np.ndarray) -> None:
-    """Stable sort of ``[i, j)`` by combining class: a merge sort, O(L log L) on a run of L."""
+    """Stable sort of ``[i, j)`` by combining class: nothing for a run of fewer than two, an
+    insertion sort in place (no allocation; strict comparison keeps it stable) up to
+    ``_SHORT_RUN`` characters, else a merge sort, O(L log L) on a run of L."""
+    if j - i < 2:
+        return
+    if j - i <= _SHORT_RUN:
+        for k in range(i + 1, j):
+            c, h, lo, hi = tcp[k], tch[k], tlo[k], thi[k]
+            key = _ccc(info, c)
+            q = k
+            while q > i and _ccc(info, tcp[q - 1]) > key:
+                tcp[q], tch[q], tlo[q], thi[q] = tcp[q - 1], tch[q - 1], tlo[q - 1], thi[q - 1]
+                q -= 1
+            tcp[q], tch[q], tlo[q], thi[q] = c, h, lo, hi
+        return
     cls = np.empty(j - i, np.int64)
     for k in range(i, j):
         cls[k - i] = _ccc(info, tcp[k])
@@ -140,6 +167,7 @@ def _form(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarray, oe: n
     m = len(cp)
     compat, compose = (form >> 1) & 1, (form & 1) == 1
     mask = 255 | (_COMPAT if compat else _CANON) | (_SECOND if compose else 0)
+    alone, boundary = _ALONE << form, _BOUNDARY << form
     size = 0
     for i in range(m):
         at = dec_start[compat, min(cp[i], LIMIT)]
@@ -151,9 +179,9 @@ def _form(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarray, oe: n
     s = 0
     while s < m:
         e = s + 1
-        while e < m and not _inert(info, cp[e], mask):
+        while e < m and not _inert(info, cp[e], mask, boundary):
             e += 1
-        if e == s + 1 and _inert(info, cp[s], mask):  # inert alone: unchanged
+        if e == s + 1 and (info[min(cp[s], LIMIT)] & alone or _inert(info, cp[s], mask, 0)):  # stable alone
             ncp[k], nss[k], nse[k], nos[k], noe[k] = cp[s], ss[s], se[s], os_[s], oe[s]
             k += 1
             s = e
@@ -170,6 +198,35 @@ def _form(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarray, oe: n
             k += 1
         s = e
     return ncp[:k], nss[:k], nse[:k], nos[:k], noe[:k]
+
+
+@kernel
+def mark_form_bits(info: np.ndarray, form: int, dec_start: np.ndarray, dec_flat: np.ndarray, keys: np.ndarray,
+                   vals: np.ndarray) -> None:
+    """Set the bits ``_ALONE << form`` and ``_BOUNDARY << form`` of ``info`` in place, every entry
+    (``_ALONE``: the character alone comes out of :func:`_form_segment` as itself, with no change
+    and its own source, so :func:`_form` copies it: exact by construction, the bit is the segment
+    pass's own result, Unicode's ``NFC_Quick_Check=Yes`` for one character; ``_BOUNDARY``: the
+    first character ``d`` of its decomposition (itself if none) has combining class 0 and, with
+    composition, is the second of no pair: reordering never moves a character across a starter,
+    and composition pairs a character only with the last starter before it, so nothing before
+    ``d`` interacts with ``d`` or anything after it)."""
+    compat, compose = (form >> 1) & 1, (form & 1) == 1
+    one = np.empty(1, np.int32)
+    size = 1 + int(dec_flat.max())  # the longest decomposition
+    tcp, tch, tlo, thi = np.empty(size, np.int32), np.empty(size, np.int64), np.empty(size, np.int64), \
+        np.empty(size, np.int64)
+    for c in range(len(info)):
+        at = dec_start[compat, c]
+        first = c if at < 0 else dec_flat[at + 1]
+        if _ccc(info, first) == 0 and not (compose and info[min(first, LIMIT)] & _SECOND):
+            info[c] |= _BOUNDARY << form
+        if at >= 0:
+            one[0] = c
+            t = _form_segment(one, 0, 1, compat, compose, info, dec_start, dec_flat, keys, vals, tcp, tch, tlo, thi)
+            if not (t == 1 and tcp[0] == c and tch[0] == 0 and tlo[0] == 0 and thi[0] == 0):
+                continue
+        info[c] |= _ALONE << form
 
 
 @kernel

@@ -28,27 +28,26 @@ def _utf8_len(c: int) -> int:
 
 @kernel
 def metaspace_arrays(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarray, oe: np.ndarray, marker: int,
-                     prepend: bool, split: bool
+                     prepend: bool, split: bool, alignment: bool = True
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(bytes, bounds, origin starts, origin ends, span starts, span ends) (module docstring)."""
+    """(bytes, bounds, origin starts, origin ends, span starts, span ends) (module docstring);
+    ``alignment=False``: the last four are empty (ids-only callers)."""
     m = len(cp)
     lead = 1 if prepend and m > 0 and cp[0] != 32 and cp[0] != marker else 0
     n = m + lead
-    chars = np.empty(n, np.int64)  # the output characters: spaces replaced, the marker in front
-    chars[:lead] = marker
-    chars[lead:] = np.where(cp == 32, marker, cp)
-    size = 0
-    cuts = 0
-    for i in range(n):
-        size += _utf8_len(chars[i])
-        cuts += split and i > 0 and chars[i] == marker
+    size = lead * _utf8_len(marker)  # output character i: the marker if i < lead, else cp[i - lead]
+    cuts = 0  # with spaces replaced by the marker
+    for i in range(m):
+        c = marker if cp[i] == 32 else cp[i]
+        size += _utf8_len(c)
+        cuts += split and i + lead > 0 and c == marker
     data = np.empty(size, np.uint8)
     bounds = np.empty(cuts + 1 + (n > 0), np.int64)
     bounds[0] = 0
     k = 0
     b = 1
     for i in range(n):
-        c = chars[i]
+        c = marker if i < lead or cp[i - lead] == 32 else cp[i - lead]
         if split and i > 0 and c == marker:
             bounds[b] = k
             b += 1
@@ -63,6 +62,9 @@ def metaspace_arrays(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.nda
             data[k + 2], data[k + 3] = 0x80 | ((c >> 6) & 0x3F), 0x80 | (c & 0x3F)
         k += _utf8_len(c)
     bounds[b:] = k  # the end, when there is a pretoken
+    if not alignment:
+        none = np.empty(0, np.int64)
+        return data, bounds, none, none, none, none
     a0, a1, a2, a3 = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
     a0[:lead], a1[:lead], a2[:lead], a3[:lead] = ss[:lead], ss[:lead], ss[:lead], se[:lead]
     a0[lead:], a1[lead:], a2[lead:], a3[lead:] = os_, oe, ss, se
