@@ -18,8 +18,9 @@ run between the other steps with the grapheme clusters of ``tokspec.fast._hf_clu
 pretokenizer one ``Metaspace`` with a one-character marker, or ``Split``/``Whitespace``/
 ``WhitespaceSplit`` steps with an optional final ``Metaspace`` (``tokspec.fast._hf_split_plan``, run
 by ``tokspec.fast._hf_pretok_split``). Out of scope: other regexes, other pretokenizers. Cost per
-text: O(n) kernel work, a UTF-32 encode, two kernel calls (two more per ``Precompiled``, plus a
-regex search for joining characters); building a plan costs the tables of ``tokspec.fast._hf_norm_tables`` (about 0.5 s,
+text: O(n) kernel work, a UTF-32 encode, one kernel call with a Metaspace pretokenizer and no
+``Precompiled`` (else two, and two more per ``Precompiled``, plus a regex search for joining
+characters); building a plan costs the tables of ``tokspec.fast._hf_norm_tables`` (about 0.5 s,
 once per process) and 0.3 s per character-map table.
 """
 
@@ -159,12 +160,18 @@ class CompiledPipeline:
         self.classes = classes
         self.marker, self.prepend, self.split = ord(marker), prepend, split
         self.kernels, self.pretok, self.precompiled = kernels, pretok, precompiled
+        # no Precompiled step, a Metaspace pretokenizer, and pretok's run_chain is kernels': one kernel call
+        self.fused = not cuts and splits is None and getattr(pretok, "run_chain", None) is kernels.run_chain
 
     def arrays(self, text: str, alignment: bool = True) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
         """(normalized UTF-8 bytes, pretoken byte bounds, (origin starts, origin ends, HF span
         starts, HF span ends) per normalized character) of ``text`` (a str of scalar values).
         ``alignment=False``: the four alignment arrays are empty."""
         cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.int32)
+        if self.fused:
+            data, bounds, *aligned = self.pretok.chain_metaspace(
+                cps, self.prog, self.strs, self.classes, *self.tables, self.marker, self.prepend, self.split, alignment)
+            return (data, bounds, tuple(aligned)) if alignment else (data, bounds, (_NONE, _NONE, _NONE, _NONE))
         state = self.kernels.run_chain(cps, self.parts[0], self.strs, self.classes, *self.tables)
         for charsmap, part in zip(self.charsmaps, self.parts[1:]):
             joined = _hf_clusters.joined_cps(state[0], self.precompiled)

@@ -241,11 +241,15 @@ def _replace_class(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarr
                    classes: np.ndarray, bit: int, content: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each character of class bit ``bit`` becomes ``content``, with its span and origin."""
-    hits = (classes[cp] >> bit) & 1
-    ncp, nss, nse, nos, noe = _state(len(cp) + int(hits.sum()) * (len(content) - 1))
+    hits = 0
+    for i in range(len(cp)):
+        hits += (classes[cp[i]] >> bit) & 1
+    if hits == 0:  # nothing to replace: the state itself (no step writes into its input)
+        return cp, ss, se, os_, oe
+    ncp, nss, nse, nos, noe = _state(len(cp) + hits * (len(content) - 1))
     k = 0
     for i in range(len(cp)):
-        if hits[i]:
+        if (classes[cp[i]] >> bit) & 1:
             for q in range(len(content)):
                 ncp[k], nss[k], nse[k], nos[k], noe[k] = content[q], ss[i], se[i], os_[i], oe[i]
                 k += 1

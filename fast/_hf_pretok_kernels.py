@@ -8,7 +8,8 @@ start with one, with the first character's HF span and an empty origin at that s
 ``split`` a pretoken starts at every marker but the first character. Output: the UTF-8 bytes, the
 pretoken byte bounds (``[0]`` alone for an empty text: no pretoken), and per character (origin
 start, origin end, span start, span end), what ``DatrieUnigram.normalized`` returns. O(m).
-Checked against ``tokspec.formats.hf_pipeline`` by ``tests/test_fast_hf_norm.py``.
+:func:`chain_metaspace` runs the normalizer program and this in one call. Checked against
+``tokspec.formats.hf_pipeline`` by ``tests/test_fast_hf_norm.py``.
 Out of scope: multi-character markers, other pretokenizers (no compiled plan).
 """
 
@@ -17,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from tokspec._jit import kernel
+from tokspec.fast._hf_norm_kernels import run_chain
 
-__all__ = ["metaspace_arrays"]
+__all__ = ["chain_metaspace", "metaspace_arrays"]
 
 
 @kernel
@@ -69,3 +71,16 @@ def metaspace_arrays(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.nda
     a0[:lead], a1[:lead], a2[:lead], a3[:lead] = ss[:lead], ss[:lead], ss[:lead], se[:lead]
     a0[lead:], a1[lead:], a2[lead:], a3[lead:] = os_, oe, ss, se
     return data, bounds, a0, a1, a2, a3
+
+
+@kernel
+def chain_metaspace(text: np.ndarray, prog: np.ndarray, strs: np.ndarray, classes: np.ndarray, info: np.ndarray,
+                    dec_start: np.ndarray, dec_flat: np.ndarray, keys: np.ndarray, vals: np.ndarray,
+                    map_start: np.ndarray, map_flat: np.ndarray, marker: int, prepend: bool, split: bool,
+                    alignment: bool
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`tokspec.fast._hf_norm_kernels.run_chain` then :func:`metaspace_arrays`, in one call
+    (a pipeline with no Precompiled step: the state never crosses into Python)."""
+    cp, ss, se, os_, oe = run_chain(text, prog, strs, classes, info, dec_start, dec_flat, keys, vals,
+                                    map_start, map_flat)
+    return metaspace_arrays(cp, ss, se, os_, oe, marker, prepend, split, alignment)

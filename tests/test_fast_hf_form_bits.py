@@ -5,10 +5,12 @@ spans, contract origins) it gives without them, on a text holding every characte
 decomposition of the form's kind, each after a character that composes and before marks and a
 Hangul trailing jamo; the bits of a few characters are Unicode facts; the interpreted
 ``mark_form_bits`` sets the same bits as the compiled one. ids-only ``metaspace_arrays`` gives the
-same bytes and bounds as the full call. Fast in interpreted mode (a mutation killer)."""
+same bytes and bounds as the full call, and the one-call ``chain_metaspace`` the same arrays as
+``run_chain`` then ``metaspace_arrays``. Fast in interpreted mode (a mutation killer)."""
 
 from __future__ import annotations
 
+import copy
 import functools
 
 import numpy as np
@@ -82,3 +84,18 @@ def test_metaspace_without_alignment_gives_the_same_bytes_and_bounds() -> None:
                 ids_only = pretok.metaspace_arrays(*state, 0x2581, prepend, split, False)
                 assert full[0].tobytes() == ids_only[0].tobytes() and full[1].tolist() == ids_only[1].tolist()
                 assert [len(a) for a in ids_only[2:]] == [0, 0, 0, 0] and len(full[2]) == len(full[0].tobytes().decode())
+
+
+def test_fused_chain_metaspace_equals_the_two_calls() -> None:
+    """mon-unigram's plan (no Precompiled, Metaspace) takes the one-call ``chain_metaspace``; the
+    two-call path gives the same arrays, with and without alignment."""
+    from tokspec.app.bench.normalizing import normalizing_texts
+    from tokspec.fast.unigram_datrie import datrie_encoder
+    plan = datrie_encoder("mon-unigram")._compiled
+    assert plan is not None and plan.fused
+    two = copy.copy(plan)
+    two.fused = False
+    for text in [*normalizing_texts(3, 4, 60), "", " ", "e\u0301"]:
+        for alignment in (True, False):
+            got, want = plan.arrays(text, alignment), two.arrays(text, alignment)
+            assert [a.tolist() for a in (got[0], got[1], *got[2])] == [a.tolist() for a in (want[0], want[1], *want[2])]
