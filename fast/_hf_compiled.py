@@ -36,7 +36,7 @@ import numpy as np
 import regex
 
 from tokspec._interpreted import interpreted_module
-from tokspec.fast import _hf_clusters, _hf_norm_kernels, _hf_precompiled, _hf_pretok_kernels, _hf_pretok_split
+from tokspec.fast import _hf_clusters, _hf_norm_forms, _hf_norm_kernels, _hf_precompiled, _hf_pretok_kernels, _hf_pretok_split
 from tokspec.fast._hf_char_maps import MAPS, stacked
 from tokspec.fast._hf_identity import _ONE_CHAR_CLASS
 from tokspec.fast._hf_norm_tables import class_bits, unicode_tables
@@ -191,12 +191,12 @@ class CompiledPipeline:
 
 @functools.lru_cache(maxsize=16)
 def _form_info(forms: tuple[int, ...]) -> np.ndarray:
-    """The tables' ``info`` with the bits of :func:`tokspec.fast._hf_norm_kernels.mark_form_bits`
+    """The tables' ``info`` with the bits of :func:`tokspec.fast._hf_norm_forms.mark_form_bits`
     for ``forms`` (a copy; computed by this process's kernels, once per set of forms)."""
     t = unicode_tables()
     info = t.info.copy()
     for form in forms:
-        _hf_norm_kernels.mark_form_bits(info, form, t.dec_start, t.dec_flat, t.pair_keys, t.pair_vals)
+        _hf_norm_forms.mark_form_bits(info, form, t.dec_start, t.dec_flat, t.pair_keys, t.pair_vals)
     info.setflags(write=False)
     return info
 

@@ -1,4 +1,4 @@
-"""The per-form info bits of ``tokspec.fast._hf_norm_kernels.mark_form_bits`` (what lets ``_form``
+"""The per-form info bits of ``tokspec.fast._hf_norm_forms.mark_form_bits`` (what lets ``_form``
 cut segments before characters such as ``é``, ``ё`` or a Hangul syllable and copy a stable
 character alone): with the bits, every normalization form gives the very state (code points, HF
 spans, contract origins) it gives without them, on a text holding every character that has a
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from tokspec._jit import interpreted
-from tokspec.fast import _hf_norm_kernels as kernels
+from tokspec.fast import _hf_norm_forms as forms
 from tokspec.fast import _hf_pretok_kernels as pretok
 from tokspec.fast._hf_compiled import _form_info
 from tokspec.fast._hf_norm_tables import unicode_tables
@@ -41,7 +41,7 @@ def _state(text: str) -> tuple[np.ndarray, ...]:
 
 def _form(text: str, form: int, info: np.ndarray) -> list[list[int]]:
     t = unicode_tables()
-    out = kernels._form(*_state(text), form, info, t.dec_start, t.dec_flat, t.pair_keys, t.pair_vals)
+    out = forms._form(*_state(text), form, info, t.dec_start, t.dec_flat, t.pair_keys, t.pair_vals)
     return [a.tolist() for a in out]
 
 
@@ -57,7 +57,7 @@ def test_bits_leave_the_state_of_every_decomposable_character_unchanged(form: in
 
 def test_bits_of_known_characters() -> None:
     nfc, nfkc = _marked(NFC), _marked(NFKC)
-    alone, boundary = kernels._ALONE, kernels._BOUNDARY
+    alone, boundary = forms._ALONE, forms._BOUNDARY
     for c in ("\u00e9", "\u0451", "\uac00", "\ud7a3", "a", "\u1100"):  # NFC leaves them alone; nothing composes into them
         assert nfc[ord(c)] & (alone << NFC) and nfc[ord(c)] & (boundary << NFC), c
     for c in ("\u0301", "\u1161", "\u11a8", "\u0344"):  # marks and jamo that compose or reorder
@@ -71,7 +71,7 @@ def test_bits_of_known_characters() -> None:
 def test_interpreted_marks_the_same_bits() -> None:
     t = unicode_tables()
     info = t.info.copy()
-    interpreted(kernels.mark_form_bits)(info, NFC, t.dec_start, t.dec_flat, t.pair_keys, t.pair_vals)
+    interpreted(forms.mark_form_bits)(info, NFC, t.dec_start, t.dec_flat, t.pair_keys, t.pair_vals)
     assert np.array_equal(info, _marked(NFC))
 
 
