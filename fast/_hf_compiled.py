@@ -18,8 +18,9 @@ run between the other steps with the grapheme clusters of ``tokspec.fast._hf_clu
 pretokenizer one ``Metaspace`` with a one-character marker, or ``Split``/``Whitespace``/
 ``WhitespaceSplit`` steps with an optional final ``Metaspace`` (``tokspec.fast._hf_split_plan``, run
 by ``tokspec.fast._hf_pretok_split``). Out of scope: other regexes, other pretokenizers. Cost per
-text: O(n) kernel work, a UTF-32 encode, two kernel calls (two more per ``Precompiled``, plus a
-regex search for joining characters); building a plan costs the tables of ``tokspec.fast._hf_norm_tables`` (about 0.5 s,
+text: O(n) kernel work, a UTF-32 encode, one kernel call with a Metaspace pretokenizer and no
+``Precompiled`` (else two, and two more per ``Precompiled``, plus a regex search for joining
+characters); building a plan costs the tables of ``tokspec.fast._hf_norm_tables`` (about 0.5 s,
 once per process) and 0.3 s per character-map table.
 """
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 from types import ModuleType
 from typing import Any
 
@@ -34,7 +36,7 @@ import numpy as np
 import regex
 
 from tokspec._interpreted import interpreted_module
-from tokspec.fast import _hf_clusters, _hf_norm_kernels, _hf_precompiled, _hf_pretok_kernels, _hf_pretok_split
+from tokspec.fast import _hf_clusters, _hf_norm_forms, _hf_norm_kernels, _hf_precompiled, _hf_pretok_kernels, _hf_pretok_split
 from tokspec.fast._hf_char_maps import MAPS, stacked
 from tokspec.fast._hf_identity import _ONE_CHAR_CLASS
 from tokspec.fast._hf_norm_tables import class_bits, unicode_tables
@@ -153,16 +155,23 @@ class CompiledPipeline:
         self.charsmaps = [program.charsmaps[program.rows[i][1]] for i in cuts]
         self.strs = np.array(program.strs, dtype=np.int32)
         t = unicode_tables()
-        self.tables = (t.info, t.dec_start, t.dec_flat, t.pair_keys, t.pair_vals, *stacked(program.maps))
+        forms = tuple(sorted({row[1] for row in program.rows if row[0] == _hf_norm_kernels.FORM}))
+        self.tables = (_form_info(forms), t.dec_start, t.dec_flat, t.pair_keys, t.pair_vals, *stacked(program.maps))
         self.classes = classes
         self.marker, self.prepend, self.split = ord(marker), prepend, split
         self.kernels, self.pretok, self.precompiled = kernels, pretok, precompiled
+        # no Precompiled step, a Metaspace pretokenizer, and pretok's run_chain is kernels': one kernel call
+        self.fused = not cuts and splits is None and getattr(pretok, "run_chain", None) is kernels.run_chain
 
     def arrays(self, text: str, alignment: bool = True) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
         """(normalized UTF-8 bytes, pretoken byte bounds, (origin starts, origin ends, HF span
         starts, HF span ends) per normalized character) of ``text`` (a str of scalar values).
         ``alignment=False``: the four alignment arrays are empty."""
         cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.int32)
+        if self.fused:
+            data, bounds, *aligned = self.pretok.chain_metaspace(
+                cps, self.prog, self.strs, self.classes, *self.tables, self.marker, self.prepend, self.split, alignment)
+            return (data, bounds, tuple(aligned)) if alignment else (data, bounds, (_NONE, _NONE, _NONE, _NONE))
         state = self.kernels.run_chain(cps, self.parts[0], self.strs, self.classes, *self.tables)
         for charsmap, part in zip(self.charsmaps, self.parts[1:]):
             joined = _hf_clusters.joined_cps(state[0], self.precompiled)
@@ -173,10 +182,23 @@ class CompiledPipeline:
         if self.splits is not None:
             data, bounds, *aligned = self.splits.arrays(state, alignment)
         else:
-            data, bounds, *aligned = self.pretok.metaspace_arrays(*state, self.marker, self.prepend, self.split)
+            data, bounds, *aligned = self.pretok.metaspace_arrays(*state, self.marker, self.prepend, self.split,
+                                                                 alignment)
         if not alignment:
             return data, bounds, (_NONE, _NONE, _NONE, _NONE)
         return data, bounds, tuple(aligned)
+
+
+@functools.lru_cache(maxsize=16)
+def _form_info(forms: tuple[int, ...]) -> np.ndarray:
+    """The tables' ``info`` with the bits of :func:`tokspec.fast._hf_norm_forms.mark_form_bits`
+    for ``forms`` (a copy; computed by this process's kernels, once per set of forms)."""
+    t = unicode_tables()
+    info = t.info.copy()
+    for form in forms:
+        _hf_norm_forms.mark_form_bits(info, form, t.dec_start, t.dec_flat, t.pair_keys, t.pair_vals)
+    info.setflags(write=False)
+    return info
 
 
 def compiled_plan(data: dict[str, Any], kernels: ModuleType = _hf_norm_kernels,

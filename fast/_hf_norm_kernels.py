@@ -27,12 +27,9 @@ consumed one. Steps (:func:`run_chain` runs a program of them, one row per step)
 - ``STRIP``: leading / trailing White_Space deleted; ``PREPEND``: ``content`` inserted before a
   non-empty text, spans of the first character, origins empty at its span start.
 
-Theorem relied on by FORM to skip work: before a starter with no decomposition that is not the
-second of any composition (an *inert* character), no step looks across, so the text is processed
-per segment between inert characters and an inert character alone is copied (UAX #15, the
-``NFC_Quick_Check`` boundary). Checked against ``tokspec.formats.normalize`` and HF by
-``tests/test_fast_hf_norm.py``. Cost: O(n) for n characters (a run of non-starters is sorted by
-counting), plus a binary search per composition candidate. Out of scope: regex patterns other than
+FORM is :func:`tokspec.fast._hf_norm_forms._form` (that module: the theorem it relies on to skip
+work). Checked against ``tokspec.formats.normalize`` and HF by ``tests/test_fast_hf_norm.py``.
+Cost: O(n) for n characters, plus FORM's (that module). Out of scope: regex patterns other than
 these, Precompiled (a separate kernel, ``tokspec.fast._hf_precompiled``, between :func:`run_steps`
 calls: it needs grapheme clusters).
 """
@@ -42,141 +39,12 @@ from __future__ import annotations
 import numpy as np
 
 from tokspec._jit import kernel
+from tokspec.fast._hf_norm_forms import _form, _state
 
 __all__ = ["FORM", "MAP", "PREPEND", "REPLACE_CLASS", "REPLACE_RUNS", "REPLACE_STRING", "STRIP", "run_chain",
            "run_steps"]
 
 REPLACE_CLASS, REPLACE_STRING, FORM, STRIP, PREPEND, REPLACE_RUNS, MAP = 1, 2, 3, 4, 5, 6, 7
-LIMIT = 0x30000  # tokspec.fast._hf_norm_tables.LIMIT: tables have LIMIT + 1 entries, lookups clamp to it
-_SECOND, _CANON, _COMPAT = 1 << 8, 1 << 9, 1 << 10  # the tables' info bits (the tests check they agree)
-
-
-@kernel
-def _ccc(info: np.ndarray, c: int) -> int:
-    return int(info[min(c, LIMIT)] & 255)
-
-
-@kernel
-def _inert(info: np.ndarray, c: int, mask: int) -> bool:
-    """No step of the form looks across the boundary before ``c`` (module docstring)."""
-    return bool(info[min(c, LIMIT)] & mask == 0)
-
-
-@kernel
-def _compose(keys: np.ndarray, vals: np.ndarray, a: int, b: int) -> int:
-    """The primary composite of ``a`` + ``b``, or -1 (binary search of the sorted pair keys)."""
-    key = (np.int64(a) << 21) | b
-    i = np.searchsorted(keys, key)
-    if i < len(keys) and keys[i] == key:
-        return int(vals[i])
-    return -1
-
-
-@kernel
-def _sort_run(tcp: np.ndarray, tch: np.ndarray, tlo: np.ndarray, thi: np.ndarray, i: int, j: int,
-              info: np.ndarray) -> None:
-    """Stable sort of ``[i, j)`` by combining class: a merge sort, O(L log L) on a run of L."""
-    cls = np.empty(j - i, np.int64)
-    for k in range(i, j):
-        cls[k - i] = _ccc(info, tcp[k])
-    order = np.argsort(cls, kind="mergesort") + i
-    tcp[i:j], tch[i:j], tlo[i:j], thi[i:j] = tcp[order], tch[order], tlo[order], thi[order]
-
-
-@kernel
-def _form_segment(cp: np.ndarray, s: int, e: int, compat: int, compose: bool, info: np.ndarray,
-                  dec_start: np.ndarray, dec_flat: np.ndarray, keys: np.ndarray, vals: np.ndarray,
-                  tcp: np.ndarray, tch: np.ndarray, tlo: np.ndarray, thi: np.ndarray) -> int:
-    """Decompose, reorder and (``compose``) recompose ``cp[s:e]`` into ``t*`` (code point, change,
-    first and last source index); returns the count."""
-    t = 0
-    for i in range(s, e):  # full decomposition: the first character replaces, the rest insert
-        c = cp[i]
-        at = dec_start[compat, min(c, LIMIT)]
-        if at < 0:
-            tcp[t], tch[t], tlo[t], thi[t] = c, 0, i, i
-            t += 1
-        else:
-            for q in range(dec_flat[at]):
-                tcp[t], tch[t], tlo[t], thi[t] = dec_flat[at + 1 + q], 1 if q else 0, i, i
-                t += 1
-    i = 0
-    while i < t:  # canonical ordering of each run of non-starters [i, j) (j: a starter or the end)
-        j = i
-        while j < t and _ccc(info, tcp[j]) != 0:
-            j += 1
-        _sort_run(tcp, tch, tlo, thi, i, j, info)
-        i = j + 1
-    if not compose:
-        return t
-    k = 0
-    starter = -1
-    last = -1  # ccc of the last character kept after the starter (-1: none)
-    for q in range(t):
-        c = tcp[q]
-        ccc = _ccc(info, c)
-        if starter >= 0 and last < ccc and info[c] & _SECOND:  # not blocked (last: -1 or a mark's class)
-            comp = _compose(keys, vals, tcp[starter], c)
-            if comp >= 0:
-                tcp[starter] = comp
-                tch[starter] += tch[q] - 1
-                tlo[starter] = min(tlo[starter], tlo[q])
-                thi[starter] = max(thi[starter], thi[q])
-                continue
-        if ccc == 0:
-            starter, last = k, -1
-        else:
-            last = ccc
-        tcp[k], tch[k], tlo[k], thi[k] = c, tch[q], tlo[q], thi[q]
-        k += 1
-    return k
-
-
-@kernel
-def _form(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarray, oe: np.ndarray, form: int,
-          info: np.ndarray, dec_start: np.ndarray, dec_flat: np.ndarray, keys: np.ndarray, vals: np.ndarray
-          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """One normalization form (``form``: bit 1 compat, bit 0 compose) over the state (module docstring)."""
-    m = len(cp)
-    compat, compose = (form >> 1) & 1, (form & 1) == 1
-    mask = 255 | (_COMPAT if compat else _CANON) | (_SECOND if compose else 0)
-    size = 0
-    for i in range(m):
-        at = dec_start[compat, min(cp[i], LIMIT)]
-        size += 1 if at < 0 else dec_flat[at]
-    ncp, nss, nse, nos, noe = _state(size)
-    tcp, tch, tlo, thi = np.empty(size, np.int32), np.empty(size, np.int64), np.empty(size, np.int64), \
-        np.empty(size, np.int64)
-    k = 0
-    s = 0
-    while s < m:
-        e = s + 1
-        while e < m and not _inert(info, cp[e], mask):
-            e += 1
-        if e == s + 1 and _inert(info, cp[s], mask):  # inert alone: unchanged
-            ncp[k], nss[k], nse[k], nos[k], noe[k] = cp[s], ss[s], se[s], os_[s], oe[s]
-            k += 1
-            s = e
-            continue
-        t = _form_segment(cp, s, e, compat, compose, info, dec_start, dec_flat, keys, vals, tcp, tch, tlo, thi)
-        pos = s
-        for q in range(t):  # HF's positional spans; the contract's origins follow the sources
-            at = pos - 1  # an insertion: the last consumed character (never the segment's first output)
-            if tch[q] <= 0:
-                at = pos
-                pos += 1 - tch[q]
-            ncp[k], nss[k], nse[k] = tcp[q], ss[at], se[at]
-            nos[k], noe[k] = min(os_[tlo[q]], os_[thi[q]]), max(oe[tlo[q]], oe[thi[q]])
-            k += 1
-        s = e
-    return ncp[:k], nss[:k], nse[:k], nos[:k], noe[:k]
-
-
-@kernel
-def _state(size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Uninitialized state arrays of ``size`` characters."""
-    return (np.empty(size, np.int32), np.empty(size, np.int64), np.empty(size, np.int64),
-            np.empty(size, np.int64), np.empty(size, np.int64))
 
 
 @kernel
@@ -184,11 +52,15 @@ def _replace_class(cp: np.ndarray, ss: np.ndarray, se: np.ndarray, os_: np.ndarr
                    classes: np.ndarray, bit: int, content: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Each character of class bit ``bit`` becomes ``content``, with its span and origin."""
-    hits = (classes[cp] >> bit) & 1
-    ncp, nss, nse, nos, noe = _state(len(cp) + int(hits.sum()) * (len(content) - 1))
+    hits = 0
+    for i in range(len(cp)):
+        hits += (classes[cp[i]] >> bit) & 1
+    if hits == 0:  # nothing to replace: the state itself (no step writes into its input)
+        return cp, ss, se, os_, oe
+    ncp, nss, nse, nos, noe = _state(len(cp) + hits * (len(content) - 1))
     k = 0
     for i in range(len(cp)):
-        if hits[i]:
+        if (classes[cp[i]] >> bit) & 1:
             for q in range(len(content)):
                 ncp[k], nss[k], nse[k], nos[k], noe[k] = content[q], ss[i], se[i], os_[i], oe[i]
                 k += 1

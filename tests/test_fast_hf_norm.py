@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from tokspec import load_engine
 from tokspec.app.bench.normalizing import normalizing_texts
 from tokspec import _hf_unicode as hfu
-from tokspec.fast import _hf_norm_kernels as kernels
+from tokspec.fast import _hf_norm_forms as forms
 from tokspec.fast import _hf_norm_tables as tables
 from tokspec.fast._hf_compiled import compiled_plan
 from tokspec.fast._hf_identity import identity_plan
@@ -162,8 +162,8 @@ def test_unicode_tables_are_the_probed_version() -> None:
     t = tables.unicode_tables()
     assert t.unidata_version == tables.PROBED_UNIDATA
     # the kernels clamp code points to their LIMIT, the tables' last entry (a code point with no data)
-    assert len(t.info) == kernels.LIMIT + 1 == tables.LIMIT + 1 and t.dec_start.shape == (2, kernels.LIMIT + 1)
-    assert (kernels._SECOND, kernels._CANON, kernels._COMPAT) == (tables.SECOND, tables.CANON, tables.COMPAT)
+    assert len(t.info) == forms.LIMIT + 1 == tables.LIMIT + 1 and t.dec_start.shape == (2, forms.LIMIT + 1)
+    assert (forms._SECOND, forms._CANON, forms._COMPAT) == (tables.SECOND, tables.CANON, tables.COMPAT)
     assert all(unicodedata.normalize("NFD", chr(c)) == chr(c) or hfu.in_ranges(c, hfu.NO_CANONICAL_DECOMP)
                for lo, hi in hfu.NO_COMPAT_DECOMP for c in range(lo, hi + 1))  # so NFD may leave them too
     # nothing past LIMIT decomposes or has a combining class (the kernels do not look there)
