@@ -100,7 +100,7 @@ def models_rows(kinds: Iterable[str], write_json: Callable[[str, Path], Path], l
             hf = Tokenizer.from_file(str(path))
             fns: dict[str, IdsFn] = {"fast": fast.encode_ids,  # type: ignore[attr-defined]
                                      **(extra(kind, fast) if extra else {}),
-                                     _HF: lambda t, hf=hf: hf.encode(t, add_special_tokens=False).ids}
+                                     _HF: _hf_ids(hf)}
             case, subject = label.format(kind=kind), f"fast:{label.format(kind=kind)} encode_ids"
             rows += _latency_rows(f"{case} 0.5-2KB", subject, fns, texts, rounds)
             rows += _latency_rows(f"{case} 0.5-2KB normalizing", subject, fns, normalizing, rounds)
@@ -111,6 +111,13 @@ def models_rows(kinds: Iterable[str], write_json: Callable[[str, Path], Path], l
             rows += [BenchRow(SUITE, _exact(f"{case} one call", same), subject, peer, len(long_text.encode()),
                               best["fast"], best[peer]) for peer in long_peers]
     return rows
+
+
+def _hf_ids(hf: Any) -> IdsFn:
+    """HF ``tokenizers`` ``encode`` ids of a text, without special tokens."""
+    def ids(text: str) -> object:
+        return hf.encode(text, add_special_tokens=False).ids
+    return ids
 
 
 def _once(fn: Any, text: str) -> float:
