@@ -1,4 +1,5 @@
-"""Shared pytest setup: hypothesis profiles chosen by environment, and the opt-in `slow` marker.
+"""Shared pytest setup: hypothesis profiles chosen by environment, the opt-in `slow` marker, and the
+heavy tests collected first (xdist then starts them first: tests/_suite_order.py).
 
 TOKSPEC_HYPOTHESIS_PROFILE=quick (default, `tox -e py`) | deep (`tox -e fuzz`) | fuzz (HypoFuzz:
 no example limit, no deadline) | mutation (`tox -e mutation`: derandomized, no database).
@@ -69,7 +70,19 @@ def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str)
     return stable_id(val) if isinstance(val, str) else None
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # xdist's `load` scheduling hands each worker a first chunk of a quarter of its share of the
+    # tests, in collection order: with the heavy tests collected first, one worker got them all (and
+    # ended 100 s after the other). One test at a time (two queued) makes it longest-first list
+    # scheduling: tests/_suite_order.py. A --maxschedchunk given on the command line is kept.
+    if getattr(config.option, "maxschedchunk", 0) is None:
+        config.option.maxschedchunk = 1
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    from _suite_order import heavy_first  # the heavy tests first: tests/_suite_order.py
+
+    items[:] = [items[k] for k in heavy_first([item.nodeid for item in items])]
     if os.environ.get("TOKSPEC_SLOW") == "1":
         return
     skip_slow = pytest.mark.skip(reason="slow stress test: opt in with TOKSPEC_SLOW=1")

@@ -20,17 +20,22 @@ from __future__ import annotations
 import json
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tokspec import load_engine
 from tokspec.app.bench import BenchRow
 from tokspec.app.bench.fast import _exact, english
 from tokspec.app.bench.normalizing import normalizing_texts
 
-__all__ = ["converted_rows", "converted_json"]
+if TYPE_CHECKING:
+    from tokspec.app.bench.latency import IdsFn
+
+__all__ = ["converted_rows", "converted_json", "models_rows", "mixed_long_text"]
 
 SUITE = "latency"
+_HF = "HF tokenizers encode"
 
 
 def _normalizers(precompiled: str) -> dict[str, Any]:
@@ -63,26 +68,56 @@ def converted_json(kind: str, folder: Path) -> Path:
 def converted_rows(texts: list[str], normalizing: list[str], long_size: int, rounds: int,
                    repeat: int) -> list[BenchRow]:
     """The rows (module docstring)."""
+    return models_rows(("converted", "nmt-nfkc", "albert-like"), converted_json, "{kind}", texts, normalizing,
+                       mixed_long_text(long_size, 31), rounds, repeat)
+
+
+def mixed_long_text(size: int, seed: int) -> str:
+    """About ``size`` bytes: English-like text, then normalizing texts (the one-call rows' input)."""
+    return english(size // 2, seed=seed) + "".join(normalizing_texts(seed, size // 600, 300))
+
+
+def models_rows(kinds: Iterable[str], write_json: Callable[[str, Path], Path], label: str, texts: list[str],
+                normalizing: list[str], long_text: str, rounds: int, repeat: int, *,
+                extra: Callable[[str, Any], dict[str, IdsFn]] | None = None,
+                long_peers: tuple[str, ...] = (_HF,), once: frozenset[str] = frozenset()) -> list[BenchRow]:
+    """The rows of each bench model ``write_json(kind, folder)`` writes, for each of ``kinds`` (also
+    ``tokspec.app.bench.split_unigram``'s). The contestants: ``fast`` (``fast:PATH`` ``encode_ids``, the
+    subject, named ``fast:LABEL encode_ids`` with ``LABEL = label.format(kind=kind)``), then those
+    ``extra(kind, engine)`` adds, then HF ``tokenizers`` ``encode``. Rows: ``p50``/``p99`` of the subject
+    against each other contestant on ``texts`` (case ``LABEL 0.5-2KB``) and on ``normalizing``
+    (``LABEL 0.5-2KB normalizing``), then one call on ``long_text`` against each of ``long_peers`` in
+    that order (``LABEL one call``): best of ``repeat`` calls (one for the names in ``once``),
+    INEXACT unless every contestant gave the subject's ids on it."""
     from tokenizers import Tokenizer
 
-    from tokspec.app.bench.latency import _latency_rows
+    from tokspec.app.bench.latency import _as_list, _latency_rows
     rows: list[BenchRow] = []
-    long_text = english(long_size // 2, seed=31) + "".join(normalizing_texts(31, long_size // 600, 300))
     with tempfile.TemporaryDirectory() as tmp:
-        for kind in ("converted", "nmt-nfkc", "albert-like"):
-            path = converted_json(kind, Path(tmp))
+        for kind in kinds:
+            path = write_json(kind, Path(tmp))
             fast = load_engine(f"fast:{path}")
             hf = Tokenizer.from_file(str(path))
-            fns = {"fast": fast.encode_ids,  # type: ignore[attr-defined]
-                   "HF tokenizers encode": lambda t, hf=hf: hf.encode(t, add_special_tokens=False).ids}
-            rows += _latency_rows(f"{kind} 0.5-2KB", f"fast:{kind} encode_ids", fns, texts, rounds)
-            rows += _latency_rows(f"{kind} 0.5-2KB normalizing", f"fast:{kind} encode_ids", fns, normalizing, rounds)
-            same = fast.encode_ids(long_text).tolist() == fns["HF tokenizers encode"](long_text)  # type: ignore[attr-defined]
-            best = {name: min(_once(fn, long_text) for _ in range(repeat)) for name, fn in fns.items()}
-            rows.append(BenchRow(SUITE, _exact(f"{kind} one call", same), f"fast:{kind} encode_ids",
-                                 "HF tokenizers encode", len(long_text.encode()), best["fast"],
-                                 best["HF tokenizers encode"]))
+            fns: dict[str, IdsFn] = {"fast": fast.encode_ids,  # type: ignore[attr-defined]
+                                     **(extra(kind, fast) if extra else {}),
+                                     _HF: _hf_ids(hf)}
+            case, subject = label.format(kind=kind), f"fast:{label.format(kind=kind)} encode_ids"
+            rows += _latency_rows(f"{case} 0.5-2KB", subject, fns, texts, rounds)
+            rows += _latency_rows(f"{case} 0.5-2KB normalizing", subject, fns, normalizing, rounds)
+            want = _as_list(fns["fast"](long_text))
+            same = all(_as_list(fn(long_text)) == want for name, fn in fns.items() if name != "fast")
+            best = {name: min(_once(fn, long_text) for _ in range(1 if name in once else repeat))
+                    for name, fn in fns.items()}
+            rows += [BenchRow(SUITE, _exact(f"{case} one call", same), subject, peer, len(long_text.encode()),
+                              best["fast"], best[peer]) for peer in long_peers]
     return rows
+
+
+def _hf_ids(hf: Any) -> IdsFn:
+    """HF ``tokenizers`` ``encode`` ids of a text, without special tokens."""
+    def ids(text: str) -> object:
+        return hf.encode(text, add_special_tokens=False).ids
+    return ids
 
 
 def _once(fn: Any, text: str) -> float:

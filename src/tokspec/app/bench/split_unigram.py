@@ -23,15 +23,11 @@ from __future__ import annotations
 
 import copy
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from tokspec import load_engine
 from tokspec.app.bench import BenchRow
-from tokspec.app.bench.converted_unigram import _once, converted_json
-from tokspec.app.bench.fast import _exact, english
-from tokspec.app.bench.normalizing import normalizing_texts
+from tokspec.app.bench.converted_unigram import converted_json, mixed_long_text, models_rows
 
 __all__ = ["PRETOKENIZERS", "split_json", "split_rows"]
 
@@ -61,31 +57,15 @@ def split_json(kind: str, folder: Path) -> Path:
 def split_rows(texts: list[str], normalizing: list[str], long_size: int, rounds: int,
                repeat: int) -> list[BenchRow]:
     """The rows (module docstring)."""
-    from tokenizers import Tokenizer
+    return models_rows(PRETOKENIZERS, split_json, "split-{kind}", texts, normalizing, mixed_long_text(long_size, 37),
+                       rounds, repeat, extra=_general_path, long_peers=("HF tokenizers encode", "fast general path"),
+                       once=frozenset({"fast general path"}))
 
-    from tokspec.app.bench.latency import _latency_rows
-    rows: list[BenchRow] = []
-    long_text = english(long_size // 2, seed=37) + "".join(normalizing_texts(37, long_size // 600, 300))
-    with tempfile.TemporaryDirectory() as tmp:
-        for kind in PRETOKENIZERS:
-            path = split_json(kind, Path(tmp))
-            fast = load_engine(f"fast:{path}")
-            if getattr(fast, "_compiled", None) is None:
-                raise RuntimeError(f"bench model kind={kind!r} has no compiled plan")
-            general = copy.copy(fast)
-            general._identity = general._compiled = None  # type: ignore[attr-defined]
-            hf = Tokenizer.from_file(str(path))
-            fns = {"fast": fast.encode_ids,  # type: ignore[attr-defined]
-                   "fast general path": general.encode_ids,  # type: ignore[attr-defined]
-                   "HF tokenizers encode": lambda t, hf=hf: hf.encode(t, add_special_tokens=False).ids}
-            subject = f"fast:split-{kind} encode_ids"
-            rows += _latency_rows(f"split-{kind} 0.5-2KB", subject, fns, texts, rounds)
-            rows += _latency_rows(f"split-{kind} 0.5-2KB normalizing", subject, fns, normalizing, rounds)
-            want = fns["HF tokenizers encode"](long_text)
-            same = all(list(fn(long_text)) == want for fn in (fns["fast"], fns["fast general path"]))
-            best = {name: min(_once(fn, long_text) for _ in range(1 if name == "fast general path" else repeat))
-                    for name, fn in fns.items()}
-            for peer in ("HF tokenizers encode", "fast general path"):
-                rows.append(BenchRow(SUITE, _exact(f"split-{kind} one call", same), subject, peer,
-                                     len(long_text.encode()), best["fast"], best[peer]))
-    return rows
+
+def _general_path(kind: str, fast: Any) -> dict[str, Any]:
+    """The same engine on its general path (the Python pipeline), after checking it has a compiled plan."""
+    if getattr(fast, "_compiled", None) is None:
+        raise RuntimeError(f"bench model kind={kind!r} has no compiled plan")
+    general = copy.copy(fast)
+    general._identity = general._compiled = None
+    return {"fast general path": general.encode_ids}
