@@ -1,8 +1,10 @@
 """The reference Unigram Viterbi's lattice edges per pretoken, in UTF-8 bytes (the kernels'
-positions), shared by the Unigram kernel test files."""
+positions), and the space-split pretokenizer of the tiny test models, shared by the Unigram kernel
+test files."""
 
 from __future__ import annotations
 
+from tokspec.formats.normalize import Aligned
 from tokspec.formats.unigram_model import UnigramModel
 from tokspec.reference.unigram_viterbi import viterbi
 
@@ -18,4 +20,13 @@ def reference_edges(model: UnigramModel, text: str, tie_break: str) -> list[list
         at = [len(pre.text[:i].encode("utf-8")) for i in range(len(pre.text) + 1)]
         out.append([(at[s], at[e], i, unk) for s, e, i, unk
                     in viterbi(model, index, max_len, pre.text, tie_break)])  # type: ignore[arg-type]
+    return out
+
+
+def words(text: str) -> list[Aligned]:
+    """Space-separated pretokens (several per text, of different lengths), identity alignment."""
+    out, pos = [], 0
+    for word in text.split(" "):
+        out.append(Aligned.of(word, pos))
+        pos += len(word) + 1
     return out

@@ -27,20 +27,12 @@ from tokspec import load_engine
 from tokspec.app.bench.fast import english
 from tokspec.fast.unigram_datrie import DatrieUnigram, datrie_encoder
 from tokspec.formats.models import LARGE, SMALL, trained_model
-from tokspec.formats.normalize import Aligned
 from tokspec.formats.unigram_model import UnigramModel
 from tokspec.reference.unigram import UnigramReference
-from _unigram_edges import Edge, reference_edges
+from _unigram_edges import Edge, reference_edges, words
 
 TRIES = ["double-array", "hash"]
 
-
-def words(text: str) -> list[Aligned]:
-    out, pos = [], 0
-    for word in text.split(" "):
-        out.append(Aligned.of(word, pos))
-        pos += len(word) + 1
-    return out
 
 
 def model(vocab: list[tuple[str, float]], unk: float = -20.0) -> UnigramModel:

@@ -32,10 +32,9 @@ from tokspec.fast._double_array import DoubleArray
 from tokspec.fast._unigram_kernels import char_of_byte
 from tokspec.fast.unigram_datrie import DatrieUnigram, datrie_encoder
 from tokspec.formats.models import trained_model
-from tokspec.formats.normalize import Aligned
 from tokspec.reference.unigram import UnigramReference
 from tokspec.formats.unigram_model import UnigramModel
-from _unigram_edges import Edge, reference_edges
+from _unigram_edges import Edge, reference_edges, words
 
 KINDS = ["hf-unigram", "spm-unigram", "spm-unigram-bytes", "spm-unigram-identity"]
 TRIES = ["double-array", "hash"]
@@ -46,14 +45,6 @@ TEXTS = [t[:60] for t in build_corpus(seed=5)[::23]] + [
 def f32(x: float) -> float:
     return float(np.float32(x))
 
-
-def words(text: str) -> list[Aligned]:
-    """Space-separated pretokens (several per text, of different lengths), identity alignment."""
-    out, pos = [], 0
-    for word in text.split(" "):
-        out.append(Aligned.of(word, pos))
-        pos += len(word) + 1
-    return out
 
 
 def tiny(vocab: list[tuple[str, float]], *, float32: bool = True, reset: float | None = None) -> UnigramModel:
