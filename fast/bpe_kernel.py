@@ -83,6 +83,7 @@ __all__ = ["CompiledBPE", "split_offsets", "utf8_of_code_points"]
 _PAIR_SHIFT = PAIR_SHIFT  # as plain module ints: the kernels' (frozen) globals
 _NODE_BITS = NODE_BITS
 _PIECE_MAX = PIECE_MAX
+_HIGH_BITS = -0x7F7F7F7F7F7F7F80  # 0x8080808080808080 as an int64: the top bit of each of 8 bytes
 _NO_CPS = np.empty(0, dtype=np.uint32)  # _encode's cps when cbs is given; read-only like the cps
 _NO_CPS.flags.writeable = False         # of code_points(), so one compiled _encode serves both paths
 _NO_CBS = np.empty(0, dtype=np.int64)   # _encode's cbs when positions are counted from cps
@@ -101,7 +102,12 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
     when offsets are wanted); ``cbs[c]`` is the first byte of character ``c``. With ``cbs`` empty,
     ``data`` is the UTF-8 of the code points ``cps`` and the pieces are in order and contiguous
     from character 0: byte positions are counted from ``cps`` on the way (none when ``data`` is
-    ASCII, one byte per character), so no ``cbs`` array is built. Returns ONE int64 array: the
+    ASCII, one byte per character), so no ``cbs`` array is built. Within a run of ASCII bytes
+    (found eight bytes per load, top bits ``_HIGH_BITS``) a piece's end is its end character plus
+    the bytes beyond one per character so far, without a per-character loop: 1 MB of library code
+    with some non-ASCII text, 1.60 -> 0.15 ms for its positions; where non-ASCII is dense (gaps
+    under 16 bytes) the next 8 pieces are counted without a rescan (Chinese-like text and French
+    +0.08 and +0.17 ms per MB). Returns ONE int64 array: the
     ids, then, if wanted (``cbs`` given), the tokens' character starts, then their ends (3 x the
     token count; :func:`split_offsets`). One array, not three: each array a compiled call returns
     costs about 0.3 us to box (a 5-byte text's whole call: 2.0 -> 1.5 us)."""
@@ -116,22 +122,36 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
     short_put = np.int64(1)  # store_op's mode as a value, not a literal (one compiled store_op)
     store_mask = (len(store) >> 4) - 1  # a set of the store: two slots of 8 words
     counted = len(cbs) == 0
-    ascii_only = len(cps) == len(data)
-    char = 0  # counted mode: character ``char`` starts at byte ``b1``
     b1 = 0
+    shift = 0  # counted mode: character ``b1 - shift`` starts at byte ``b1`` (shift: the UTF-8
+    # bytes beyond one per character so far)
+    ascii_end = len(data) if len(cps) == len(data) else 0  # counted mode: every byte of
+    # data[b1:ascii_end] is ASCII (none when <= b1); all of them when the text is ASCII
+    scan_pause = 0  # counted mode: pieces to count without rescanning (non-ASCII is dense here)
     for p in range(len(starts)):
         if not counted:
             b0 = cbs[starts[p]]
             b1 = cbs[ends[p]]
-        elif ascii_only:
-            b0 = starts[p]
-            b1 = ends[p]
         else:
             b0 = b1
-            for c in range(char, ends[p]):
-                cp = cps[c]
-                b1 += 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
-            char = ends[p]
+            end = ends[p]
+            if end + shift <= ascii_end:  # the piece's bytes are ASCII: one per character
+                b1 = end + shift
+            else:
+                for c in range(b1 - shift, end):
+                    cp = cps[c]
+                    b1 += 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+                shift = b1 - end
+                if scan_pause > 0:
+                    scan_pause -= 1
+                elif ascii_end <= b1:  # find the next non-ASCII byte, eight bytes per load
+                    ascii_end = b1
+                    while ascii_end + 8 <= len(data) and (load_le64(data, ascii_end) & _HIGH_BITS) == 0:
+                        ascii_end += 8
+                    while ascii_end < len(data) and data[ascii_end] < 0x80:
+                        ascii_end += 1
+                    if ascii_end - b1 < 16:
+                        scan_pause = 8
         if b1 <= b0:
             continue
         whole = -1  # the piece is one reachable token: ``_piece_table.piece_id``, written out

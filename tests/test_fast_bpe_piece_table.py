@@ -154,6 +154,41 @@ def test_counted_positions_equal_the_cbs_path(text: str) -> None:
     assert compiled.encode_text_ids(cps, starts, ends).tolist() == want.tolist()
 
 
+def _stretches_text(rng: random.Random) -> str:
+    """ASCII runs of 0..40 characters (so some span whole 8-byte words, some are shorter than
+    one) between runs of 1..3 characters of 2, 3 or 4 UTF-8 bytes; sometimes dense non-ASCII
+    (gaps under 16 bytes, where the kernel pauses its rescans), and either kind at the end."""
+    out = []
+    for _ in range(rng.randint(1, 30)):
+        out.append("".join(rng.choice("ab ,\n") for _ in range(rng.choice([0, 1, 3, 7, 8, 9, 15, 16, 17, 40]))))
+        out.append("".join(rng.choice("\u00e9\u00fc\u4e2d\u6587\U0001f600") for _ in range(rng.randint(1, 3))))
+    if rng.random() < 0.5:
+        out.append("".join(rng.choice("ab ") for _ in range(rng.randint(0, 12))))
+    return "".join(out)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_counted_positions_across_ascii_stretches(seed: int) -> None:
+    """The counted path's ASCII stretches (``_encode``: a piece inside a known run of ASCII bytes
+    takes its end from the character count, the run found by eight-byte loads): ids equal the
+    ``cbs`` path and the Python encoder, with pieces of 1..12 characters cut anywhere."""
+    ranks = trained_bpe_ranks(3, alphabet="aeiou üé中文😀,".encode(), merges=80)
+    compiled = CompiledBPE.from_ranks(ranks)
+    python = BacktrackBPE(ranks, self_check=False)
+    rng = random.Random(seed)
+    for _ in range(60):
+        text = _stretches_text(rng)
+        cps = code_points(text)
+        cuts = [0]
+        while cuts[-1] < len(cps):
+            cuts.append(min(len(cps), cuts[-1] + rng.randint(1, 12)))
+        starts, ends = np.array(cuts[:-1], dtype=np.int64), np.array(cuts[1:], dtype=np.int64)
+        data, cbs = utf8_of_code_points(cps)
+        want = [t for s, e in zip(starts, ends) for t in python.encode(data[cbs[s]:cbs[e]].tobytes())]
+        assert compiled.encode_text(cps, starts, ends).ids.tolist() == want
+        assert compiled.encode_text_ids(cps, starts, ends, text.encode()).tolist() == want, text
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 def test_every_named_token_encodes_to_itself_by_the_definition(name: str) -> None:

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from tokspec import load_engine
 from tokspec.app.bench.fast import chinese_like, code, english
+from tokspec.app.bench.stages import code_varied
 from tokspec.corpus import build_corpus
 from tokspec.fast import interpreted
 from tokspec.fast import pretok_peek2 as p2
@@ -133,6 +134,7 @@ LONG_TEXTS = {
     "english": lambda: english(1_100_000),
     "chinese-like": lambda: chinese_like(1_100_000),
     "code": lambda: code(1_100_000),
+    "library-code": lambda: code_varied(1_100_000, part=2),  # ASCII runs with some non-ASCII between
     "random-unicode": lambda: random_unicode(350_000),
 }
 
@@ -140,12 +142,15 @@ LONG_TEXTS = {
 @pytest.mark.parametrize("vocab", ["cl100k_base", "o200k_base"])
 @pytest.mark.parametrize("kind", sorted(LONG_TEXTS))
 def test_long_input_equals_tiktoken(vocab: str, kind: str) -> None:
-    """>= 1 MB compiled: ids from tiktoken's encode_ordinary, offsets from the tiktoken adapter."""
+    """>= 1 MB compiled: ids from tiktoken's encode_ordinary, offsets from the tiktoken adapter;
+    ``encode_ids`` (byte positions counted from the code points, not the ``cbs`` array) too."""
     text = LONG_TEXTS[kind]()
     assert len(text.encode("utf-8")) >= 1_000_000
-    got = load_engine(f"fast:{vocab}").encode_arrays(text)
+    fast = load_engine(f"fast:{vocab}")
+    got = fast.encode_arrays(text)
     want = load_engine(f"tiktoken:{vocab}").encode_arrays(text)
     assert got.ids is not None and want.ids is not None
+    assert fast.encode_ids(text).tolist() == want.ids.tolist()  # type: ignore[attr-defined]
     if not got.same_as(want):
         k = int(np.argmax((got.ids[:len(want.ids)] != want.ids[:len(got.ids)])))
         pytest.fail(f"{vocab} {kind}: first difference at token {k} of {len(want.ids)}")
