@@ -7,7 +7,8 @@ Modules:
 - ``targets``: the declarative list of fuzz targets (engine pairs, single-engine properties,
   hypothesis theorems) and their one-input checks;
 - ``hyp_targets``: spec/ theorems over tiny vocabularies as ``@given`` tests (pytest + atheris);
-- ``harness``: ``python -m tokspec.fuzz.harness TARGET``, one coverage-guided atheris run;
+- ``harness``: ``python -m tokspec.fuzz.harness TARGET``, one coverage-guided atheris run
+  (``_harness_report``: its reports of failing inputs, minimized, or crashes in crash mode);
 - ``run``: ``python -m tokspec.fuzz.run``, every target within a time budget, with a summary;
 - ``mutants``: deliberately broken engines for the harness self-test (``run --mutants``);
 - ``wrapped``: engines configured for fuzzing (merge with tiny chunks);

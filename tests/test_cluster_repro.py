@@ -171,7 +171,7 @@ def test_raw_crash_files_replay_as_the_harness_decodes(tmp_path: Path) -> None:
 
 
 def test_a_crash_message_says_what_differs(tk: Encoder) -> None:
-    from tokspec.fuzz.harness import _crash_detail
+    from tokspec.fuzz._harness_report import _crash_detail
     from tokspec.fuzz.targets import diff_verdict, pair_target
 
     names = ("tiktoken:cl100k_base", DIGITS)
