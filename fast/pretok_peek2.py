@@ -19,6 +19,10 @@ code point array of the text (``np.frombuffer`` of its UTF-32 encoding) and the 
 category table of ``tokspec.fast.peek2_unicode``; they write pretoken spans into two int64 arrays.
 Each character is classified once and every run scan advances, so a text costs O(n) time
 (whitespace runs and o200k word runs are scanned at most twice) and O(n) space for the output.
+The cl100k-family letters run reads seven categories per 8-byte load (``load_le64``) and finds its
+end by bit arithmetic, not a per-letter loop whose exit the CPU mispredicts once per word: Peek2 on
+1 MB of English from many corpora 2.69 -> 2.43 ms, library code 2.47 -> 2.23 ms (thread time, best
+of 9, load 4); ``tests/test_fast_peek2.py`` checks runs of 0..30 letters before every category.
 With ``TOKSPEC_JIT=0`` the same kernels run as plain Python (slow; for fuzzing and tests).
 
 Patterns: ``cl100k_base`` (possessive form), ``llama3`` (pre-0.7 cl100k form: same table, the
@@ -40,6 +44,7 @@ from tokspec._jit import kernel
 from tokspec._types import Span
 from tokspec.errors import UnknownEngineError
 from tokspec.fast import peek2_runs
+from tokspec.fast._le_load import load_le64
 from tokspec.fast.peek2_unicode import (  # noqa: F401  (re-exported for callers and tests)
     CRLF, LETTER, NUMBER, O_BOTH, O_CRLF, O_LO, O_MARK, O_NUMBER, O_OTHER, O_SPACE, O_UP, O_WS,
     OTHER, QUOTE, SPACE, WHITESPACE, cl100k_category_table, code_points, fold_table,
@@ -71,6 +76,13 @@ _VARIANTS = {"cl100k_base": (3, True), "llama3": (3, False), "qwen2": (1, False)
 _OT, _SP, _QU, _CR, _LE, _WS, _NU = 0, 1, 2, 3, 4, 5, 6
 _B_CON, _B_LET, _B_DIG, _B_PUN = 0, 1, 2, 3
 _o_OT, _o_SP, _o_CR, _o_WS, _o_UP, _o_LO, _o_BO, _o_MA, _o_NU = 0, 1, 2, 3, 4, 5, 6, 7, 8
+# The letters run of _cl100k_kernel, seven categories per 8-byte load (low 7 bytes): each byte
+# XOR the letter category is 0 for a letter and < 8 otherwise, so adding 0x7F sets its top bit
+# exactly when it is not a letter, with no carry into the next byte and no int64 overflow.
+_LE_BYTES = _LE * 0x0101010101010101  # the letter category in every byte
+_SEVEN_BYTES = 0x00FFFFFFFFFFFFFF
+_SEVEN_LOW7 = 0x007F7F7F7F7F7F7F
+_SEVEN_ONES = 0x0001010101010101
 
 
 @kernel(inline=True)
@@ -108,10 +120,11 @@ def _cl100k_kernel(cps: np.ndarray, table: np.ndarray, branch: np.ndarray, max_d
                    starts: np.ndarray, ends: np.ndarray) -> int:
     """Write the pretoken spans of ``cps`` into ``starts``/``ends``; return their number. O(n)."""
     n = len(cps)
-    cat = np.empty(n + 1, dtype=np.uint8)
+    cat = np.empty(n + 8, dtype=np.uint8)  # 7 bytes of padding: the letter runs load 8 at a time
     for k in range(n):
         cat[k] = table[cps[k]]
-    cat[n] = _CR  # end of text behaves as CR/LF for every row, and stops every run but CR/LF's
+    for k in range(n, n + 8):
+        cat[k] = _CR  # end of text behaves as CR/LF for every row, and stops every run but CR/LF's
     count = 0
     i = 0
     while i < n:
@@ -131,10 +144,15 @@ def _cl100k_kernel(cps: np.ndarray, table: np.ndarray, branch: np.ndarray, max_d
         # The runs below start at i + 1: the table picks each branch only where character i is in
         # its run or is the prefix its run may take (a letter at i or i + 1; a digit at i; ' ' then
         # punctuation, or punctuation, at i). They need no bound test: cat[n] ends them.
-        if b == _B_LET:  # [^\r\n\p{L}\p{N}]?+\p{L}++
+        if b == _B_LET:  # [^\r\n\p{L}\p{N}]?+\p{L}++: the letters run, 7 categories per load
             j = i + 1
-            while cat[j] == _LE:
-                j += 1
+            while True:  # byte k of x is 0 iff character j + k is a letter (categories are < 8)
+                x = (load_le64(cat, j) ^ _LE_BYTES) & _SEVEN_BYTES
+                marks = (((x + _SEVEN_LOW7) | x) >> 7) & _SEVEN_ONES  # bit 8k: j + k is no letter
+                if marks != 0:  # the letters before the first mark: ones below it, one per byte
+                    j += (((marks & -marks) - 1) & _SEVEN_ONES) % 255
+                    break
+                j += 7
         elif b == _B_DIG:  # \p{N}{1,3}+ (Qwen: \p{N})
             j = i + 1
             while j < i + max_digits and cat[j] == _NU:

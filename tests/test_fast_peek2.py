@@ -178,3 +178,21 @@ def test_stress_million_characters(name: str) -> None:
     assert_same(text, name)
     for unit in (" ", "\n", "a", "1", "'s", " .", "\u0301"):
         assert_same(unit * 200_000 + "x", name)
+
+
+# one character of each cl100k category: other, space, quote, CR/LF, letter, other whitespace, number
+_EACH_CATEGORY = ["!", " ", "'", "\n", "x", "\t", "7"]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "llama3", "qwen2"])
+def test_letter_runs_of_every_length_before_every_category(name: str) -> None:
+    """The letters branch reads seven categories per 8-byte load (``_cl100k_kernel``): runs of 0..30
+    letters (multi-byte and non-Latin letters too), after each prefix that selects the branch, end
+    before each category and at the end of text exactly where the regex ends them."""
+    for letters in ("a", "\u00e9", "\u0416", "\u4e2d"):
+        for length in range(31):
+            run = "".join(letters if k % 3 else "b" for k in range(length))
+            for prefix in ("", "x", " ", "!", "\u4e2d"):
+                for after in [*_EACH_CATEGORY, ""]:
+                    assert_same(prefix + run + after + "tail", name)
+                    assert_same(prefix + run + after, name)
