@@ -150,7 +150,7 @@ def _cl100k_kernel(cps: np.ndarray, table: np.ndarray, branch: np.ndarray, max_d
                 x = (load_le64(cat, j) ^ _LE_BYTES) & _SEVEN_BYTES
                 marks = (((x + _SEVEN_LOW7) | x) >> 7) & _SEVEN_ONES  # bit 8k: j + k is no letter
                 if marks != 0:  # the letters before the first mark: ones below it, one per byte
-                    j += (((marks & -marks) - 1) & _SEVEN_ONES) % 255
+                    j += int((((marks & -marks) - 1) & _SEVEN_ONES) % 255)
                     break
                 j += 7
         elif b == _B_DIG:  # \p{N}{1,3}+ (Qwen: \p{N})
