@@ -196,3 +196,21 @@ def test_letter_runs_of_every_length_before_every_category(name: str) -> None:
                 for after in [*_EACH_CATEGORY, ""]:
                     assert_same(prefix + run + after + "tail", name)
                     assert_same(prefix + run + after, name)
+
+
+# one character of each o200k category: other, space, CR/LF, other whitespace, upper, lower, both
+# (a letter neither upper nor lower), mark, number
+_EACH_O200K_CATEGORY = ["!", " ", "\n", "\t", "X", "x", "\u4e2d", "\u0301", "7"]
+
+
+def test_o200k_word_runs_of_every_length_before_every_category() -> None:
+    """o200k's common word (a lower-case letter, then its run of lower, both and mark characters)
+    reads seven categories per 8-byte load (``_o200k_kernel``): runs of 0..30 such characters end
+    before each category and at the end of text exactly where the regex ends them."""
+    for inner in ("a", "\u00e9", "\u4e2d", "\u0301", "b\u0301"):
+        for length in range(31):
+            run = "a" + "".join(inner if k % 2 else "c" for k in range(length))
+            for prefix in ("", " ", "!", "X"):
+                for after in [*_EACH_O200K_CATEGORY, "'s", ""]:
+                    assert_same(prefix + run + after + "tail", "o200k_base")
+                    assert_same(prefix + run + after, "o200k_base")
