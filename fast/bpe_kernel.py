@@ -23,35 +23,9 @@ with the hash tables, piece table and ``level3`` built from them, so a cached st
 
 Hashing, probes and the pair-validity replay: ``tokspec.fast._bpe_probe`` (re-exported here).
 
-The kernel :func:`_encode` encodes ALL pretokens of a text in one call (the hot loop never returns
-to Python) and converts each token's byte span to characters on the way: the character containing
-its first byte, to one past the character containing its last byte (``tokspec._types``). Cost: the
-backtracking's O(n * P) (see ``bpe_backtrack``), plus O(n) for offsets. Pair validity goes
-through a direct-mapped memo (2**18 words, shared by calls): it pays (on 2 MB of Chinese-like text,
-1.39M checks, 99K misses; a miss replays the merge history in the 16 MB pair table). Before the
-merge, a pretoken of at most 12 bytes that is itself a reachable token is looked up whole
-(``tokspec.fast._piece_table``, theorem: spec claim ``bpe.whole_piece_shortcut`` restricted to
-reachable tokens): one hash probe for ~85% of English and code pretokens; a piece of at most 24
-bytes merged earlier by the same thread, in this call or an earlier one, copies its ids from that
-thread's store (``tokspec.fast._piece_store``, the last argument: ``CompiledBPE._tables`` gives
-each thread its own), a longer one merged earlier in the same call from a per-call cache
-(``tokspec.fast._piece_cache``); both compare byte for byte. The trie's third level is dense
-for three-byte UTF-8 characters (``level3``, built at load).
-Calls per token are avoided: a compiled call with array arguments costs 30-50 ns, so
-``_encode`` writes out the longest-match walk (``_longest``) and the memo probe of ``_valid`` in
-its loop (CJK text: 66 -> 32 ns/B, interleaved with toktok-rs); numba's ``inline="always"`` was
-tried for them and made CJK text slower (64-80 vs 49 ns/B). The reason, found later: numba
-reference-counts an array passed to an inlined kernel, an atomic increment and decrement of its
-memory-info word per call, which its pruning pass does not remove in a loop like this one. The
-whole-piece probe (``_piece_table.piece_id``) is written out for the same reason (it ran on every
-pretoken: callgrind, 200 KB of English from many corpora, o200k_base, with its byte packing
-``_pack``: 14.9M -> 11.2M instructions), and so is the store's lookup (``_piece_store.store_op``
-with ``put`` 0: on about 10% of pretokens; callgrind, 200 KB, cl100k_base, the kernel's
-instructions -6% to -11% on English and code, fresh or repeated). Only the pieces the store misses
-(about 2% of pretokens of new text) still pay such pairs: the per-call cache and the store's put. ``_longest``, ``_valid``, ``piece_id`` and ``_pack``
-stay as kernels (``_bpe_probe``, ``_piece_table``) for
-``_counting_kernels`` and the tests, which check the written-out code against the Python encoder
-(``test_fast_bpe_piece_table``, ``test_fast_bpe_kernel_text``).
+The merge kernel ``_encode`` (all pretokens of a text in one compiled call, offsets fused in; its
+written-out lookups, the per-thread store and the per-call cache) is ``tokspec.fast._bpe_encode``,
+re-exported here with ``split_offsets``; this module builds the tables and calls it.
 """
 
 from __future__ import annotations
@@ -62,250 +36,27 @@ from typing import Any
 
 import numpy as np
 
-from tokspec._jit import JIT_ENABLED, kernel
+from tokspec._jit import JIT_ENABLED
 from tokspec._types import EncodingArrays
 from tokspec.fast.bpe_backtrack import BacktrackBPE, SelfCheckError
 from tokspec.fast._bpe_probe import (  # re-exported: _counting_kernels, tests
     _get as _get, _longest as _longest, _pair_valid as _pair_valid, _slot as _slot, _valid as _valid,
     fill_level3, fill_table,
 )
+from tokspec.fast._bpe_encode import _encode as _encode, split_offsets as split_offsets  # re-exported
 from tokspec.fast._cache import load_arrays, save_arrays
-from tokspec.fast._le_load import load_le64
-from tokspec.fast._piece_cache import cache_for, cache_get, cache_put
-from tokspec.fast._piece_store import IDS_MAX, STORE_MAX, new_store, store_op
-from tokspec.fast._piece_store import _LOW32 as _STORE_LOW32, _M0 as _STORE_M0, _M1 as _STORE_M1, _M2 as _STORE_M2
-from tokspec.fast._piece_table import PIECE_MAX, build_piece_table, empty_piece_table
-from tokspec.fast._piece_table import _KEY_BITS as _PIECE_KEY_BITS, _KEY_MASK as _PIECE_KEY_MASK, _home
+from tokspec.fast._piece_store import new_store
+from tokspec.fast._piece_table import build_piece_table, empty_piece_table
 from tokspec.fast.bpe_tables import NODE_BITS, PAIR_SHIFT, arrays_of, cache_path
 
 __all__ = ["CompiledBPE", "split_offsets", "utf8_of_code_points"]
 
-_PAIR_SHIFT = PAIR_SHIFT  # as plain module ints: the kernels' (frozen) globals
-_NODE_BITS = NODE_BITS
-_PIECE_MAX = PIECE_MAX
-_HIGH_BITS = -0x7F7F7F7F7F7F7F80  # 0x8080808080808080 as an int64: the top bit of each of 8 bytes
 _NO_CPS = np.empty(0, dtype=np.uint32)  # _encode's cps when cbs is given; read-only like the cps
 _NO_CPS.flags.writeable = False         # of code_points(), so one compiled _encode serves both paths
 _NO_CBS = np.empty(0, dtype=np.int64)   # _encode's cbs when positions are counted from cps
 _ARRAY_NAMES = {"max_len", "tok_len", "next_prefix", "split_left", "split_right", "root", "edge_keys",
                 "edge_vals", "pair_keys", "pair_vals", "tok_bytes", "tok_offsets"}  # arrays_of's
 _PACKED_NAMES = {"trie", "pairs", "pieces", "level3"}  # built from them at load; cached with them
-
-
-@kernel
-def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarray, ends: np.ndarray,
-            want_offsets: bool, tok_len: np.ndarray, next_prefix: np.ndarray, left: np.ndarray,
-            right: np.ndarray, root: np.ndarray, trie: np.ndarray, pairs: np.ndarray, memo: np.ndarray,
-            max_len: int, pieces: np.ndarray, level3: np.ndarray,
-            store: np.ndarray) -> np.ndarray:
-    """Encode pieces ``[cbs[starts[p]], cbs[ends[p]])`` of ``data`` (pieces in order, contiguous
-    when offsets are wanted); ``cbs[c]`` is the first byte of character ``c``. With ``cbs`` empty,
-    ``data`` is the UTF-8 of the code points ``cps`` and the pieces are in order and contiguous
-    from character 0: byte positions are counted from ``cps`` on the way (none when ``data`` is
-    ASCII, one byte per character), so no ``cbs`` array is built. Within a run of ASCII bytes
-    (found eight bytes per load, top bits ``_HIGH_BITS``) a piece's end is its end character plus
-    the bytes beyond one per character so far, without a per-character loop: 1 MB of library code
-    with some non-ASCII text, 1.60 -> 0.15 ms for its positions; where non-ASCII is dense (gaps
-    under 16 bytes) the next 8 pieces are counted without a rescan (Chinese-like text and French
-    +0.08 and +0.17 ms per MB). Returns ONE int64 array: the
-    ids, then, if wanted (``cbs`` given), the tokens' character starts, then their ends (3 x the
-    token count; :func:`split_offsets`). One array, not three: each array a compiled call returns
-    costs about 0.3 us to box (a 5-byte text's whole call: 2.0 -> 1.5 us)."""
-    alive = np.empty(len(data) + 1, dtype=np.uint8)  # alive[p] == 0: p proven not a boundary
-    for at in range(len(alive)):  # a loop, not np.ones: numba compiles np.ones for 0.2-0.4 s on a cold start
-        alive[at] = 1
-    out_ids = np.empty(len(data), dtype=np.int32)   # at most one token per byte
-    cache = cache_for(len(data))  # merged pieces of this call (``_piece_cache``)
-    memo_mask = len(memo) - 1
-    piece_mask = (len(pieces) >> 1) - 1
-    count: int = np.int64(0)  # type: ignore[assignment]  # not a literal 0: callees taking it compile once
-    short_put = np.int64(1)  # store_op's mode as a value, not a literal (one compiled store_op)
-    store_mask = (len(store) >> 4) - 1  # a set of the store: two slots of 8 words
-    counted = len(cbs) == 0
-    b1 = 0
-    shift = 0  # counted mode: character ``b1 - shift`` starts at byte ``b1`` (shift: the UTF-8
-    # bytes beyond one per character so far)
-    ascii_end = len(data) if len(cps) == len(data) else 0  # counted mode: every byte of
-    # data[b1:ascii_end] is ASCII (none when <= b1); all of them when the text is ASCII
-    scan_pause = 0  # counted mode: pieces to count without rescanning (non-ASCII is dense here)
-    for p in range(len(starts)):
-        if not counted:
-            b0 = cbs[starts[p]]
-            b1 = cbs[ends[p]]
-        else:
-            b0 = b1
-            end = ends[p]
-            if end + shift <= ascii_end:  # the piece's bytes are ASCII: one per character
-                b1 = end + shift
-            else:
-                for c in range(b1 - shift, end):
-                    cp = cps[c]
-                    b1 += 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
-                shift = b1 - end
-                if scan_pause > 0:
-                    scan_pause -= 1
-                elif ascii_end <= b1:  # find the next non-ASCII byte, eight bytes per load
-                    ascii_end = b1
-                    while ascii_end + 8 <= len(data) and (load_le64(data, ascii_end) & _HIGH_BITS) == 0:
-                        ascii_end += 8
-                    while ascii_end < len(data) and data[ascii_end] < 0x80:
-                        ascii_end += 1
-                    if ascii_end - b1 < 16:
-                        scan_pause = 8
-        if b1 <= b0:
-            continue
-        whole = -1  # the piece is one reachable token: ``_piece_table.piece_id``, written out
-        if b1 - b0 <= _PIECE_MAX:  # ``_pack`` written out too
-            n = b1 - b0
-            if b0 + 16 <= len(data):
-                k0 = load_le64(data, b0)
-                if n < 8:
-                    k0 &= (np.int64(1) << (8 * n)) - 1
-                k1 = np.int64(n) << 32
-                if n > 8:
-                    k1 |= load_le64(data, b0 + 8) & ((np.int64(1) << (8 * (n - 8))) - 1)
-            else:  # the text's last 15 bytes
-                k0 = np.int64(0)
-                k1 = np.int64(n) << 32
-                for i in range(n):
-                    if i < 8:
-                        k0 |= np.int64(data[b0 + i]) << (8 * i)
-                    else:
-                        k1 |= np.int64(data[b0 + i]) << (8 * (i - 8))
-            h = _home(k0, k1, piece_mask)
-            while pieces[2 * h + 1] != 0:
-                if pieces[2 * h] == k0 and (pieces[2 * h + 1] & _PIECE_KEY_MASK) == k1:
-                    whole = pieces[2 * h + 1] >> _PIECE_KEY_BITS
-                    break
-                h = (h + 1) & piece_mask
-        if whole >= 0:
-            out_ids[count] = whole
-            count += 1
-            continue
-        short = b1 - b0 <= STORE_MAX and len(store) > 0
-        cached = -1
-        if short:  # merged earlier by this thread, in this call or an earlier one: the lookup of
-            # ``_piece_store.store_op`` written out (its call paid reference-count atomics)
-            n = b1 - b0
-            s0 = np.int64(0)
-            s1 = np.int64(0)
-            s2 = np.int64(0)
-            if b0 + 24 <= len(data):  # bytes 8w..8w+7 in word w, zero padded
-                s0 = load_le64(data, b0)
-                if n < 8:
-                    s0 &= (np.int64(1) << (8 * n)) - 1
-                if n > 8:
-                    s1 = load_le64(data, b0 + 8)
-                    if n < 16:
-                        s1 &= (np.int64(1) << (8 * (n - 8))) - 1
-                if n > 16:
-                    s2 = load_le64(data, b0 + 16)
-                    if n < 24:
-                        s2 &= (np.int64(1) << (8 * (n - 16))) - 1
-            else:  # the text's last 23 bytes
-                for i in range(n):
-                    byte = np.int64(data[b0 + i]) << (8 * (i & 7))
-                    if i < 8:
-                        s0 |= byte
-                    elif i < 16:
-                        s1 |= byte
-                    else:
-                        s2 |= byte
-            at = 16 * (((((s0 * _STORE_M0) ^ (s1 * _STORE_M1)) + s2 * _STORE_M2 + n) >> 32) & store_mask)
-            for way in range(2):
-                if (store[at + 3] & 0xFF) == n and store[at] == s0 and store[at + 1] == s1 and store[at + 2] == s2:
-                    k = store[at + 3] >> 8
-                    for j in range(k):
-                        out_ids[count + j] = (store[at + 4 + (j >> 1)] >> (32 * (j & 1))) & _STORE_LOW32
-                    cached = count + k
-                    break
-                at += 8
-        if cached < 0:  # merged earlier in this call (``_piece_cache``: long pieces, and short
-            # ones of more than IDS_MAX ids, which the store does not keep)
-            cached = cache_get(cache, data, b0, b1 - b0, out_ids, count)
-        if cached >= 0:
-            count = cached
-            continue
-        base = count
-        pos = b0
-        fresh = True  # cand is to be the longest reachable token at pos
-        n_ids = len(tok_len)
-        while True:
-            if fresh:  # _longest, written out: a compiled call per token costs more than the walk
-                fresh = False
-                first = data[pos]
-                cand = root[first]
-                stop = min(b1, pos + max_len)
-                q = pos + 1
-                node = -1
-                if q < stop:
-                    node = root[256 + ((np.int64(first) << 8) | data[q])]
-                    q += 1
-                if node >= 0 and node < n_ids:
-                    cand = node
-                if node >= 0 and q < stop and (first & 0xF0) == 0xE0 and (data[q - 1] & 0xC0) == 0x80 \
-                        and (data[q] & 0xC0) == 0x80:
-                    node = level3[((np.int64(first) & 0x0F) << 12) | ((np.int64(data[q - 1]) & 0x3F) << 6)
-                                  | (data[q] & 0x3F)]
-                    q += 1
-                    if 0 <= node < n_ids:
-                        cand = node
-                while node >= 0 and q < stop:
-                    node = _get(trie, (np.int64(node) << 8) | data[q], np.int64(_NODE_BITS))
-                    if 0 <= node < n_ids:
-                        cand = node
-                    q += 1
-            stop = pos + tok_len[cand]
-            ok = alive[stop] == 1
-            if ok and count > base:  # _valid, written out: the memo probe inline, replay on a miss
-                key = (np.int64(out_ids[count - 1]) << _PAIR_SHIFT) | cand
-                slot = _slot(key, memo_mask)
-                e = memo[slot]
-                if (e >> 1) == key:
-                    ok = (e & 1) == 1
-                else:
-                    ok = _pair_valid(out_ids[count - 1], cand, left, right, pairs)
-                    memo[slot] = (key << 1) | (1 if ok else 0)
-            if ok:
-                out_ids[count] = cand
-                count += 1
-                pos = stop
-                if pos == b1:
-                    break
-                fresh = True
-                continue
-            cand = next_prefix[cand]
-            while cand < 0:  # nothing left at pos: pos is no boundary; back up one token
-                alive[pos] = 0
-                count -= 1
-                last = out_ids[count]
-                pos -= tok_len[last]
-                cand = next_prefix[last]
-        if short and count - base <= IDS_MAX:
-            store_op(store, data, b0, b1 - b0, out_ids, base, count, short_put)
-        else:
-            cache_put(cache, data, b0, b1 - b0, base, count)
-    if not want_offsets or count == 0:
-        return out_ids[:count].astype(np.int64)
-    out = np.empty(3 * count, dtype=np.int64)  # ids, starts, ends
-    char = 0  # the character containing the current token's first byte
-    pos = cbs[starts[0]]
-    for t in range(count):
-        out[t] = out_ids[t]
-        while cbs[char + 1] <= pos:
-            char += 1
-        out[count + t] = char
-        pos += tok_len[out_ids[t]]
-        while cbs[char + 1] <= pos - 1:
-            char += 1
-        out[2 * count + t] = char + 1
-    return out
-
-
-def split_offsets(out: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``_encode``'s array with offsets (ids, starts, ends, each a third) as three views."""
-    count = len(out) // 3
-    return out[:count], out[count:2 * count], out[2 * count:]
 
 
 def utf8_of_code_points(cps: np.ndarray, utf8: bytes | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -353,8 +104,8 @@ class CompiledBPE:
         self.max_len = int(a["max_len"][0])
         self.memo = np.full(1 << 18, -1, dtype=np.int64)  # pair validity, shared by all calls
         if packed is None:
-            self.trie = _hash_table(a["edge_keys"], a["edge_vals"], _NODE_BITS)
-            self.pairs = _hash_table(a["pair_keys"], a["pair_vals"], _PAIR_SHIFT)
+            self.trie = _hash_table(a["edge_keys"], a["edge_vals"], NODE_BITS)
+            self.pairs = _hash_table(a["pair_keys"], a["pair_vals"], PAIR_SHIFT)
             self.pieces = build_piece_table(a)  # whole-piece shortcut (``_piece_table``)
             self.level3 = np.empty(1 << 16, dtype=np.int32)  # dense third trie level (``fill_level3``)
             fill_level3(a["root"], self.trie, self.level3)
