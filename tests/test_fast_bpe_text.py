@@ -104,3 +104,48 @@ def test_encode_ids_equals_tiktoken_repeatedly_and_from_threads(vocab: str) -> N
 
     run_in_threads(work, 4)
     assert not errors
+
+
+def _direct_entries(ids: object) -> object:
+    """The ``direct`` cell of an ``ids_function`` closure: None until both entries are resolved."""
+    cells = dict(zip(ids.__code__.co_freevars, ids.__closure__))  # type: ignore[attr-defined]
+    return cells["direct"].cell_contents
+
+
+def test_ids_function_switches_to_the_entries_and_stays_equal() -> None:
+    """``ids_function``: the first call goes through the dispatchers, the later ones through the
+    kernels' machine-code entries (compiled mode), with the ids of ``ids_of_text`` on every call,
+    for texts of every length class (empty, ASCII, multi-byte) and both Peek2 kernels."""
+    from tokspec._jit import JIT_ENABLED
+    from tokspec.fast._bpe_text import ids_function
+
+    compiled = load_engine("fast:o200k_base").bpe  # type: ignore[attr-defined]
+    for pattern in ("o200k_base", "cl100k_base"):
+        ids = ids_function(*p2.kernel_args(pattern), compiled)
+        assert _direct_entries(ids) is None
+        for round_ in range(2):
+            for text in ("", "x", "Don't stop: 12345 ok\r\n  x", "\u4e2d\u6587 caf\u00e9 \U0001f642 " * 5,
+                         _pieces_text(round_)):
+                data = np.frombuffer(bytearray(text.encode()), dtype=np.uint8)
+                cps = p2.code_points(text)
+                want = ids_of_text(data, cps, *p2.kernel_args(pattern), compiled._tables).tolist()
+                assert ids(data, cps).tolist() == want, (pattern, text)
+                assert (_direct_entries(ids) is not None) == JIT_ENABLED
+
+
+def test_ids_function_without_compiled_kernels_keeps_the_dispatch() -> None:
+    """A Peek2 kernel with no compiled version (here its plain function) gives no entry: every
+    call goes through ``ids_of_text``, with the same ids."""
+    from tokspec._jit import interpreted
+    from tokspec.fast._bpe_text import ids_function
+
+    compiled = load_engine("fast:cl100k_base").bpe  # type: ignore[attr-defined]
+    peek2, args = p2.kernel_args("cl100k_base")
+    ids = ids_function(interpreted(peek2), args, compiled)
+    text = "plain Peek2: 123 don't"
+    data = np.frombuffer(bytearray(text.encode()), dtype=np.uint8)
+    want = ids_of_text(data, p2.code_points(text), peek2, args, compiled._tables).tolist()
+    for _ in range(2):
+        with np.errstate(over="ignore"):
+            assert ids(data, p2.code_points(text)).tolist() == want
+        assert _direct_entries(ids) is None
