@@ -42,7 +42,7 @@ _I64 = np.dtype(np.int64)  # a dtype object: numpy converts a type object on eve
 
 def ids_of_text(data: np.ndarray, cps: np.ndarray, peek2: Callable[..., int], peek2_args: tuple[Any, ...],
                 tables: tuple[Any, ...]) -> np.ndarray:
-    """Token ids (int64) of the text with writable UTF-8 bytes ``data`` and code points ``cps``:
+    """Token ids (int64) of the text with read-only UTF-8 bytes ``data`` and code points ``cps``:
     its Peek2 spans (``peek2(cps, *peek2_args, starts, ends)``, from ``kernel_args``), each
     encoded by ``_encode`` with ``tables`` (``CompiledBPE._tables``). Interpreted kernels run
     under ``np.errstate(over="ignore")`` (the hashes wrap in numpy int64 as they do compiled)."""
@@ -62,7 +62,7 @@ def ids_of_text(data: np.ndarray, cps: np.ndarray, peek2: Callable[..., int], pe
 def ids_function(peek2: Callable[..., int], peek2_args: tuple[Any, ...],
                  bpe: CompiledBPE) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """``ids(data, cps)`` = :func:`ids_of_text` with these Peek2 arguments and ``bpe._tables``,
-    for the caller's ``data`` (UTF-8 bytes, writable uint8 array) and ``cps`` (``code_points``: a
+    for the caller's ``data`` (UTF-8 bytes, read-only uint8 array: ``np.frombuffer`` of a ``bytes``) and ``cps`` (``code_points``: a
     read-only uint32 array). The first call goes through the kernels' dispatchers (which compile
     or load them); the later ones call the machine code of those same versions directly
     (``tokspec._jit.entry_point``), which skips the typing of 24 arguments per call (about 0.45

@@ -116,10 +116,10 @@ class FastBpeEncoder(Encoder):
         except UnicodeEncodeError:
             check_text(text)
             raise
-        # Peek2 and the merge, nothing in between (tokspec.fast._bpe_text); a writable copy of the
-        # bytes, as encode_text_ids passes them (one compiled version of the merge kernel); the code
+        # Peek2 and the merge, nothing in between (tokspec.fast._bpe_text); the bytes read-only, not
+        # copied, as every caller passes them (one compiled version of the merge kernel); the code
         # points as ``code_points`` makes them (written out: a Python call less)
-        data = np.frombuffer(bytearray(utf8), _U8)
+        data = np.frombuffer(utf8, _U8)
         return self._ids_of_text(data, np.frombuffer(_UTF32_LE(text)[0], _U32))
 
 

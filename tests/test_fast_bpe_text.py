@@ -38,9 +38,9 @@ def test_ids_of_text_equals_spans_then_merge(pattern: str) -> None:
         cps = p2.code_points(text)
         starts, ends = p2.spans_of_code_points(cps, pattern)
         want = compiled.encode_text_ids(cps, starts, ends).tolist()
-        data = np.frombuffer(bytearray(text.encode()), dtype=np.uint8)
+        data = np.frombuffer(text.encode(), dtype=np.uint8)
         assert ids_of_text(data, cps, *p2.kernel_args(pattern), compiled._tables).tolist() == want
-    empty = np.frombuffer(bytearray(), dtype=np.uint8)
+    empty = np.frombuffer(b"", dtype=np.uint8)
     assert ids_of_text(empty, p2.code_points(""), *p2.kernel_args(pattern), compiled._tables).tolist() == []
 
 
@@ -54,7 +54,7 @@ def test_kernel_args_are_the_patterns_own() -> None:
         ranks[extra] = len(ranks)
     compiled = CompiledBPE.from_ranks(ranks)
     text = "xAbC 12345 x  \n  "
-    data = np.frombuffer(bytearray(text.encode()), dtype=np.uint8)
+    data = np.frombuffer(text.encode(), dtype=np.uint8)
     cps = p2.code_points(text)
     got = {}
     for pattern in p2.PATTERN_NAMES:
@@ -76,7 +76,7 @@ def test_ids_of_text_interpreted_equals_compiled() -> None:
     compiled = load_engine("fast:o200k_base").bpe  # type: ignore[attr-defined]
     for pattern in ("o200k_base", "cl100k_base"):
         for text in ("Don't stop: 12345 ok\r\n  x", "\u4e2d\u6587 caf\u00e9 " * 3, ""):
-            data = np.frombuffer(bytearray(text.encode()), dtype=np.uint8)
+            data = np.frombuffer(text.encode(), dtype=np.uint8)
             cps = p2.code_points(text)
             want = ids_of_text(data, cps, *p2.kernel_args(pattern), compiled._tables).tolist()
             with np.errstate(over="ignore"):  # the copy's kernels are plain numpy (JIT_ENABLED is global)
@@ -126,7 +126,7 @@ def test_ids_function_switches_to_the_entries_and_stays_equal() -> None:
         for round_ in range(2):
             for text in ("", "x", "Don't stop: 12345 ok\r\n  x", "\u4e2d\u6587 caf\u00e9 \U0001f642 " * 5,
                          _pieces_text(round_)):
-                data = np.frombuffer(bytearray(text.encode()), dtype=np.uint8)
+                data = np.frombuffer(text.encode(), dtype=np.uint8)
                 cps = p2.code_points(text)
                 want = ids_of_text(data, cps, *p2.kernel_args(pattern), compiled._tables).tolist()
                 assert ids(data, cps).tolist() == want, (pattern, text)
@@ -143,9 +143,29 @@ def test_ids_function_without_compiled_kernels_keeps_the_dispatch() -> None:
     peek2, args = p2.kernel_args("cl100k_base")
     ids = ids_function(interpreted(peek2), args, compiled)
     text = "plain Peek2: 123 don't"
-    data = np.frombuffer(bytearray(text.encode()), dtype=np.uint8)
+    data = np.frombuffer(text.encode(), dtype=np.uint8)
     want = ids_of_text(data, p2.code_points(text), peek2, args, compiled._tables).tolist()
     for _ in range(2):
         with np.errstate(over="ignore"):
             assert ids(data, p2.code_points(text)).tolist() == want
         assert _direct_entries(ids) is None
+
+
+def test_every_path_calls_the_one_compiled_merge() -> None:
+    """``encode_ids``, ``encode`` (offsets), ``encode_pieces`` and ``encode_text_ids`` (contiguous
+    spans or not) give ``_encode`` arguments of the same types: after the first path, the others
+    compile no version of their own (the UTF-8 bytes are read-only everywhere)."""
+    from tokspec.fast.bpe_kernel import _encode
+
+    engine = load_engine("fast:cl100k_base")
+    bpe = engine.bpe  # type: ignore[attr-defined]
+    text = "one version: caf\u00e9 \u4e2d\u6587 12345"
+    want = engine.encode_ids(text).tolist()  # type: ignore[attr-defined]
+    versions = set(getattr(_encode, "overloads", {}))
+    assert engine.encode(text).ids == tuple(want)
+    cps = p2.code_points(text)
+    starts, ends = p2.spans_of_code_points(cps, "cl100k_base")
+    assert bpe.encode_text_ids(cps, starts, ends, text.encode()).tolist() == want
+    assert bpe.encode_text_ids(cps[1:], starts[1:] - 1, ends[1:] - 1).tolist() == want[1:]  # not from 0
+    assert bpe.encode_pieces("caf\u00e9".encode(), np.array([0, 5])).tolist() == engine.encode_ids("caf\u00e9").tolist()  # type: ignore[attr-defined]
+    assert set(getattr(_encode, "overloads", {})) == versions
