@@ -169,3 +169,54 @@ def test_every_path_calls_the_one_compiled_merge() -> None:
     assert bpe.encode_text_ids(cps[1:], starts[1:] - 1, ends[1:] - 1).tolist() == want[1:]  # not from 0
     assert bpe.encode_pieces("caf\u00e9".encode(), np.array([0, 5])).tolist() == engine.encode_ids("caf\u00e9").tolist()  # type: ignore[attr-defined]
     assert set(getattr(_encode, "overloads", {})) == versions
+
+
+def test_span_arrays_kept_per_thread_survive_reentry_and_large_texts() -> None:
+    """The span arrays ``ids_function`` keeps per thread: a call made on the same thread while
+    another is between its two kernel calls (as a signal handler could) gets arrays of its own
+    (shared ones would have the inner call's spans overwrite the outer's before its merge), so
+    both are right; texts longer than ``SPANS_KEPT`` characters (here > 1 MB, checked against
+    tiktoken) and short ones alternate with the same ids as the dispatchers' path."""
+    from tokspec._jit import JIT_ENABLED
+    from tokspec.app.bench.fast import chinese_like, english
+    from tokspec.fast._bpe_text import SPANS_KEPT, ids_function
+
+    fast = load_engine("fast:cl100k_base")
+    compiled = fast.bpe  # type: ignore[attr-defined]
+    lib = load_engine("tiktoken:cl100k_base").library_encoding  # type: ignore[attr-defined]
+    ids = ids_function(*p2.kernel_args("cl100k_base"), compiled)
+
+    def args(text: str) -> tuple[np.ndarray, np.ndarray]:
+        return np.frombuffer(text.encode(), dtype=np.uint8), p2.code_points(text)
+
+    def want(text: str) -> list[int]:
+        return ids_of_text(*args(text), *p2.kernel_args("cl100k_base"), compiled._tables).tolist()
+
+    outer, inner = "outer text: don't 12345 " * 40, "inner \u4e2d\u6587 words " * 10
+    for _ in range(2):  # the first resolves the entries (compiled mode), the second keeps its spans
+        assert ids(*args(outer)).tolist() == want(outer)
+    cells = dict(zip(ids.__code__.co_freevars, ids.__closure__))  # type: ignore[attr-defined]
+    if JIT_ENABLED:
+        peek2_entry, encode_entry = cells["direct"].cell_contents
+        inner_got: list[list[int]] = []
+        entered = []
+
+        def reentrant_encode(*a: object) -> np.ndarray:
+            """Between the outer call's Peek2 (its spans written) and its merge: the inner call."""
+            if not entered:  # once: the inner call's own merge goes straight through
+                entered.append(True)
+                inner_got.append(ids(*args(inner)).tolist())
+            out: np.ndarray = encode_entry(*a)
+            return out
+
+        cells["direct"].cell_contents = (peek2_entry, reentrant_encode)
+        try:
+            assert ids(*args(outer)).tolist() == want(outer)
+        finally:
+            cells["direct"].cell_contents = (peek2_entry, encode_entry)
+        assert inner_got == [want(inner)]
+    big = english(600_000, seed=5) + chinese_like(600_000, seed=5)
+    assert len(big) > SPANS_KEPT and len(big.encode()) > 1_000_000
+    for text in (big, inner, big[:SPANS_KEPT + 1], outer, big):
+        assert ids(*args(text)).tolist() == want(text)
+    assert fast.encode_ids(big).tolist() == lib.encode_ordinary(big)  # type: ignore[attr-defined]
