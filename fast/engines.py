@@ -104,7 +104,7 @@ class FastBpeEncoder(Encoder):
     def _encode_arrays(self, text: str) -> EncodingArrays:
         cps = code_points(text)  # InvalidTextError for a lone surrogate: the text encodes below
         starts, ends = spans_of_code_points(cps, self.pattern)
-        return self.bpe.encode_text(cps, starts, ends, text.encode("utf-8"))
+        return self.bpe.encode_text(cps, starts, ends, str.encode(text))  # str.encode: as encode_ids
 
     def encode_ids(self, text: str) -> np.ndarray:
         """Token ids of ``text`` only (int64 array; the offsets pass is skipped), like tiktoken's
@@ -112,7 +112,7 @@ class FastBpeEncoder(Encoder):
         if not isinstance(text, str):
             check_text(text)
         try:  # strict UTF-8 refuses exactly the lone surrogates: check_text names them
-            utf8 = text.encode("utf-8")
+            utf8 = str.encode(text)  # not text.encode: a str subclass cannot hand the kernels other bytes
         except UnicodeEncodeError:
             check_text(text)
             raise

@@ -220,3 +220,20 @@ def test_span_arrays_kept_per_thread_survive_reentry_and_large_texts() -> None:
     for text in (big, inner, big[:SPANS_KEPT + 1], outer, big):
         assert ids(*args(text)).tolist() == want(text)
     assert fast.encode_ids(big).tolist() == lib.encode_ordinary(big)  # type: ignore[attr-defined]
+
+
+def test_encode_ids_of_a_str_subclass_uses_its_characters() -> None:
+    """A ``str`` subclass whose ``encode`` lies gets the ids (and offsets) of its characters: the kernels get
+    bytes and code points that agree (bytes from another text would send the merge's byte
+    positions, counted from the code points, past the end of the bytes)."""
+
+    class Liar(str):
+        def encode(self, encoding: str = "utf-8", errors: str = "strict") -> bytes:
+            return b"x"
+
+    fast = load_engine("fast:cl100k_base")
+    text = "a longer text than x: caf\u00e9 \u4e2d\u6587 " * 20
+    want = fast.encode_ids(text).tolist()  # type: ignore[attr-defined]
+    for _ in range(2):  # through the dispatchers, then the kernels' entries
+        assert fast.encode_ids(Liar(text)).tolist() == want  # type: ignore[attr-defined]
+    assert fast.encode(Liar(text)) == fast.encode(text)  # the offsets path (encode_text) too
