@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -40,8 +41,8 @@ from tokspec.errors import UnknownEngineError, UnsupportedComponentError
 from tokspec.rank_families import resolve_pattern, split_pattern_option
 from tokspec.fast.bpe_decode import FlatBytes
 from tokspec.fast._cold_start import compiled_bpe
-from tokspec.fast.peek2_unicode import code_points
-from tokspec.fast._bpe_text import ids_of_text
+from tokspec.fast.peek2_unicode import _U32, _UTF32_LE, code_points
+from tokspec.fast._bpe_text import ids_function
 from tokspec.fast.pretok_peek2 import PATTERN_NAMES, kernel_args, spans, spans_of_code_points
 from tokspec.formats.vocab import NamedTiktoken, TiktokenVocab, load_tiktoken, named_tiktoken_lazily
 
@@ -65,12 +66,21 @@ class FastBpeEncoder(Encoder):
         n_ranks = int(np.count_nonzero(self.bpe.arrays["tok_len"]))  # = len(ranks), unparsed
         self.specials: dict[str, int] = {}
         self._flat_bytes: FlatBytes | None = None
-        self._peek2, self._peek2_args = kernel_args(pattern)  # encode_ids' Peek2 call, fixed once
+        self._ids_of_text = ids_function(*kernel_args(pattern), self.bpe)  # encode_ids' two kernel calls
         self.info = EngineInfo(
             name=name, kind="tokenizer", library="tokspec.fast", library_version=_VERSION,
             vocab_sha256=vocab.sha256,
             description=f"Peek2 {pattern} pretokenizer + compiled backtracking BPE ({n_ranks} ranks)",
             thread_safe=True)  # kernels allocate per call (tests/test_concurrency.py checks)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)  # the kernels' entries are this process's: a copy resolves its own
+        del state["_ids_of_text"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._ids_of_text = ids_function(*kernel_args(self.pattern), self.bpe)
 
     def token_piece(self, token_id: int) -> str:
         return self.bpe.token_bytes(token_id).decode("utf-8", errors="backslashreplace")
@@ -94,7 +104,7 @@ class FastBpeEncoder(Encoder):
     def _encode_arrays(self, text: str) -> EncodingArrays:
         cps = code_points(text)  # InvalidTextError for a lone surrogate: the text encodes below
         starts, ends = spans_of_code_points(cps, self.pattern)
-        return self.bpe.encode_text(cps, starts, ends, text.encode("utf-8"))
+        return self.bpe.encode_text(cps, starts, ends, str.encode(text))  # str.encode: as encode_ids
 
     def encode_ids(self, text: str) -> np.ndarray:
         """Token ids of ``text`` only (int64 array; the offsets pass is skipped), like tiktoken's
@@ -102,14 +112,15 @@ class FastBpeEncoder(Encoder):
         if not isinstance(text, str):
             check_text(text)
         try:  # strict UTF-8 refuses exactly the lone surrogates: check_text names them
-            utf8 = text.encode("utf-8")
+            utf8 = str.encode(text)  # not text.encode: a str subclass cannot hand the kernels other bytes
         except UnicodeEncodeError:
             check_text(text)
             raise
-        # Peek2 and the merge, nothing in between (tokspec.fast._bpe_text); a writable copy of the
-        # bytes, as encode_text_ids passes them (one compiled version of the merge kernel)
-        data = np.frombuffer(bytearray(utf8), _U8)
-        return ids_of_text(data, code_points(text), self._peek2, self._peek2_args, self.bpe._tables)
+        # Peek2 and the merge, nothing in between (tokspec.fast._bpe_text); the bytes read-only, not
+        # copied, as every caller passes them (one compiled version of the merge kernel); the code
+        # points as ``code_points`` makes them (written out: a Python call less)
+        data = np.frombuffer(utf8, _U8)
+        return self._ids_of_text(data, np.frombuffer(_UTF32_LE(text)[0], _U32))
 
 
 class Peek2Pretokenizer(Encoder):

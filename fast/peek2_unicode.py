@@ -12,6 +12,7 @@ Out of scope: anything but the cl100k family and o200k (see ``pretok_peek2``).
 
 from __future__ import annotations
 
+import codecs
 import functools
 import hashlib
 from pathlib import Path
@@ -169,8 +170,11 @@ def o200k_category_table() -> np.ndarray:
 
 
 _U32 = np.dtype(np.uint32)  # a dtype object: numpy converts a type object on every call (~0.15 us)
+# the codec's function itself: ``str.encode("utf-32-le")`` looks the codec up by name on every call
+# (0.15 us of a 0.4 us ``code_points``; same bytes, same UnicodeEncodeError on a lone surrogate)
+_UTF32_LE = codecs.utf_32_le_encode
 
 
 def code_points(text: str) -> np.ndarray:
-    """The code points of ``text`` as a uint32 array (one C-level copy)."""
-    return np.frombuffer(text.encode("utf-32-le"), _U32)
+    """The code points of ``text`` as a read-only uint32 array (one C-level copy)."""
+    return np.frombuffer(_UTF32_LE(text)[0], _U32)

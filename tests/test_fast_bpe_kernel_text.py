@@ -55,7 +55,7 @@ def test_utf8_of_code_points_equals_str_encode() -> None:
         for given in (None, text.encode("utf-8")):  # made from the code points, or the caller's
             data, cbs = utf8_of_code_points(code_points(text), given)
             assert data.dtype == np.uint8 and data.tobytes() == text.encode("utf-8"), text
-            assert data.flags.writeable  # the merge kernel's one compiled signature
+            assert not data.flags.writeable  # the merge kernel's one compiled signature (no copy)
             assert cbs.dtype == np.int64 and cbs.tolist() == want.tolist(), text
 
 

@@ -21,7 +21,7 @@ from tokspec.fuzz.strategies import trained_bpe_ranks
 
 
 def _buf(data: bytes) -> np.ndarray:
-    return np.frombuffer(bytearray(data), dtype=np.uint8)
+    return np.frombuffer(bytes(data), dtype=np.uint8)  # read-only, as _encode gets it
 
 
 @pytest.mark.parametrize("plain", [False, True], ids=["compiled", "interpreted"])

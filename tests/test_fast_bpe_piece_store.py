@@ -27,7 +27,7 @@ from _threads import run_in_threads
 
 
 def _bytes(raw: bytes) -> np.ndarray:
-    return np.frombuffer(bytearray(raw), dtype=np.uint8)
+    return np.frombuffer(bytes(raw), dtype=np.uint8)  # read-only, as _encode gets it
 
 
 def _put(store: np.ndarray, piece: bytes, ids: list[int]) -> None:

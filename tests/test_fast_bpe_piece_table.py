@@ -70,7 +70,7 @@ def test_table_holds_exactly_the_short_reachable_tokens(name: str) -> None:
             if python.reachable[t] and 1 <= len(tok) <= pt.PIECE_MAX}
     assert _entries(compiled.pieces) == want
     assert len(compiled.pieces) // 2 >= 2 * len(want), "load at most 1/2"
-    buf = np.frombuffer(bytearray(b"".join(ranks)), dtype=np.uint8)
+    buf = np.frombuffer(b"".join(ranks), dtype=np.uint8)
     pos = 0
     with np.errstate(over="ignore"):
         for tok in ranks:
@@ -87,7 +87,7 @@ def test_lookup_refuses_near_misses() -> None:
                                       for _ in range(300)]
     with np.errstate(over="ignore"):
         for probe in probes:
-            buf = np.frombuffer(bytearray(b"xy" + probe), dtype=np.uint8)
+            buf = np.frombuffer(b"xy" + probe, dtype=np.uint8)
             want = ranks[probe] if probe in ranks and len(probe) <= pt.PIECE_MAX else -1
             assert pt.piece_id(table, buf, 2, len(probe)) == want, probe
     assert ranks[b"ababababababa"] > 0 and len(b"ababababababa") == pt.PIECE_MAX + 1

@@ -22,7 +22,7 @@ from tokspec.fast._le_load import load_le64
 def _bytes(seed: int, n: int) -> np.ndarray:
     rng = random.Random(seed)
     raw = bytes(rng.choice((0, 1, 0x7F, 0x80, 0xFF, rng.randrange(256))) for _ in range(n))
-    return np.frombuffer(bytearray(raw), dtype=np.uint8)
+    return np.frombuffer(bytes(raw), dtype=np.uint8)  # read-only, as _encode gets it
 
 
 @kernel
@@ -48,16 +48,16 @@ def test_every_byte_value_in_every_lane() -> None:
         for value in range(256):
             raw = bytearray(8)
             raw[lane] = value
-            data = np.frombuffer(raw, dtype=np.uint8)
+            data = np.frombuffer(bytes(raw), dtype=np.uint8)
             want = struct.unpack("<q", bytes(raw))[0]
             assert int(load_le64(data, 0)) == want, (lane, value)
-    data = np.frombuffer(bytearray(range(256)) * 2, dtype=np.uint8)
+    data = np.frombuffer(bytes(range(256)) * 2, dtype=np.uint8)
     got = _loads(data).tolist()
     assert got == [struct.unpack_from("<q", data.tobytes(), i)[0] for i in range(len(data) - 7)]
 
 
 def test_plain_function_refuses_a_short_tail() -> None:
-    data = np.frombuffer(bytearray(b"abcdefghij"), dtype=np.uint8)
+    data = np.frombuffer(b"abcdefghij", dtype=np.uint8)
     assert int(load_le64(data, 2)) == struct.unpack_from("<q", b"abcdefghij", 2)[0]
     with pytest.raises(ValueError, match="needs 8 bytes from i=3"):
         load_le64(data, 3)

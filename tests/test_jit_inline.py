@@ -54,3 +54,26 @@ def test_uncached_kernel_never_touches_the_disk_cache() -> None:
         assert type(cached._cache).__name__ == want
     else:
         assert uncached is inlined_uncached is _sum_first
+
+
+def test_entry_point_is_the_compiled_version_of_exactly_those_types(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``entry_point``: None before a version for the arguments' types exists and for other types
+    (dtype, read-only flag); after a call, the machine code of that version, computing the same;
+    None in interpreted mode."""
+    import tokspec._jit as jit
+
+    summed = kernel(cache=False)(_sum_first)
+    a = np.arange(10, dtype=np.int64)
+    assert jit.entry_point(summed, (a, 4)) is None
+    assert summed(a, 4) == 6
+    entry = jit.entry_point(summed, (a, 4))
+    if not JIT_ENABLED:
+        assert entry is None
+        return
+    assert entry is not None and entry(a, 7) == 21
+    read_only = np.arange(10, dtype=np.int64)
+    read_only.flags.writeable = False
+    assert jit.entry_point(summed, (read_only, 4)) is None
+    assert jit.entry_point(summed, (a.astype(np.int32), 4)) is None
+    monkeypatch.setattr(jit, "JIT_ENABLED", False)
+    assert jit.entry_point(summed, (a, 4)) is None

@@ -31,6 +31,10 @@ slower (best of 21: 15.3/14.2/25.2 ms against 16.0/14.5/26.3 ms). The level is s
 numba's compiler lock is held for one of tokspec's kernels, then restored: other numba code in the
 process compiles at its own level.
 
+Calls without the dispatcher: :func:`entry_point` gives the machine-code entry of a version a kernel
+has compiled already, for a caller that builds every argument itself and so knows their types (the
+dispatcher's typing costs about 15 ns per argument per call; ``tokspec.fast._bpe_text``).
+
 Out of scope: parallel=True loops (threads come from the callers, e.g. ``lopt:``), GPU targets.
 """
 
@@ -43,7 +47,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast, overload
 
-__all__ = ["JIT_ENABLED", "KERNEL_OPT", "kernel", "interpreted", "cache_dir"]
+__all__ = ["JIT_ENABLED", "KERNEL_OPT", "kernel", "interpreted", "cache_dir", "entry_point"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -188,3 +192,24 @@ def _compile_at(dispatcher: Any, level: int) -> None:
 def interpreted(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The plain-Python body of a :func:`kernel` (the function itself in interpreted mode)."""
     return getattr(fn, "py_func", fn)
+
+
+def entry_point(fn: Callable[..., Any], args: tuple[Any, ...]) -> Callable[..., Any] | None:
+    """The machine-code entry of the version of kernel ``fn`` compiled (or loaded from the cache)
+    for exactly the numba types of ``args``, or None: interpreted mode, no such version yet, or a
+    numba without these internals. Called, it unboxes its arguments and runs the kernel as the
+    dispatcher would, but skips the dispatcher's typing of each argument and its choice of a
+    version: arguments whose numba types differ from those of ``args`` (dtype, dimensions, layout,
+    read-only flag, alignment) are undefined behaviour, not an error. Only a caller that builds
+    each argument itself, with the same types on every call, may call it."""
+    if not JIT_ENABLED:
+        return None
+    try:
+        import numba
+
+        types = tuple(numba.typeof(a) for a in args)  # type: ignore[no-untyped-call]  # numba is untyped
+        version = getattr(fn, "overloads", {}).get(types)
+    except (ImportError, TypeError, ValueError):  # pragma: no cover - a value numba cannot type
+        return None
+    entry: Callable[..., Any] | None = getattr(version, "entry_point", None)
+    return entry
