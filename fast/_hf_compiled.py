@@ -167,7 +167,7 @@ class CompiledPipeline:
         """(normalized UTF-8 bytes, pretoken byte bounds, (origin starts, origin ends, HF span
         starts, HF span ends) per normalized character) of ``text`` (a str of scalar values).
         ``alignment=False``: the four alignment arrays are empty."""
-        cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.int32)
+        cps = np.frombuffer(str.encode(text, "utf-32-le"), dtype=np.int32)  # a str subclass cannot lie
         if self.fused:
             data, bounds, *aligned = self.pretok.chain_metaspace(
                 cps, self.prog, self.strs, self.classes, *self.tables, self.marker, self.prepend, self.split, alignment)

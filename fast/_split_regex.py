@@ -120,7 +120,7 @@ class RegexSplits:
 
     def pin(self, text: str) -> str:
         """``text`` with every 17.0-only code point replaced by U+0378 (same length)."""
-        cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+        cps = np.frombuffer(str.encode(text, "utf-32-le"), dtype=np.uint32)  # a str subclass cannot lie
         hit = np.isin(cps, self._drift)
         if not hit.any():
             return text

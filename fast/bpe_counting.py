@@ -220,7 +220,7 @@ def split_after(tables: CountingTables, text: str, n: int) -> int:
     (``tokspec.spec.counting`` Definition D2). O(min(len, n * L)) bytes counted."""
     if not isinstance(n, int) or n < 0:
         raise SliceError(f"n={n!r}: need a token budget >= 0")
-    data = text.encode("utf-8")
+    data = str.encode(text)
     limit = min(len(data), n * tables.max_len)  # a prefix of more bytes has more than n tokens
     _, depth = tables.prefix_table(data[:limit])
     best, b = 0, 0

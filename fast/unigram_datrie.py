@@ -165,7 +165,7 @@ class DatrieUnigram(Encoder):
         ``alignment=False`` (ids only): the compiled path skips the alignment arrays (empty)."""
         if self._spm is not None:
             ws = self._work
-            raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+            raw = np.frombuffer(str.encode(text), dtype=np.uint8)  # str.encode: a str subclass cannot lie
             n = len(raw)
             out, n2o, r1, k, m = self._sk.spm_normalize(
                 raw, *self._spm, ws.get("rep", self._spm[1].size + 4, np.uint8),
@@ -181,7 +181,7 @@ class DatrieUnigram(Encoder):
             return out[:k], np.array([0, k], dtype=np.int64), aligned
         if self._identity is not None and self._identity.applies(text):
             if not alignment:  # ids only: bytes and bounds in one kernel pass (tokspec.fast._metaspace)
-                plan, raw = self._identity, np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+                plan, raw = self._identity, np.frombuffer(str.encode(text), dtype=np.uint8)
                 out = self._work.get("ms_out", len(plan.marker_bytes) * (len(raw) + 1), np.uint8)
                 cuts = self._work.get("ms_bounds", len(raw) + 2, np.int64)
                 k, b = self._mk.metaspace_bytes(raw, plan.marker_bytes, plan.prepend, plan.split, out, cuts)
@@ -206,7 +206,7 @@ class DatrieUnigram(Encoder):
         model = self._spm_model
         try:  # no separate scan for lone surrogates: they are exactly what makes UTF-8 encoding fail
             if model is not None and self.tie_break != "last":
-                data = text.encode()
+                data = str.encode(text)  # not text.encode: a str subclass cannot hand the kernel other bytes
                 bufs = self._work.spm_ids
                 if bufs is None or bufs.capacity < 3 * len(data) + 8:  # an ASCII text's worst case: all spaces
                     bufs = self._work.spm_ids = _spm_ids.IdsBuffers(3 * len(data) + 8, model)

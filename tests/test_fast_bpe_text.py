@@ -237,3 +237,21 @@ def test_encode_ids_of_a_str_subclass_uses_its_characters() -> None:
     for _ in range(2):  # through the dispatchers, then the kernels' entries
         assert fast.encode_ids(Liar(text)).tolist() == want  # type: ignore[attr-defined]
     assert fast.encode(Liar(text)) == fast.encode(text)  # the offsets path (encode_text) too
+
+
+def test_a_str_subclass_cannot_hand_the_other_kernels_other_bytes() -> None:
+    """The Unigram engine (compiled normalizer and pretokenizer, ids and offsets) and BPE token
+    counting take a text's bytes and code points from ``str.encode``, never from the text's own
+    ``encode``: a subclass whose ``encode`` lies gets the plain text's results."""
+    from tokspec.fast.bpe_counting import CountingTables, split_after
+
+    class Liar(str):
+        def encode(self, encoding: str = "utf-8", errors: str = "strict") -> bytes:
+            return b"\xf0" if encoding == "utf-8" else b"\x00\x00\x11\x00"
+
+    text = "A longer text, caf\u00e9 \u4e2d\u6587 and \u0928\u092e\u0938\u094d\u0924\u0947 " * 10
+    unigram = load_engine("fast:mon-unigram")
+    assert unigram.encode_ids(Liar(text)).tolist() == unigram.encode_ids(text).tolist()  # type: ignore[attr-defined]
+    assert unigram.encode(Liar(text)) == unigram.encode(text)
+    tables = CountingTables(load_engine("fast:cl100k_base").bpe)  # type: ignore[attr-defined]
+    assert split_after(tables, Liar(text), 7) == split_after(tables, text, 7)
