@@ -25,9 +25,11 @@ import numpy as np
 
 from tokspec.fast._cache import cache_dir, load_arrays, save_arrays
 
-__all__ = ["DoubleArray"]
+__all__ = ["DoubleArray", "NO_UNIT"]
 
 _PAYLOAD = 256
+#: :meth:`DoubleArray.units`' check of a slot no walk may enter (free, or the root): odd, so never a unit index
+NO_UNIT = 0xFFFFFFFF
 _FORMAT = 2  # bump when the layout changes: part of the cache key
 
 
@@ -164,22 +166,35 @@ class DoubleArray:
         return trie
 
     def units(self) -> np.ndarray:
-        """The runtime layout of the compiled kernels: slot ``t`` is ``units[4t:4t+4]`` = (base,
-        check, value, fertile), int32, ``fertile`` 1 iff some slot's check is ``t`` (the node has a
-        child: a walk that reaches a node without one stops there instead of probing one more,
-        usually uncached, slot). One step of a walk (check, value and fertile of ``t``, base of
-        ``t`` for the next step) reads one 16-byte unit, never split across cache lines (numpy's
-        buffers are at least 16-byte aligned), instead of three arrays. O(slots). Every entry is a
-        slot number or a piece id, far below 2**31 for any trie the Python build can hold (a
-        250K-piece vocabulary takes ~780K slots); numpy refuses a value outside int32 (OverflowError).
+        """The runtime layout of the compiled kernels: slot ``t`` is ``units[4t:4t+4]``, uint32 =
+        (``4 * base``, ``4 * check`` or :data:`NO_UNIT` for a free slot and the root, ``value + 1``
+        (0: no key ends there), ``fertile``: 1 iff some slot's check is ``t``).
+
+        Every slot reference is pre-scaled to the index of its unit, so a walk holds the unit index
+        ``s4 = 4s`` and one step is ``t4 = units[s4] + 4 * byte`` (an add with a scaled index, no
+        shift or mask) and a transition exists iff ``units[t4 + 1] == s4``; all unsigned, so the
+        compiled walk has no negative-index code. ``NO_UNIT`` is odd, never a unit index, so a free
+        slot or the root rejects every walk. One step reads one 16-byte unit (check and value of
+        ``t``, base of ``t`` for the next step), never split across cache lines (numpy's buffers
+        are at least 16-byte aligned), not three arrays. A childless node keeps base 0, so a walk
+        ending there probes the root's own children region (hot in cache) and stops; ``fertile``
+        lets a kernel stop before that probe. O(slots).
+
+        Raises ValueError if ``4 * slots`` does not fit in uint32 (a 250K-piece vocabulary takes
+        ~780K slots, far below).
         """
-        units = np.zeros(4 * len(self.check), dtype=np.int32)
-        units[0::4] = self.base
-        units[1::4] = self.check
-        units[2::4] = self.value
+        slots = len(self.check)
+        if 4 * slots >= NO_UNIT:
+            raise ValueError(f"{slots} slots: unit indices do not fit in uint32")
+        base = np.asarray(self.base, dtype=np.int64)
         check = np.asarray(self.check, dtype=np.int64)
-        fertile = np.zeros(len(check), dtype=np.int32)
-        fertile[check[check >= 0]] = 1  # free slots are -1, the root's parent -2
+        value = np.asarray(self.value, dtype=np.int64)
+        units = np.zeros(4 * slots, dtype=np.uint32)
+        units[0::4] = 4 * base
+        units[1::4] = np.where(check >= 0, 4 * check, NO_UNIT)  # free slots are -1, the root's parent -2
+        units[2::4] = value + 1  # -1 (no key) becomes 0
+        fertile = np.zeros(slots, dtype=np.uint32)
+        fertile[check[check >= 0]] = 1
         units[3::4] = fertile
         return units
 

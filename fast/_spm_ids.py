@@ -65,17 +65,15 @@ def forward32(data: np.ndarray, n: int, units: np.ndarray, scores: np.ndarray, u
             here = best[start]
         single = start + (1 if lead < 0x80 else (2 if lead < 0xE0 else (3 if lead < 0xF0 else 4)))
         has_single = False
-        s = 0
+        s4 = np.uint64(0)  # the root's unit (units pre-scaled and unsigned: no shift, mask or wraparound code)
         q = start
         while q < n:
-            # "& 0x7FFFFFFF" changes no value (a base is >= 0, a slot < 2**31) but shows the compiler
-            # the index is not negative, which drops numba's wraparound code from the walk (~10%)
-            t = (units[4 * s] + data[q]) & 0x7FFFFFFF
-            if units[4 * t + 1] != s:  # in range: the arrays are padded
+            t4 = np.uint64(units[s4]) + (np.uint64(data[q]) << np.uint64(2))
+            if units[t4 + np.uint64(1)] != s4:  # in range: the arrays are padded
                 break
-            s = t
+            s4 = t4
             q += 1
-            v = units[4 * s + 2]
+            v = np.int64(units[s4 + np.uint64(2)]) - 1
             if v >= 0:
                 frontier = max(frontier, q)
                 cand = here + scores[v]
@@ -85,7 +83,7 @@ def forward32(data: np.ndarray, n: int, units: np.ndarray, scores: np.ndarray, u
                     bid[q] = v
                 if q == single:
                     has_single = True
-            if units[4 * s + 3] == 0:  # no child
+            if units[s4 + np.uint64(3)] == 0:  # no child
                 break
         if not has_single:  # the unknown edge over one character
             end = min(single, n)
@@ -141,7 +139,7 @@ def spm_ids(data: np.ndarray, mi: np.ndarray, mu: np.ndarray, md: np.ndarray, un
     module docstring). The model comes packed in three arrays (:func:`pack_model`: a numba call
     costs about 45 ns per argument, a visible share of a short text's encode): ``mi`` (int64: the
     charsmap's units, the byte pieces, ``unk_id``, flags), ``mu`` (uint8: the normalizer's tables,
-    the pool), ``md`` (int32: the double array's units, the float32 scores' bits);
+    the pool), ``md`` (uint32: the double array's units, the float32 scores' bits);
     ``unk_score`` and ``reset`` the Viterbi's. ``lat`` (int32, ``3 * w``) holds ``best``
     (float32 bits), ``bstart``, ``bid`` for a normalized text of up to ``w - 1`` bytes."""
     ncm = mi[0]
@@ -166,12 +164,12 @@ def pack_model(cm_units: np.ndarray, pool: np.ndarray, tables: np.ndarray, flags
                scores: np.ndarray, unk_id: int, byte_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(mi, mu, md)`` of :func:`spm_ids`: ``mi`` = (len(cm_units), unk_id, flags, len(units),
     cm_units..., byte_ids...), ``mu`` = (tables (:data:`_TABLES` bytes), pool...), ``md`` =
-    (units..., float32 scores as int32 bits...). ``flags``: 1 dummy prefix, 2 remove extra
+    (units..., float32 scores as uint32 bits...). ``flags``: 1 dummy prefix, 2 remove extra
     whitespace, 4 escape spaces; ``tables``: ``ascii_rules`` then ``starters`` (as uint8)."""
     head = np.array([len(cm_units), unk_id, flags, len(units)], dtype=np.int64)
     mi = np.concatenate([head, np.asarray(cm_units, dtype=np.int64), np.asarray(byte_ids, dtype=np.int64)])
     mu = np.concatenate([np.asarray(tables, dtype=np.uint8), np.asarray(pool, dtype=np.uint8)])
-    md = np.concatenate([np.asarray(units, dtype=np.int32), np.asarray(scores, dtype=np.float32).view(np.int32)])
+    md = np.concatenate([np.asarray(units, dtype=np.uint32), np.asarray(scores, dtype=np.float32).view(np.uint32)])
     return mi, mu, md
 
 

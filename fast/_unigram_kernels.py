@@ -28,10 +28,13 @@ tests the trie kind once, outside its pretoken loop, so each loop compiles as if
 did not exist):
 
 - double array (Aoe; ``tokspec.fast._double_array``): child of ``s`` on byte ``c`` is
-  ``t = base[s] + c`` iff ``check[t] == s``: two loads and a compare per byte. Base, check, value
-  and a has-a-child flag of a slot are packed in one 16-byte int32 unit (:meth:`DoubleArray.units`),
-  so a step touches one cache line (the check and value of ``t`` and the base for the next step),
-  not three arrays, and a walk ends at a childless node without probing one more slot.
+  ``t = base[s] + c`` iff ``check[t] == s``: two loads and a compare per byte. Base, check and
+  value of a slot are packed in one 16-byte uint32 unit with every slot reference pre-scaled to
+  its unit's index (:meth:`DoubleArray.units`), so a step is ``t4 = units[s4] + 4 * c``, then
+  ``units[t4 + 1] == s4``: one cache line (the check and value of ``t`` and the base for the next
+  step), and on the walk's dependency chain only a load and an add with a scaled index (no shift,
+  no mask, no negative-index code). A walk at a childless node (base 0) probes a slot of the
+  root's children region, which the walks keep in cache, and stops.
 - ``HashTrie`` (``tokspec.fast._hash_trie``): open addressing with linear probing over int64 keys
   ``node * 256 + byte`` in a power-of-two table (load <= 1/2): a multiply, a mask, one or more
   probes per byte.
@@ -92,8 +95,9 @@ def _u(i: int) -> int:
 def forward_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray, scores: np.ndarray,
                unk_score: float, f32: bool, last: bool, reset: float, best: np.ndarray,
                bstart: np.ndarray, bid: np.ndarray) -> None:
-    """Viterbi forward pass over ``data[lo:hi]`` walking the double array (packed ``units``: slot
-    ``t`` is ``units[4t:4t+4]`` = base, check, value, has a child; :meth:`DoubleArray.units`).
+    """Viterbi forward pass over ``data[lo:hi]`` walking the double array (packed, pre-scaled
+    ``units``: slot ``t`` is ``units[4t:4t+4]`` = 4 base, 4 check, value + 1, has a child;
+    :meth:`DoubleArray.units`).
 
     Fills ``best[0..n]``, ``bstart`` (predecessor position, -1 unreached) and ``bid`` (piece id,
     -1 for an unknown edge), positions relative to ``lo``. Each start walks its first character
@@ -124,20 +128,17 @@ def forward_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray, scores: np
             here = 0.0
         full = start + _char_len(lead)  # the end of the first character
         end = min(full, n)
-        s = 0
+        s4 = np.uint64(0)  # the root's unit
         q = start
         while q < end:  # the first character's bytes
-            # "& 0x7FFFFFFF" changes no value (a base is >= 0, a slot < 2**31) but shows the compiler
-            # the index is not negative, which drops numba's wraparound code from the walk
-            t = (units[4 * s] + data[_u(lo + q)]) & 0x7FFFFFFF
-            if units[4 * t + 1] != s:  # always in range: the arrays are padded
+            t4 = np.uint64(units[s4]) + (np.uint64(data[_u(lo + q)]) << np.uint64(2))
+            if units[t4 + np.uint64(1)] != s4:  # always in range: the arrays are padded
                 break
-            s = t
+            s4 = t4
             q += 1
-        v = -1  # the unknown edge, unless the character is a piece
+        v = np.int64(-1)  # the unknown edge, unless the character is a piece
         if q == full:
-            v = units[4 * s + 2]
-        frontier = max(frontier, end)
+            v = np.int64(units[s4 + np.uint64(2)]) - 1
         cand = _round(here + (unk_score if v < 0 else scores[v]), f32)
         if cand >= best[_u(end)] and (last or cand > best[_u(end)]):  # the tie rule
             best[_u(end)] = cand
@@ -145,16 +146,13 @@ def forward_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray, scores: np
             bid[_u(end)] = v
         if q == full:  # walk on from the character's node
             while q < n:
-                if units[4 * s + 3] == 0:  # no child: stop without probing a slot (same unit as s's check)
+                t4 = np.uint64(units[s4]) + (np.uint64(data[_u(lo + q)]) << np.uint64(2))
+                if units[t4 + np.uint64(1)] != s4:  # a childless node's base is 0: a (cached) root-region slot
                     break
-                t = (units[4 * s] + data[_u(lo + q)]) & 0x7FFFFFFF
-                if units[4 * t + 1] != s:
-                    break
-                s = t
+                s4 = t4
                 q += 1
-                v = units[4 * s + 2]  # the same 16-byte unit as the check just read
+                v = np.int64(units[s4 + np.uint64(2)]) - 1  # the same 16-byte unit as the check just read
                 if v >= 0:
-                    frontier = max(frontier, q)
                     cand = here + scores[v]
                     if f32:
                         cand = np.float64(np.float32(cand))
@@ -162,6 +160,7 @@ def forward_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray, scores: np
                         best[_u(q)] = cand
                         bstart[_u(q)] = start
                         bid[_u(q)] = v
+        frontier = max(frontier, max(end, q))  # every position this start reached is <= it
 
 
 @kernel
@@ -215,7 +214,6 @@ def forward_hash(data: np.ndarray, lo: int, hi: int, keys: np.ndarray, child: np
         v = -1
         if q == full:
             v = node_value[s]
-        frontier = max(frontier, end)
         cand = _round(here + (unk_score if v < 0 else scores[v]), f32)
         if cand >= best[_u(end)] and (last or cand > best[_u(end)]):
             best[_u(end)] = cand
@@ -230,7 +228,6 @@ def forward_hash(data: np.ndarray, lo: int, hi: int, keys: np.ndarray, child: np
                 q += 1
                 v = node_value[s]
                 if v >= 0:
-                    frontier = max(frontier, q)
                     cand = here + scores[v]
                     if f32:
                         cand = np.float64(np.float32(cand))
@@ -238,18 +235,19 @@ def forward_hash(data: np.ndarray, lo: int, hi: int, keys: np.ndarray, child: np
                         best[_u(q)] = cand
                         bstart[_u(q)] = start
                         bid[_u(q)] = v
+        frontier = max(frontier, max(end, q))  # every position this start reached is <= it
 
 
 @kernel
 def lookup_da(data: np.ndarray, lo: int, hi: int, units: np.ndarray) -> int:
     """The id of the piece equal to ``data[lo:hi]``, or -1 (``units`` as in :func:`forward_da`)."""
-    s = 0
+    s4 = np.uint64(0)
     for q in range(lo, hi):
-        t = units[4 * s] + data[q]
-        if units[4 * t + 1] != s:
+        t4 = np.uint64(units[s4]) + (np.uint64(data[q]) << np.uint64(2))
+        if units[t4 + np.uint64(1)] != s4:
             return -1
-        s = t
-    return int(units[4 * s + 2])
+        s4 = t4
+    return int(np.int64(units[s4 + np.uint64(2)]) - 1)
 
 
 @kernel
