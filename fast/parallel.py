@@ -32,6 +32,7 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -44,14 +45,16 @@ from tokspec.concurrency import declared_thread_safe, thread_safety
 from tokspec.errors import EngineFault
 from tokspec.fast._chunking import MergeError
 
-__all__ = ["Backend", "BACKENDS", "Runner", "auto_backend", "default_workers", "default_chunk_len",
-           "shutdown"]
+__all__ = ["Backend", "BACKENDS", "Runner", "auto_backend", "byte_balanced_targets", "default_workers",
+           "default_chunk_len", "ids_chunk_len", "ids_split", "shutdown", "slot_map"]
 
 Backend = Literal["auto", "serial", "threads", "processes", "batch"]
 BACKENDS: tuple[str, ...] = ("auto", "serial", "threads", "processes", "batch")
 
 _pools: dict[tuple[str, int, str], Executor] = {}
+_pools_lock = threading.Lock()  # two threads starting the same pool at once get one pool
 _worker_engine: Encoder | None = None
+_in_slot = threading.local()  # ``busy`` True on the threads of :func:`_slot`
 
 
 def default_workers() -> int:
@@ -95,10 +98,54 @@ MIN_IDS_CHUNK = 1 << 16
 
 
 def ids_chunk_len(n_chars: int, workers: int) -> int:
-    """Chunk length for ``encode_ids`` split over ``workers`` threads: two chunks per worker (one
-    spare each for balance: the kernels' cost per character is near uniform), never below
-    :data:`MIN_IDS_CHUNK`, so a short text is one chunk and is encoded serially."""
-    return max(MIN_IDS_CHUNK, -(-n_chars // (max(1, workers) * 2)))
+    """Chunk length for ``encode_ids`` split over ``workers`` threads: one chunk per worker (each
+    slot of :meth:`Runner.ids` gets one contiguous share; no spare chunks: a shared queue of them
+    moved chunks between threads, see ``Runner.ids``), never below :data:`MIN_IDS_CHUNK`, so a
+    short text is one chunk and is encoded serially."""
+    return max(MIN_IDS_CHUNK, -(-n_chars // max(1, workers)))
+
+
+def byte_balanced_targets(text: str, parts: int, blocks: int = 64, sample: int = 256) -> list[int]:
+    """``parts - 1`` increasing character positions splitting ``text`` into ``parts`` spans of
+    about equal UTF-8 bytes (the kernels' work follows bytes more closely than characters: a CJK
+    character is 3 bytes). ASCII text: equal characters. Else each of ``blocks`` equal character
+    blocks is weighed by the bytes per character of its first ``sample`` characters (O(blocks *
+    sample), not O(n): an estimate, exact for text uniform within each block), and a target is
+    interpolated in the block where the running weight reaches its share. A balance only: the cuts
+    are then the sound cuts found after the targets, so the split's output does not depend on it."""
+    n = len(text)
+    if parts <= 1 or n == 0:
+        return []
+    if text.isascii():
+        return [n * k // parts for k in range(1, parts)]
+    edges = [n * b // blocks for b in range(blocks + 1)]
+    weights: list[float] = []
+    for lo, hi in zip(edges, edges[1:]):
+        probe = text[lo:min(hi, lo + sample)]
+        per_char = len(probe.encode("utf-8", "surrogatepass")) / len(probe) if probe else 0.0
+        weights.append(per_char * (hi - lo))
+    total = sum(weights)
+    targets: list[int] = []
+    run = 0.0
+    b = 0
+    for k in range(1, parts):
+        goal = total * k / parts
+        while b < blocks - 1 and run + weights[b] < goal:
+            run += weights[b]
+            b += 1
+        within = (goal - run) / weights[b] if weights[b] else 0.0
+        at = edges[b] + int(within * (edges[b + 1] - edges[b]))
+        targets.append(max(at, targets[-1] if targets else 0))
+    return targets
+
+
+def ids_split(text: str, workers: int) -> tuple[int, list[int]]:
+    """``(reach, targets)`` for ``merge_lopt.encode_ids`` of ``text`` over ``workers`` threads:
+    one span per worker, of about equal bytes (:func:`byte_balanced_targets`), each at least
+    :data:`MIN_IDS_CHUNK` characters (fewer spans for a shorter text; one, serial, below twice
+    that); ``reach`` (:func:`ids_chunk_len`): how far past a target a sound cut is looked for."""
+    parts = max(1, min(max(1, workers), len(text) // MIN_IDS_CHUNK))
+    return ids_chunk_len(len(text), parts), byte_balanced_targets(text, parts)
 
 
 def _init_worker(name: str) -> None:
@@ -124,6 +171,11 @@ def _ids_in_worker(text: str) -> np.ndarray:
 
 def _pool(backend: str, workers: int, engine: Encoder) -> Executor:
     key = (backend, workers, engine.info.name if backend == "processes" else "")
+    with _pools_lock:
+        return _pools[key] if key in _pools else _new_pool(key, backend, workers, engine)
+
+
+def _new_pool(key: tuple[str, int, str], backend: str, workers: int, engine: Encoder) -> Executor:
     if key not in _pools:
         if backend == "threads":
             _pools[key] = ThreadPoolExecutor(max_workers=workers)
@@ -132,6 +184,46 @@ def _pool(backend: str, workers: int, engine: Encoder) -> Executor:
             _pools[key] = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
                                               initializer=_init_worker, initargs=(engine.info.name,))
     return _pools[key]
+
+
+def _mark_slot_thread() -> None:
+    _in_slot.busy = True
+
+
+def _slot(k: int) -> Executor:
+    """The one-thread pool of slot ``k >= 1`` (slot 0 is the calling thread), shared by every
+    runner; its thread runs the chunks ``k, k + W, ...`` of every :meth:`Runner.ids` call."""
+    key = ("slot", k, "")
+    with _pools_lock:
+        if key not in _pools:
+            _pools[key] = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"tokspec-slot{k}",
+                                             initializer=_mark_slot_thread)
+        return _pools[key]
+
+
+def slot_map(work: Callable[[str], Any], texts: Sequence[str], workers: int) -> list[Any]:
+    """``[work(t) for t in texts]`` with text ``k`` on slot ``k % workers``, always the same thread:
+    slot 0 is the calling thread, slot ``j`` the one thread of :func:`_slot` ``(j)``. Results in
+    input order; the first exception in input order is re-raised (later chunks of the calling
+    thread are then not run; the slots' chunks already handed over finish unobserved)."""
+    futures = {k: _slot(k % workers).submit(work, t) for k, t in enumerate(texts) if k % workers}
+    mine: dict[int, Any] = {}
+    failed: tuple[int, Exception] | None = None
+    for k in range(0, len(texts), workers):
+        try:
+            mine[k] = work(texts[k])
+        except Exception as exc:  # raised below, after any earlier chunk's exception
+            failed = (k, exc)
+            break
+    out: list[Any] = []
+    for k in range(len(texts)):
+        if k % workers:
+            out.append(futures[k].result())
+        elif failed is not None and k == failed[0]:
+            raise failed[1]
+        else:
+            out.append(mine[k])
+    return out
 
 
 def shutdown() -> None:
@@ -200,14 +292,22 @@ class Runner:
     def ids(self, engine: Encoder, texts: Sequence[str]) -> list[np.ndarray]:
         """``engine.encode_ids`` of each text (engines that offer it), in order: on the runner's
         threads or processes as the backend resolves; an engine whose backend is its own batch API
-        serially (that API returns encodings, not ids alone)."""
+        serially (that API returns encodings, not ids alone).
+
+        Threads: text ``k`` always runs on the same thread, slot ``k % workers`` (:func:`slot_map`;
+        the calling thread is slot 0), not on whichever thread of a shared pool is free. Why: the
+        ``fast:`` BPE engines keep a store of merged pieces per thread (``_piece_store``); from a
+        shared queue a chunk often landed on the thread that had not seen it, and ran at new-text
+        speed (issue 29: 6.2 ms for two chunks on two threads against 3.8 ms serially). A slot's
+        thread calling ``ids`` again (nested) encodes serially: it would wait on itself."""
         ids_of = getattr(engine, "encode_ids")
         backend = self.resolve(engine)
-        if backend in ("serial", "batch") or len(texts) <= 1 or self.workers == 1:
+        if (backend in ("serial", "batch") or len(texts) <= 1 or self.workers == 1
+                or getattr(_in_slot, "busy", False)):
             return [ids_of(t) for t in texts]
         if backend == "processes":
             return self._in_processes(engine, texts, _ids_in_worker)
-        return list(_pool(backend, self.workers, engine).map(ids_of, texts))
+        return slot_map(ids_of, texts, self.workers)
 
     def _in_processes(self, engine: Encoder, texts: Sequence[str],
                       work: Callable[[str], Any] = _encode_in_worker) -> list[Any]:
