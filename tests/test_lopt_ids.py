@@ -324,3 +324,12 @@ def test_non_str_text_is_named_by_its_type() -> None:
     lopt = LoptEncoder(load_engine("fast:cl100k_base"))
     with pytest.raises(InvalidTextError, match="got bytes"):
         lopt.encode_ids(b"bytes")  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+def test_bench_fresh_peer_rows_check_ids_on_every_text() -> None:
+    from tokspec.app.bench.parallel import peer_fresh_rows
+    rows = peer_fresh_rows(quick=True)
+    assert {r.case.split(" fresh")[0] for r in rows} == {"english-varied", "chinese-like", "code-varied"}
+    assert all(r.case.endswith(" exact") and r.subject_s > 0 for r in rows), [r.case for r in rows]
+    assert {r.baseline for r in rows} >= {"fast:cl100k_base ids serial", "fast:o200k_base ids serial"}
