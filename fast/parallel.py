@@ -44,9 +44,11 @@ from tokspec import Encoder, Encoding, EncodingArrays, load_engine
 from tokspec.concurrency import declared_thread_safe, thread_safety
 from tokspec.errors import EngineFault
 from tokspec.fast._chunking import MergeError
+from tokspec.fast._slots import in_slot_thread, shutdown_slots, slot_map
 
 __all__ = ["Backend", "BACKENDS", "Runner", "auto_backend", "byte_balanced_targets", "default_workers",
-           "default_chunk_len", "ids_chunk_len", "ids_split", "shutdown", "slot_map"]
+           "default_chunk_len", "ids_chunk_len", "ids_split", "IDS_CHUNKS_PER_SLOT", "MIN_IDS_CHUNK",
+           "shutdown", "slot_map"]
 
 Backend = Literal["auto", "serial", "threads", "processes", "batch"]
 BACKENDS: tuple[str, ...] = ("auto", "serial", "threads", "processes", "batch")
@@ -54,7 +56,6 @@ BACKENDS: tuple[str, ...] = ("auto", "serial", "threads", "processes", "batch")
 _pools: dict[tuple[str, int, str], Executor] = {}
 _pools_lock = threading.Lock()  # two threads starting the same pool at once get one pool
 _worker_engine: Encoder | None = None
-_in_slot = threading.local()  # ``busy`` True on the threads of :func:`_slot`
 
 
 def default_workers() -> int:
@@ -97,12 +98,16 @@ def default_chunk_len(n_chars: int, workers: int, backend: str) -> int:
 MIN_IDS_CHUNK = 1 << 16
 
 
-def ids_chunk_len(n_chars: int, workers: int) -> int:
-    """Chunk length for ``encode_ids`` split over ``workers`` threads: one chunk per worker (each
-    slot of :meth:`Runner.ids` gets one contiguous share; no spare chunks: a shared queue of them
-    moved chunks between threads, see ``Runner.ids``), never below :data:`MIN_IDS_CHUNK`, so a
-    short text is one chunk and is encoded serially."""
-    return max(MIN_IDS_CHUNK, -(-n_chars // max(1, workers)))
+def ids_chunk_len(n_chars: int, parts: int) -> int:
+    """Chunk length for ``encode_ids`` cut into ``parts`` chunks (the ``reach`` of :func:`ids_split`;
+    :attr:`LoptEncoder.chunk_len` when not given), never below :data:`MIN_IDS_CHUNK`, so a short
+    text is one chunk and is encoded serially."""
+    return max(MIN_IDS_CHUNK, -(-n_chars // max(1, parts)))
+
+
+#: chunks per slot of an ids-only split: the spare one is what a slot with time to spare takes
+#: from a slow slot's share (``_slots``: a core busy with another process)
+IDS_CHUNKS_PER_SLOT = 2
 
 
 def byte_balanced_targets(text: str, parts: int, blocks: int = 64, sample: int = 256) -> list[int]:
@@ -141,10 +146,13 @@ def byte_balanced_targets(text: str, parts: int, blocks: int = 64, sample: int =
 
 def ids_split(text: str, workers: int) -> tuple[int, list[int]]:
     """``(reach, targets)`` for ``merge_lopt.encode_ids`` of ``text`` over ``workers`` threads:
-    one span per worker, of about equal bytes (:func:`byte_balanced_targets`), each at least
-    :data:`MIN_IDS_CHUNK` characters (fewer spans for a shorter text; one, serial, below twice
-    that); ``reach`` (:func:`ids_chunk_len`): how far past a target a sound cut is looked for."""
-    parts = max(1, min(max(1, workers), len(text) // MIN_IDS_CHUNK))
+    :data:`IDS_CHUNKS_PER_SLOT` chunks per worker (fewer for a shorter text: each at least
+    :data:`MIN_IDS_CHUNK` characters, a whole number per worker while there are as many as workers;
+    one chunk, serial, below twice that), of about equal bytes (:func:`byte_balanced_targets`);
+    ``reach`` (:func:`ids_chunk_len`): how far past a target a sound cut is looked for."""
+    workers = max(1, workers)
+    per = min(IDS_CHUNKS_PER_SLOT, len(text) // (MIN_IDS_CHUNK * workers))
+    parts = workers * per if per else max(1, min(workers, len(text) // MIN_IDS_CHUNK))
     return ids_chunk_len(len(text), parts), byte_balanced_targets(text, parts)
 
 
@@ -186,51 +194,12 @@ def _new_pool(key: tuple[str, int, str], backend: str, workers: int, engine: Enc
     return _pools[key]
 
 
-def _mark_slot_thread() -> None:
-    _in_slot.busy = True
-
-
-def _slot(k: int) -> Executor:
-    """The one-thread pool of slot ``k >= 1`` (slot 0 is the calling thread), shared by every
-    runner; its thread runs the chunks ``k, k + W, ...`` of every :meth:`Runner.ids` call."""
-    key = ("slot", k, "")
-    with _pools_lock:
-        if key not in _pools:
-            _pools[key] = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"tokspec-slot{k}",
-                                             initializer=_mark_slot_thread)
-        return _pools[key]
-
-
-def slot_map(work: Callable[[str], Any], texts: Sequence[str], workers: int) -> list[Any]:
-    """``[work(t) for t in texts]`` with text ``k`` on slot ``k % workers``, always the same thread:
-    slot 0 is the calling thread, slot ``j`` the one thread of :func:`_slot` ``(j)``. Results in
-    input order; the first exception in input order is re-raised (later chunks of the calling
-    thread are then not run; the slots' chunks already handed over finish unobserved)."""
-    futures = {k: _slot(k % workers).submit(work, t) for k, t in enumerate(texts) if k % workers}
-    mine: dict[int, Any] = {}
-    failed: tuple[int, Exception] | None = None
-    for k in range(0, len(texts), workers):
-        try:
-            mine[k] = work(texts[k])
-        except Exception as exc:  # raised below, after any earlier chunk's exception
-            failed = (k, exc)
-            break
-    out: list[Any] = []
-    for k in range(len(texts)):
-        if k % workers:
-            out.append(futures[k].result())
-        elif failed is not None and k == failed[0]:
-            raise failed[1]
-        else:
-            out.append(mine[k])
-    return out
-
-
 def shutdown() -> None:
-    """Stop every pool this module started."""
+    """Stop every pool this module started, and the slots' threads (``_slots``)."""
     while _pools:
         _, pool = _pools.popitem()
         pool.shutdown(wait=True, cancel_futures=True)
+    shutdown_slots()
 
 
 atexit.register(shutdown)
@@ -294,16 +263,15 @@ class Runner:
         threads or processes as the backend resolves; an engine whose backend is its own batch API
         serially (that API returns encodings, not ids alone).
 
-        Threads: text ``k`` always runs on the same thread, slot ``k % workers`` (:func:`slot_map`;
-        the calling thread is slot 0), not on whichever thread of a shared pool is free. Why: the
-        ``fast:`` BPE engines keep a store of merged pieces per thread (``_piece_store``); from a
-        shared queue a chunk often landed on the thread that had not seen it, and ran at new-text
-        speed (issue 29: 6.2 ms for two chunks on two threads against 3.8 ms serially). A slot's
-        thread calling ``ids`` again (nested) encodes serially: it would wait on itself."""
+        Threads: the texts dealt out in contiguous shares, one per slot, the calling thread being
+        slot 0 (``tokspec.fast._slots``: a slot keeps to its share unless it runs out of work, so a
+        chunk runs on the same thread call after call and finds that thread's store of merged
+        pieces warm). A slot's thread calling ``ids`` again (nested) encodes serially.
+        """
         ids_of = getattr(engine, "encode_ids")
         backend = self.resolve(engine)
         if (backend in ("serial", "batch") or len(texts) <= 1 or self.workers == 1
-                or getattr(_in_slot, "busy", False)):
+                or in_slot_thread()):
             return [ids_of(t) for t in texts]
         if backend == "processes":
             return self._in_processes(engine, texts, _ids_in_worker)

@@ -56,10 +56,10 @@ def test_lopt_ids_equal_serial_ids_on_corpus(inner: Encoder) -> None:
                     "tox -e py runs this compiled, and the tests above cut texts in many places")
 def test_lopt_ids_equal_serial_past_a_megabyte(inner: Encoder) -> None:
     text = english(600_000, seed=1) + chinese_like(300_000, seed=2) + code(300_000)
-    lopt = LoptEncoder(inner, runner=Runner("threads", 2))  # the default split: 1 chunk per worker
+    lopt = LoptEncoder(inner, runner=Runner("threads", 2))  # the default split: 2 chunks per worker
     reach, targets = ids_split(text, 2)
     rule = merge_lopt.decision(inner).rule
-    assert rule is not None and len(merge_lopt.cuts_after(text, rule, targets, reach)) == 1
+    assert rule is not None and len(merge_lopt.cuts_after(text, rule, targets, reach)) == 3
     for _ in range(2):  # the second call with the slots' stores warm
         assert np.array_equal(lopt.encode_ids(text), inner.encode_ids(text))  # type: ignore[attr-defined]
 
@@ -104,7 +104,7 @@ def test_only_engines_with_encode_ids_get_it() -> None:
     assert callable(getattr(load_engine("lopt:fast:cl100k_base"), "encode_ids", None))
 
 
-def test_ids_chunk_len_is_one_chunk_per_worker_and_never_tiny() -> None:
+def test_ids_chunk_len_is_the_ceiling_share_and_never_tiny() -> None:
     assert ids_chunk_len(1_000_000, 2) == 500_000
     assert ids_chunk_len(1_000_001, 2) == 500_001
     assert ids_chunk_len(1_000_000, 1) == 1_000_000
@@ -113,9 +113,10 @@ def test_ids_chunk_len_is_one_chunk_per_worker_and_never_tiny() -> None:
 
 
 @pytest.mark.parametrize("n, workers, parts", [(10, 2, 1), (2 * MIN_IDS_CHUNK - 1, 2, 1), (2 * MIN_IDS_CHUNK, 2, 2),
-                                               (1_000_000, 2, 2), (1_000_000, 4, 4), (1_000_000, 1, 1),
-                                               (1_000_000, 0, 1), (3 * MIN_IDS_CHUNK, 8, 3)])
-def test_ids_split_gives_each_worker_one_span_of_at_least_min_ids_chunk(n: int, workers: int, parts: int) -> None:
+                                               (3 * MIN_IDS_CHUNK, 2, 2), (4 * MIN_IDS_CHUNK, 2, 4),
+                                               (1_000_000, 2, 4), (1_000_000, 4, 8), (1_000_000, 1, 2),
+                                               (1_000_000, 0, 2), (3 * MIN_IDS_CHUNK, 8, 3)])
+def test_ids_split_gives_each_worker_two_spans_of_at_least_min_ids_chunk(n: int, workers: int, parts: int) -> None:
     text = "ab " * (n // 3) + "x" * (n % 3)
     reach, targets = ids_split(text, workers)
     assert len(targets) == parts - 1 and reach == ids_chunk_len(n, parts)
@@ -172,7 +173,6 @@ class _ThreadNamedIds(Encoder):
 
     def __init__(self) -> None:
         self.threads: list[str] = []
-        self.by_text: dict[str, int] = {}  # text -> the thread that encoded it last
         self._lock = threading.Lock()
 
     def _encode_arrays(self, text: str) -> EncodingArrays:  # pragma: no cover - not called here
@@ -182,7 +182,6 @@ class _ThreadNamedIds(Encoder):
         time.sleep(0.02)  # long enough that a pool of more threads would use more of them
         with self._lock:
             self.threads.append(threading.current_thread().name)
-            self.by_text[text] = threading.get_ident()
         return np.array([len(text)], dtype=np.int64)
 
 
@@ -199,62 +198,6 @@ def test_runner_ids_uses_the_pool_exactly_when_it_should(runner: Runner, n_texts
         assert main in engine.threads and len(set(engine.threads)) == runner.workers
     else:
         assert set(engine.threads) == {main}
-
-
-@pytest.mark.parametrize("workers", [2, 3])
-def test_runner_ids_runs_text_k_on_slot_k_mod_workers_on_every_call(workers: int) -> None:
-    engine = _ThreadNamedIds()
-    texts = ["x" * (k + 1) for k in range(7)]
-    runner = Runner("threads", workers)
-    seen = []
-    for _ in range(3):
-        assert [a.tolist() for a in runner.ids(engine, texts)] == [[k + 1] for k in range(7)]
-        seen.append(dict(engine.by_text))
-    assert seen[0] == seen[1] == seen[2]  # the same thread for the same chunk, call after call
-    slot_of = {k: seen[0][t] for k, t in enumerate(texts)}
-    assert all(slot_of[k] == slot_of[k % workers] for k in range(7))
-    assert len(set(slot_of.values())) == workers and slot_of[0] == threading.get_ident()
-
-
-class _Failing(_ThreadNamedIds):
-    """Raises for texts starting with "bad", naming them."""
-
-    def encode_ids(self, text: str) -> np.ndarray:
-        if text.startswith("bad"):
-            raise ValueError(text)
-        return super().encode_ids(text)
-
-
-@pytest.mark.parametrize("texts, first", [(["ok", "bad1", "bad2", "ok"], "bad1"), (["bad0", "bad1", "ok"], "bad0"),
-                                          (["ok", "ok", "ok", "bad3"], "bad3"), (["ok", "ok", "bad2", "bad3"], "bad2")])
-def test_slot_map_raises_the_first_exception_in_input_order(texts: list[str], first: str) -> None:
-    with pytest.raises(ValueError, match=f"^{first}$"):
-        Runner("threads", 2).ids(_Failing(), texts)
-
-
-def test_a_slot_thread_calling_ids_again_encodes_serially_instead_of_waiting_on_itself() -> None:
-    engine = _ThreadNamedIds()
-    runner = Runner("threads", 2)
-
-    def nested(text: str) -> list[list[int]]:  # runs on slot 1 for text 1: must not deadlock
-        return [a.tolist() for a in runner.ids(engine, [text, text + "y", text + "yy"])]
-
-    got = parallel.slot_map(nested, ["a", "b"], 2)
-    assert got == [[[1], [2], [3]], [[1], [2], [3]]]
-    assert engine.by_text["by"] == engine.by_text["b"] != engine.by_text["a"]  # all on slot 1
-
-
-def test_lopt_ids_from_many_threads_at_once_equal_serial() -> None:
-    # the slots are shared by every runner and calling thread: each slot's thread runs one chunk at
-    # a time, so a store is only ever used by its own thread
-    from concurrent.futures import ThreadPoolExecutor
-    inner = load_engine("fast:cl100k_base")
-    texts = [english(150_000, seed=s) + chinese_like(60_000, seed=s) for s in range(4)]
-    want = [inner.encode_ids(t).tolist() for t in texts]  # type: ignore[attr-defined]
-    lopt = LoptEncoder(inner, runner=Runner("threads", 2))
-    with ThreadPoolExecutor(4) as callers:
-        got = list(callers.map(lambda t: lopt.encode_ids(t).tolist(), texts * 2))  # type: ignore[attr-defined]
-    assert got == want * 2
 
 
 def test_runner_ids_sends_processes_to_the_worker_function(monkeypatch: pytest.MonkeyPatch) -> None:
