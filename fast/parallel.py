@@ -9,7 +9,9 @@ backend        how, and when ``auto`` picks it
 ``threads``    a thread pool calling ``engine.encode_arrays``: pays where the engine's work
                releases the GIL (compiled kernels, tiktoken, bpe-openai, sentencepiece); picked
                for the rest when declared or checked thread-safe. Works in any context: a script without a ``__main__``
-               guard, ``python -c``, a program read from stdin
+               guard, ``python -c``, a program read from stdin. ``ids``: on *slots* instead, the
+               calling thread and one dedicated thread per other worker, each keeping to its
+               share of the chunks (``tokspec.fast._slots``; per-thread caches stay warm)
 ``processes``  a process pool (spawned workers, each loads the engine by its registry name once);
                only when asked for explicitly (spawned workers re-import ``__main__``, so the
                caller needs an ``if __name__ == "__main__":`` guard)
@@ -23,7 +25,8 @@ Where an engine holds the GIL for most of its work (pure-Python engines, Python-
 conversion), threads cannot overlap it and the ratio stays near 1x: lossless, never wrong.
 
 All backends return encodings in input order and re-raise the first engine exception. Pools are
-created on first use and kept per (backend, workers, engine name) until :func:`shutdown`.
+created on first use and kept per (backend, workers, engine name) until :func:`shutdown` (which
+also stops the slots' threads).
 Out of scope: scheduling across several texts at once (the merge strategies pass one text's chunks).
 """
 
@@ -99,9 +102,8 @@ MIN_IDS_CHUNK = 1 << 16
 
 
 def ids_chunk_len(n_chars: int, parts: int) -> int:
-    """Chunk length for ``encode_ids`` cut into ``parts`` chunks (the ``reach`` of :func:`ids_split`;
-    :attr:`LoptEncoder.chunk_len` when not given), never below :data:`MIN_IDS_CHUNK`, so a short
-    text is one chunk and is encoded serially."""
+    """The ceiling share of ``n_chars`` in ``parts`` chunks, never below :data:`MIN_IDS_CHUNK`:
+    how far past a target of :func:`ids_split` a sound cut is looked for."""
     return max(MIN_IDS_CHUNK, -(-n_chars // max(1, parts)))
 
 

@@ -8,6 +8,7 @@ the start of every chunk), where it needs a slot to be slow it keeps that slot's
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -44,7 +45,7 @@ def test_claims_hand_out_every_chunk_exactly_once(n: int, slots: int) -> None:
     assert sorted(got) == list(range(n))
 
 
-def _paced(parties: int, seen: dict[str, int]) -> object:
+def _paced(parties: int, seen: dict[str, int]) -> Callable[[str], int]:
     """work(text) -> len(text), after all ``parties`` slots have reached the start of a chunk."""
     barrier = threading.Barrier(parties, timeout=20)
     lock = threading.Lock()
@@ -64,7 +65,7 @@ def test_slots_keeping_pace_encode_their_own_share_on_every_call(workers: int) -
     for _ in range(3):
         seen: dict[str, int] = {}
         ran_on: list[int] = []
-        assert slot_map(_paced(workers, seen), texts, workers, ran_on) == [k + 1 for k in range(2 * workers)]  # type: ignore[arg-type]
+        assert slot_map(_paced(workers, seen), texts, workers, ran_on) == [k + 1 for k in range(2 * workers)]
         assert ran_on == [k // 2 for k in range(2 * workers)]  # slot j: chunks 2j, 2j + 1
         runs.append(seen)
     assert runs[0] == runs[1] == runs[2]  # the same thread for the same chunk, call after call
