@@ -38,8 +38,8 @@ from tokspec.fast._chunking import (Anchor, EncodeMany, MergeResult, MergeTrace,
 from tokspec.fast.merge_rules import RULES, CutRule, Decision
 from tokspec.fast.merge_structure import decision_for
 
-__all__ = ["NAME", "CutRule", "RULES", "rule_for", "find_cuts", "cuts_after", "merge", "stitch", "encode_arrays",
-           "encode_ids", "EncodeArraysMany", "EncodeIdsMany"]
+__all__ = ["NAME", "CutRule", "RULES", "rule_for", "find_cuts", "cuts_after", "merge", "stitch",
+           "encode_arrays", "encode_ids", "EncodeArraysMany", "EncodeIdsMany"]
 
 NAME = "lopt"
 

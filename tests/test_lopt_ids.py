@@ -75,6 +75,18 @@ def test_hyp_lopt_ids_equal_serial(parts: list[str], chunk_len: int) -> None:
     assert got.tolist() == inner.encode_ids(text).tolist()  # type: ignore[attr-defined]
 
 
+@settings(max_examples=60, deadline=None)
+@given(parts=st.lists(st.sampled_from(["a", "b ", " ", "  ", "\n", "1", "234", "é", "中文", "😀", "'s", "x" * 30, "!?"]),
+                      max_size=60),
+       targets=st.lists(st.integers(0, 400), max_size=6), reach=st.integers(1, 50))
+def test_hyp_lopt_ids_at_any_targets_equal_serial(parts: list[str], targets: list[int], reach: int) -> None:
+    inner = load_engine("fast:cl100k_base")
+    text = "".join(parts)
+    got = merge_lopt.encode_ids(inner, text, chunk_len=reach, targets=sorted(targets),
+                                encode_many=Runner("threads", 2).ids)
+    assert got.tolist() == inner.encode_ids(text).tolist()  # type: ignore[attr-defined]
+
+
 def test_lone_surrogate_is_named_at_its_index_in_the_whole_text() -> None:
     lopt = LoptEncoder(load_engine("fast:cl100k_base"), runner=Runner("threads", 2), chunk_len=1000)
     text = "word " * 4_000 + "\ud800" + " tail"
