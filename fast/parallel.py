@@ -150,9 +150,11 @@ def ids_split(text: str, workers: int) -> tuple[int, list[int]]:
     """``(reach, targets)`` for ``merge_lopt.encode_ids`` of ``text`` over ``workers`` threads:
     :data:`IDS_CHUNKS_PER_SLOT` chunks per worker (fewer for a shorter text: each at least
     :data:`MIN_IDS_CHUNK` characters, a whole number per worker while there are as many as workers;
-    one chunk, serial, below twice that), of about equal bytes (:func:`byte_balanced_targets`);
-    ``reach`` (:func:`ids_chunk_len`): how far past a target a sound cut is looked for."""
+    one chunk, serial, below twice that or for one worker), of about equal bytes
+    (:func:`byte_balanced_targets`); ``reach`` (:func:`ids_chunk_len`): how far past a target a sound cut is looked for."""
     workers = max(1, workers)
+    if workers == 1:  # no other thread to take a share: one chunk, no seams
+        return ids_chunk_len(len(text), 1), []
     per = min(IDS_CHUNKS_PER_SLOT, len(text) // (MIN_IDS_CHUNK * workers))
     parts = workers * per if per else max(1, min(workers, len(text) // MIN_IDS_CHUNK))
     return ids_chunk_len(len(text), parts), byte_balanced_targets(text, parts)
