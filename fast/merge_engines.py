@@ -21,7 +21,7 @@ from tokspec.errors import InvalidTextError, UnknownEngineError
 from tokspec.fast import (merge_delimiter, merge_id_lcs, merge_lopt, merge_lopt_paper,
                           merge_overlap_filter)
 from tokspec.fast._chunking import EncodeMany, MergeError, MergeResult
-from tokspec.fast.parallel import Runner, default_chunk_len, ids_chunk_len
+from tokspec.fast.parallel import Runner, default_chunk_len, ids_split
 
 __all__ = ["STRATEGIES", "Strategy", "LoptEncoder", "merge_text", "load", "engines"]
 
@@ -126,9 +126,10 @@ class LoptEncoder(Encoder):
         if not isinstance(text, str):
             check_text(text)
         run = self.runner
-        chunk_len = self.chunk_len or ids_chunk_len(len(text), run.workers)
+        chunk_len, targets = (self.chunk_len, None) if self.chunk_len else ids_split(text, run.workers)
         try:
-            return merge_lopt.encode_ids(self.inner, text, chunk_len=chunk_len, encode_many=run.ids)
+            return merge_lopt.encode_ids(self.inner, text, chunk_len=chunk_len, encode_many=run.ids,
+                                         targets=targets)
         except InvalidTextError:
             check_text(text)
             raise

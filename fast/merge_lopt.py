@@ -38,8 +38,8 @@ from tokspec.fast._chunking import (Anchor, EncodeMany, MergeResult, MergeTrace,
 from tokspec.fast.merge_rules import RULES, CutRule, Decision
 from tokspec.fast.merge_structure import decision_for
 
-__all__ = ["NAME", "CutRule", "RULES", "rule_for", "find_cuts", "merge", "stitch", "encode_arrays",
-           "encode_ids", "EncodeArraysMany", "EncodeIdsMany"]
+__all__ = ["NAME", "CutRule", "RULES", "rule_for", "find_cuts", "cuts_after", "merge", "stitch",
+           "encode_arrays", "encode_ids", "EncodeArraysMany", "EncodeIdsMany"]
 
 NAME = "lopt"
 
@@ -63,15 +63,19 @@ def decision(engine: Encoder) -> Decision:
 def find_cuts(text: str, rule: CutRule, chunk_len: int) -> list[int]:
     """Sound cuts near every multiple of ``chunk_len``: for each target the first sound cut in
     ``[target, target + chunk_len)``; a target without one is skipped (its chunk grows). O(n)."""
+    return cuts_after(text, rule, range(chunk_len, len(text), chunk_len), chunk_len)
+
+
+def cuts_after(text: str, rule: CutRule, targets: Sequence[int], reach: int) -> list[int]:
+    """For each of the increasing ``targets`` the first sound cut in ``[target, target + reach)``
+    past the previous cut; a target without one is skipped (its chunk grows). O(n)."""
     cuts: list[int] = []
-    target = chunk_len
-    while target < len(text):
+    for target in targets:
         lo = max(target, cuts[-1] + 1 if cuts else 1)
-        hi = target + chunk_len
+        hi = target + reach
         m = rule.pattern.search(text, lo, min(len(text), hi + 1))  # +1: room for a look-ahead
         if m is not None and m.start() < hi:
             cuts.append(m.start())
-        target += chunk_len
     return cuts
 
 
@@ -123,11 +127,19 @@ def _bounds(engine: Encoder, text: str, chunk_len: int) -> tuple[CutRule | None,
 
 
 def encode_ids(engine: Encoder, text: str, *, chunk_len: int,
-               encode_many: EncodeIdsMany | None = None) -> np.ndarray:
+               encode_many: EncodeIdsMany | None = None, targets: Sequence[int] | None = None
+               ) -> np.ndarray:
     """Token ids of ``text`` only, for an engine with ``encode_ids`` (ids in int64, as its own):
     the pieces between sound cuts encoded by ``encode_many`` and concatenated. Sound cuts split
-    ids as they split offsets (M4), and the M5 widening touches offsets only, so no correction."""
-    _, bounds = _bounds(engine, text, chunk_len)
+    ids as they split offsets (M4), and the M5 widening touches offsets only, so no correction.
+    ``targets``: cut at the first sound cut within ``chunk_len`` after each of these increasing
+    positions (:func:`cuts_after`) instead of after each multiple of ``chunk_len``."""
+    if targets is None:
+        _, bounds = _bounds(engine, text, chunk_len)
+    else:
+        check_positive("chunk_len", chunk_len)
+        rule = decision_for(engine)[0].rule
+        bounds = [0, *([] if rule is None else cuts_after(text, rule, targets, chunk_len)), len(text)]
     if len(bounds) == 2:
         out: np.ndarray = getattr(engine, "encode_ids")(text)
         return out

@@ -9,7 +9,9 @@ backend        how, and when ``auto`` picks it
 ``threads``    a thread pool calling ``engine.encode_arrays``: pays where the engine's work
                releases the GIL (compiled kernels, tiktoken, bpe-openai, sentencepiece); picked
                for the rest when declared or checked thread-safe. Works in any context: a script without a ``__main__``
-               guard, ``python -c``, a program read from stdin
+               guard, ``python -c``, a program read from stdin. ``ids``: on *slots* instead, the
+               calling thread and one dedicated thread per other worker, each keeping to its
+               share of the chunks (``tokspec.fast._slots``; per-thread caches stay warm)
 ``processes``  a process pool (spawned workers, each loads the engine by its registry name once);
                only when asked for explicitly (spawned workers re-import ``__main__``, so the
                caller needs an ``if __name__ == "__main__":`` guard)
@@ -23,7 +25,8 @@ Where an engine holds the GIL for most of its work (pure-Python engines, Python-
 conversion), threads cannot overlap it and the ratio stays near 1x: lossless, never wrong.
 
 All backends return encodings in input order and re-raise the first engine exception. Pools are
-created on first use and kept per (backend, workers, engine name) until :func:`shutdown`.
+created on first use and kept per (backend, workers, engine name) until :func:`shutdown` (which
+also stops the slots' threads).
 Out of scope: scheduling across several texts at once (the merge strategies pass one text's chunks).
 """
 
@@ -32,6 +35,7 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -43,14 +47,17 @@ from tokspec import Encoder, Encoding, EncodingArrays, load_engine
 from tokspec.concurrency import declared_thread_safe, thread_safety
 from tokspec.errors import EngineFault
 from tokspec.fast._chunking import MergeError
+from tokspec.fast._slots import in_slot_thread, shutdown_slots, slot_map
 
-__all__ = ["Backend", "BACKENDS", "Runner", "auto_backend", "default_workers", "default_chunk_len",
-           "shutdown"]
+__all__ = ["Backend", "BACKENDS", "Runner", "auto_backend", "byte_balanced_targets", "default_workers",
+           "default_chunk_len", "ids_chunk_len", "ids_split", "IDS_CHUNKS_PER_SLOT", "MIN_IDS_CHUNK",
+           "shutdown", "slot_map"]
 
 Backend = Literal["auto", "serial", "threads", "processes", "batch"]
 BACKENDS: tuple[str, ...] = ("auto", "serial", "threads", "processes", "batch")
 
 _pools: dict[tuple[str, int, str], Executor] = {}
+_pools_lock = threading.Lock()  # two threads starting the same pool at once get one pool
 _worker_engine: Encoder | None = None
 
 
@@ -94,11 +101,63 @@ def default_chunk_len(n_chars: int, workers: int, backend: str) -> int:
 MIN_IDS_CHUNK = 1 << 16
 
 
-def ids_chunk_len(n_chars: int, workers: int) -> int:
-    """Chunk length for ``encode_ids`` split over ``workers`` threads: two chunks per worker (one
-    spare each for balance: the kernels' cost per character is near uniform), never below
-    :data:`MIN_IDS_CHUNK`, so a short text is one chunk and is encoded serially."""
-    return max(MIN_IDS_CHUNK, -(-n_chars // (max(1, workers) * 2)))
+def ids_chunk_len(n_chars: int, parts: int) -> int:
+    """The ceiling share of ``n_chars`` in ``parts`` chunks, never below :data:`MIN_IDS_CHUNK`:
+    how far past a target of :func:`ids_split` a sound cut is looked for."""
+    return max(MIN_IDS_CHUNK, -(-n_chars // max(1, parts)))
+
+
+#: chunks per slot of an ids-only split: the spare one is what a slot with time to spare takes
+#: from a slow slot's share (``_slots``: a core busy with another process)
+IDS_CHUNKS_PER_SLOT = 2
+
+
+def byte_balanced_targets(text: str, parts: int, blocks: int = 64, sample: int = 256) -> list[int]:
+    """``parts - 1`` increasing character positions splitting ``text`` into ``parts`` spans of
+    about equal UTF-8 bytes (the kernels' work follows bytes more closely than characters: a CJK
+    character is 3 bytes). ASCII text: equal characters. Else each of ``blocks`` equal character
+    blocks is weighed by the bytes per character of its first ``sample`` characters (O(blocks *
+    sample), not O(n): an estimate, exact for text uniform within each block), and a target is
+    interpolated in the block where the running weight reaches its share. A balance only: the cuts
+    are then the sound cuts found after the targets, so the split's output does not depend on it."""
+    n = len(text)
+    if parts <= 1 or n == 0:
+        return []
+    if text.isascii():
+        return [n * k // parts for k in range(1, parts)]
+    edges = [n * b // blocks for b in range(blocks + 1)]
+    weights: list[float] = []
+    for lo, hi in zip(edges, edges[1:]):
+        probe = text[lo:min(hi, lo + sample)]
+        per_char = len(probe.encode("utf-8", "surrogatepass")) / len(probe) if probe else 0.0
+        weights.append(per_char * (hi - lo))
+    total = sum(weights)
+    targets: list[int] = []
+    run = 0.0
+    b = 0
+    for k in range(1, parts):
+        goal = total * k / parts
+        while b < blocks - 1 and run + weights[b] < goal:
+            run += weights[b]
+            b += 1
+        within = (goal - run) / weights[b] if weights[b] else 0.0
+        at = edges[b] + int(within * (edges[b + 1] - edges[b]))
+        targets.append(max(at, targets[-1] if targets else 0))
+    return targets
+
+
+def ids_split(text: str, workers: int) -> tuple[int, list[int]]:
+    """``(reach, targets)`` for ``merge_lopt.encode_ids`` of ``text`` over ``workers`` threads:
+    :data:`IDS_CHUNKS_PER_SLOT` chunks per worker (fewer for a shorter text: each at least
+    :data:`MIN_IDS_CHUNK` characters, a whole number per worker while there are as many as workers;
+    one chunk, serial, below twice that or for one worker), of about equal bytes
+    (:func:`byte_balanced_targets`); ``reach`` (:func:`ids_chunk_len`): how far past a target a sound cut is looked for."""
+    workers = max(1, workers)
+    if workers == 1:  # no other thread to take a share: one chunk, no seams
+        return ids_chunk_len(len(text), 1), []
+    per = min(IDS_CHUNKS_PER_SLOT, len(text) // (MIN_IDS_CHUNK * workers))
+    parts = workers * per if per else max(1, min(workers, len(text) // MIN_IDS_CHUNK))
+    return ids_chunk_len(len(text), parts), byte_balanced_targets(text, parts)
 
 
 def _init_worker(name: str) -> None:
@@ -124,6 +183,11 @@ def _ids_in_worker(text: str) -> np.ndarray:
 
 def _pool(backend: str, workers: int, engine: Encoder) -> Executor:
     key = (backend, workers, engine.info.name if backend == "processes" else "")
+    with _pools_lock:
+        return _pools[key] if key in _pools else _new_pool(key, backend, workers, engine)
+
+
+def _new_pool(key: tuple[str, int, str], backend: str, workers: int, engine: Encoder) -> Executor:
     if key not in _pools:
         if backend == "threads":
             _pools[key] = ThreadPoolExecutor(max_workers=workers)
@@ -135,10 +199,11 @@ def _pool(backend: str, workers: int, engine: Encoder) -> Executor:
 
 
 def shutdown() -> None:
-    """Stop every pool this module started."""
+    """Stop every pool this module started, and the slots' threads (``_slots``)."""
     while _pools:
         _, pool = _pools.popitem()
         pool.shutdown(wait=True, cancel_futures=True)
+    shutdown_slots()
 
 
 atexit.register(shutdown)
@@ -200,14 +265,21 @@ class Runner:
     def ids(self, engine: Encoder, texts: Sequence[str]) -> list[np.ndarray]:
         """``engine.encode_ids`` of each text (engines that offer it), in order: on the runner's
         threads or processes as the backend resolves; an engine whose backend is its own batch API
-        serially (that API returns encodings, not ids alone)."""
+        serially (that API returns encodings, not ids alone).
+
+        Threads: the texts dealt out in contiguous shares, one per slot, the calling thread being
+        slot 0 (``tokspec.fast._slots``: a slot keeps to its share unless it runs out of work, so a
+        chunk runs on the same thread call after call and finds that thread's store of merged
+        pieces warm). A slot's thread calling ``ids`` again (nested) encodes serially.
+        """
         ids_of = getattr(engine, "encode_ids")
         backend = self.resolve(engine)
-        if backend in ("serial", "batch") or len(texts) <= 1 or self.workers == 1:
+        if (backend in ("serial", "batch") or len(texts) <= 1 or self.workers == 1
+                or in_slot_thread()):
             return [ids_of(t) for t in texts]
         if backend == "processes":
             return self._in_processes(engine, texts, _ids_in_worker)
-        return list(_pool(backend, self.workers, engine).map(ids_of, texts))
+        return slot_map(ids_of, texts, self.workers)
 
     def _in_processes(self, engine: Encoder, texts: Sequence[str],
                       work: Callable[[str], Any] = _encode_in_worker) -> list[Any]:

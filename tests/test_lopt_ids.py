@@ -25,7 +25,7 @@ from tokspec.formats.models import trained_model
 from tokspec.fast import merge_lopt, parallel
 from tokspec.fast._chunking import MergeError
 from tokspec.fast.merge_engines import LoptEncoder
-from tokspec.fast.parallel import MIN_IDS_CHUNK, Runner, ids_chunk_len
+from tokspec.fast.parallel import MIN_IDS_CHUNK, Runner, ids_chunk_len, ids_split
 
 FAST = ["fast:cl100k_base", "fast:o200k_base", "fast:mon-unigram"]
 
@@ -57,8 +57,11 @@ def test_lopt_ids_equal_serial_ids_on_corpus(inner: Encoder) -> None:
 def test_lopt_ids_equal_serial_past_a_megabyte(inner: Encoder) -> None:
     text = english(600_000, seed=1) + chinese_like(300_000, seed=2) + code(300_000)
     lopt = LoptEncoder(inner, runner=Runner("threads", 2))  # the default split: 2 chunks per worker
-    assert len(_cuts(inner, text, ids_chunk_len(len(text), 2))) >= 2
-    assert np.array_equal(lopt.encode_ids(text), inner.encode_ids(text))  # type: ignore[attr-defined]
+    reach, targets = ids_split(text, 2)
+    rule = merge_lopt.decision(inner).rule
+    assert rule is not None and len(merge_lopt.cuts_after(text, rule, targets, reach)) == 3
+    for _ in range(2):  # the second call with the slots' stores warm
+        assert np.array_equal(lopt.encode_ids(text), inner.encode_ids(text))  # type: ignore[attr-defined]
 
 
 @settings(max_examples=60, deadline=None)
@@ -69,6 +72,18 @@ def test_hyp_lopt_ids_equal_serial(parts: list[str], chunk_len: int) -> None:
     inner = load_engine("fast:cl100k_base")
     text = "".join(parts)
     got = LoptEncoder(inner, runner=Runner("threads", 2), chunk_len=chunk_len).encode_ids(text)  # type: ignore[attr-defined]
+    assert got.tolist() == inner.encode_ids(text).tolist()  # type: ignore[attr-defined]
+
+
+@settings(max_examples=60, deadline=None)
+@given(parts=st.lists(st.sampled_from(["a", "b ", " ", "  ", "\n", "1", "234", "é", "中文", "😀", "'s", "x" * 30, "!?"]),
+                      max_size=60),
+       targets=st.lists(st.integers(0, 400), max_size=6), reach=st.integers(1, 50))
+def test_hyp_lopt_ids_at_any_targets_equal_serial(parts: list[str], targets: list[int], reach: int) -> None:
+    inner = load_engine("fast:cl100k_base")
+    text = "".join(parts)
+    got = merge_lopt.encode_ids(inner, text, chunk_len=reach, targets=sorted(targets),
+                                encode_many=Runner("threads", 2).ids)
     assert got.tolist() == inner.encode_ids(text).tolist()  # type: ignore[attr-defined]
 
 
@@ -101,12 +116,50 @@ def test_only_engines_with_encode_ids_get_it() -> None:
     assert callable(getattr(load_engine("lopt:fast:cl100k_base"), "encode_ids", None))
 
 
-def test_ids_chunk_len_is_two_chunks_per_worker_and_never_tiny() -> None:
-    assert ids_chunk_len(1_000_000, 2) == 250_000
-    assert ids_chunk_len(1_000_001, 2) == 250_001
-    assert ids_chunk_len(1_000_000, 1) == 500_000
+def test_ids_chunk_len_is_the_ceiling_share_and_never_tiny() -> None:
+    assert ids_chunk_len(1_000_000, 2) == 500_000
+    assert ids_chunk_len(1_000_001, 2) == 500_001
+    assert ids_chunk_len(1_000_000, 1) == 1_000_000
     assert ids_chunk_len(10, 2) == MIN_IDS_CHUNK == 65_536
-    assert ids_chunk_len(300_000, 0) == 150_000
+    assert ids_chunk_len(300_000, 0) == 300_000
+
+
+@pytest.mark.parametrize("n, workers, parts", [(10, 2, 1), (2 * MIN_IDS_CHUNK - 1, 2, 1), (2 * MIN_IDS_CHUNK, 2, 2),
+                                               (3 * MIN_IDS_CHUNK, 2, 2), (4 * MIN_IDS_CHUNK, 2, 4),
+                                               (1_000_000, 2, 4), (1_000_000, 4, 8), (1_000_000, 1, 1),
+                                               (1_000_000, 0, 1), (3 * MIN_IDS_CHUNK, 8, 3)])
+def test_ids_split_gives_each_worker_two_spans_of_at_least_min_ids_chunk(n: int, workers: int, parts: int) -> None:
+    text = "ab " * (n // 3) + "x" * (n % 3)
+    reach, targets = ids_split(text, workers)
+    assert len(targets) == parts - 1 and reach == ids_chunk_len(n, parts)
+    assert targets == [n * k // parts for k in range(1, parts)]  # ASCII: equal characters
+
+
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+@pytest.mark.parametrize("parts", [2, 3, 5])
+def test_byte_balanced_targets_split_mixed_text_into_near_equal_bytes(parts: int) -> None:
+    # English then Chinese-like (3 bytes a character) then code: equal characters would be far off
+    text = english(400_000, seed=1) + chinese_like(600_000, seed=2) + code(200_000)
+    targets = parallel.byte_balanced_targets(text, parts)
+    assert targets == sorted(targets) and len(targets) == parts - 1
+    bounds = [0, *targets, len(text)]
+    sizes = [_utf8_len(text[a:b]) for a, b in zip(bounds, bounds[1:])]
+    share = _utf8_len(text) / parts
+    assert all(abs(size - share) < 0.03 * share for size in sizes), (sizes, share)
+    by_chars = [len(text) * k // parts for k in range(1, parts)]
+    assert targets != by_chars
+
+
+def test_byte_balanced_targets_edge_cases() -> None:
+    assert parallel.byte_balanced_targets("", 2) == [] and parallel.byte_balanced_targets("中文", 1) == []
+    assert parallel.byte_balanced_targets("abcdef", 2) == [3]
+    text = "é" * 100 + "\ud800" + "中" * 100  # a lone surrogate weighs 3 bytes and raises nothing here
+    targets = parallel.byte_balanced_targets(text, 2, blocks=4, sample=8)
+    assert len(targets) == 1 and 0 < targets[0] < len(text)
+    assert parallel.byte_balanced_targets("中" * 10, 20) == sorted(parallel.byte_balanced_targets("中" * 10, 20))
 
 
 def test_runner_ids_keeps_order_on_every_backend() -> None:
@@ -153,8 +206,8 @@ def test_runner_ids_uses_the_pool_exactly_when_it_should(runner: Runner, n_texts
     got = runner.ids(engine, texts)
     assert [a.tolist() for a in got] == [[k + 1] for k in range(n_texts)]  # in order
     main = threading.main_thread().name
-    if in_pool:
-        assert main not in engine.threads and len(set(engine.threads)) == runner.workers
+    if in_pool:  # the calling thread is slot 0, each other slot one thread
+        assert main in engine.threads and len(set(engine.threads)) == runner.workers
     else:
         assert set(engine.threads) == {main}
 
@@ -206,17 +259,32 @@ class _RecordingRunner(Runner):
         return [np.zeros(1, dtype=np.int64) for _ in texts]
 
 
-def test_lopt_encoder_splits_by_ids_chunk_len_through_its_runner() -> None:
+def test_lopt_encoder_splits_by_ids_split_through_its_runner() -> None:
     runner = _RecordingRunner()
     lopt = LoptEncoder(load_engine("fast:cl100k_base"), runner=runner)
-    text = "ab " * 60_000  # 180,000 characters: ids_chunk_len(180000, 2) = 65,536
+    text = "ab " * 60_000  # 180,000 characters: ids_split(text, 2) = (90,000, [90,000])
     assert lopt.encode_ids(text).tolist() == [0] * len(runner.pieces)  # type: ignore[attr-defined]
     assert "".join(runner.pieces) == text
-    bounds = [0, *_cuts(lopt.inner, text, 65_536), len(text)]
-    assert len(bounds) == 4 and runner.pieces == [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    assert ids_split(text, 2) == (90_000, [90_000])
+    # the first sound cut at or after 90,000 ("ab" starts there): before the space, at 90,002
+    assert [len(p) for p in runner.pieces] == [90_002, 89_998]
+    runner.pieces.clear()
+    lopt.chunk_len = 40_000  # a chunk length given: cuts after its multiples, as before
+    lopt.encode_ids(text)  # type: ignore[attr-defined]
+    bounds = [0, *_cuts(lopt.inner, text, 40_000), len(text)]
+    assert len(bounds) == 6 and runner.pieces == [text[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
 def test_non_str_text_is_named_by_its_type() -> None:
     lopt = LoptEncoder(load_engine("fast:cl100k_base"))
     with pytest.raises(InvalidTextError, match="got bytes"):
         lopt.encode_ids(b"bytes")  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+def test_bench_fresh_peer_rows_check_ids_on_every_text() -> None:
+    from tokspec.app.bench.parallel import peer_fresh_rows
+    rows = peer_fresh_rows(quick=True)
+    assert {r.case.split(" fresh")[0] for r in rows} == {"english-varied", "chinese-like", "code-varied"}
+    assert all(r.case.endswith(" exact") and r.subject_s > 0 for r in rows), [r.case for r in rows]
+    assert {r.baseline for r in rows} >= {"fast:cl100k_base ids serial", "fast:o200k_base ids serial"}

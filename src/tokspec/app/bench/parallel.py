@@ -13,7 +13,8 @@ decided from the engine's structure (or ``serial`` and the reason) and says ``ex
 ``encode_ids`` on 2 threads against the fastest exact peers single-threaded (toktok-rs,
 quicktok-v1, when the ``bench`` extra is installed) and against the same engine's serial
 ``encode_ids``, on 2 MB of English-like text (one corpus repeated, and drawn from many), Chinese-like
-text and code; ids checked equal.
+text and code; ids checked equal. *Fresh peers* (:func:`peer_fresh_rows`): the same on a new text
+every round (what a stream of new documents costs, with no engine's caches warm for the text).
 Ratios are honest for this machine: with 2 cores the ceiling is 2x; engines that hold the GIL
 (Python-level offsets in the adapters) cannot overlap under threads. Out of scope: batch
 throughput of many texts (not what merges are for).
@@ -31,7 +32,7 @@ from tokspec.app.bench import BenchRow, time_best
 from tokspec.fast.merge_engines import LoptEncoder, merge_text
 from tokspec.fast.parallel import Runner, default_chunk_len
 
-__all__ = ["run", "generate_text"]
+__all__ = ["run", "generate_text", "peer_rows", "peer_fresh_rows"]
 
 _ENGINES = ("tiktoken:cl100k_base", "hf:bert-base-uncased", "hf:mon-unigram")
 _STRATEGIES = ("lopt", "lopt-paper", "overlap-filter", "id-lcs", "delimiter")
@@ -145,6 +146,58 @@ def peer_rows(*, quick: bool) -> list[BenchRow]:
     return rows
 
 
+def peer_fresh_rows(*, quick: bool) -> list[BenchRow]:
+    """As :func:`peer_rows` on texts none of the engines has seen: each round a new text (English
+    from new corpora, new Chinese-like text, new standard library files; the same texts for both
+    encodings), each engine once, in an order rotated by round; a warm-up round first; best of the
+    rounds. What a stream of new documents costs: ``fast:``'s stores of merged pieces (one per
+    thread) and the peers' caches warmed only by the earlier documents, where :func:`peer_rows`
+    times each engine on one text called again and again. Ids checked equal on every text."""
+    from tokspec.app.bench.fast import chinese_like
+    from tokspec.app.bench.latency import peers
+    from tokspec.app.bench.stages import code_varied, english_varied
+    from tokspec.fast.engines import _bpe_engine
+
+    size, rounds = (20_000, 2) if quick else (2_000_000, 4)
+    makers: dict[str, Callable[[int], str]] = {
+        "english-varied": lambda r: english_varied(size, first_seed=5000 + 300 * r),
+        "chinese-like": lambda r: chinese_like(size, seed=5000 + r),
+        "code-varied": lambda r: code_varied(size, part=r)}
+    texts = {lang: [make(r) for r in range(rounds + 1)] for lang, make in makers.items()}
+    rows = []
+    for encoding in ("cl100k_base", "o200k_base"):
+        # two instances of the engine, each with its own tables' state (pair memo, a store per
+        # thread): one instance for both would warm the calling thread's store for the other
+        lopt = LoptEncoder(load_engine(f"fast:{encoding}"), runner=Runner("threads", _WORKERS))
+        own = _bpe_engine.__wrapped__(encoding)
+        subject, serial = f"lopt:fast:{encoding} ids x{_WORKERS}", f"fast:{encoding} ids serial"
+        fns: dict[str, Callable[[str], object]] = {subject: lopt.encode_ids,
+                                                   serial: own.encode_ids}
+        lib = {n: f for n, f in peers(encoding).items() if n.split()[0] in ("toktok-rs", "quicktok-v1")}
+        fns.update(lib)
+        names = list(fns)
+        for lang, seq in texts.items():
+            best = {name: float("inf") for name in names}
+            same = {name: True for name in names}
+            for round_, text in enumerate(seq):
+                got: dict[str, list[int]] = {}
+                for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+                    t0 = time.perf_counter()
+                    ids = fns[name](text)
+                    took = time.perf_counter() - t0
+                    got[name] = list(ids)  # type: ignore[call-overload]
+                    if round_:
+                        best[name] = min(best[name], took)
+                for name in names:
+                    same[name] = same[name] and got[name] == got[serial]
+            n_bytes = len(seq[-1].encode())
+            for name in names[1:]:
+                exact = "exact" if same[subject] and same[name] else "INEXACT"
+                rows.append(BenchRow("parallel", f"{lang} fresh {exact}", subject,
+                                     name + (" (1 thread)" if name in lib else ""), n_bytes, best[subject], best[name]))
+    return rows
+
+
 def run(*, quick: bool) -> list[BenchRow]:
     """quick: 20k characters, cl100k, lopt only. Full: every family on 2 MB (lopt, default runner),
     then each published strategy on 1 MB per named engine; best of 2 runs each."""
@@ -159,6 +212,7 @@ def run(*, quick: bool) -> list[BenchRow]:
     else:
         cases = [(e, 1_000_000, _STRATEGIES) for e in _ENGINES]
     rows.extend(peer_rows(quick=quick))
+    rows.extend(peer_fresh_rows(quick=quick))
     repeat = 1 if quick else 2
     for name, n_chars, strategies in cases:
         engine = load_engine(name)
