@@ -155,7 +155,7 @@ def peer_fresh_rows(*, quick: bool) -> list[BenchRow]:
     times each engine on one text called again and again. Ids checked equal on every text."""
     from tokspec.app.bench.fast import chinese_like
     from tokspec.app.bench.latency import peers
-    from tokspec.app.bench.stages import code_varied, english_varied
+    from tokspec.app.bench.stages import code_varied, english_varied, fresh_round
     from tokspec.fast.engines import _bpe_engine
 
     size, rounds = (20_000, 2) if quick else (2_000_000, 4)
@@ -180,14 +180,7 @@ def peer_fresh_rows(*, quick: bool) -> list[BenchRow]:
             best = {name: float("inf") for name in names}
             same = {name: True for name in names}
             for round_, text in enumerate(seq):
-                got: dict[str, list[int]] = {}
-                for name in names[round_ % len(names):] + names[:round_ % len(names)]:
-                    t0 = time.perf_counter()
-                    ids = fns[name](text)
-                    took = time.perf_counter() - t0
-                    got[name] = list(ids)  # type: ignore[call-overload]
-                    if round_:
-                        best[name] = min(best[name], took)
+                got = fresh_round(fns, text, round_, best)
                 for name in names:
                     same[name] = same[name] and got[name] == got[serial]
             n_bytes = len(seq[-1].encode())

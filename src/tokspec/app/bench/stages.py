@@ -157,14 +157,32 @@ def code_varied(n_bytes: int, part: int = 0) -> str:
     return "".join(out)[:n_bytes]
 
 
+def fresh_round(fns: dict[str, Callable[[str], object]], text: str, round_: int,
+                best: dict[str, float]) -> dict[str, list[int]]:
+    """Each engine of ``fns`` once on ``text``, in an order rotated by ``round_`` (no engine always
+    first or last); its time recorded in ``best`` (a minimum) except in round 0, the warm-up.
+    Returns each engine's ids, for the caller's exactness check. Shared by the fresh-text rows
+    here and ``tokspec.app.bench.parallel.peer_fresh_rows``."""
+    import time
+
+    names = list(fns)
+    got: dict[str, list[int]] = {}
+    for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+        t0 = time.perf_counter()
+        ids = fns[name](text)
+        took = time.perf_counter() - t0
+        got[name] = list(ids)  # type: ignore[call-overload]
+        if round_:
+            best[name] = min(best[name], took)
+    return got
+
+
 def _fresh_rows(lang: str, make: Callable[[int], str], rounds: int, encoding: str) -> list[BenchRow]:
     """``encode_ids`` and the peers on texts none of them has seen: round ``r`` makes a new text
     (``make(r)``), and each engine encodes it once, in an order rotated by round; a warm-up round
     first. Best of ``rounds``, like the other rows, but of first calls: what a stream of new
     documents costs, with whatever state an engine keeps across calls (``fast:``'s store of merged
     pieces, a peer's caches) warmed only by the earlier documents. Ids checked equal on every text."""
-    import time
-
     from tokspec.app.bench.latency import peers
 
     fast = f"fast:{encoding}"
@@ -178,14 +196,7 @@ def _fresh_rows(lang: str, make: Callable[[int], str], rounds: int, encoding: st
     for round_ in range(rounds + 1):
         text = make(round_)
         n_bytes = len(text.encode())
-        got: dict[str, list[int]] = {}
-        for name in names[round_ % len(names):] + names[:round_ % len(names)]:
-            t0 = time.perf_counter()
-            ids = fns[name](text)
-            took = time.perf_counter() - t0
-            got[name] = list(ids)  # type: ignore[call-overload]
-            if round_:
-                best[name] = min(best[name], took)
+        got = fresh_round(fns, text, round_, best)
         for name in names:
             same[name] = same[name] and got[name] == got[names[0]]
     whole = names[0]
