@@ -4,16 +4,17 @@ The algorithm and its theorem are ``tokspec.fast.bpe_kernel``'s (seed
 ``bpe-backtracking-linear-encoder``: Corollaries I, II, IIa and IIIa, stated in ``bpe_backtrack``);
 the tables it reads are built there (:class:`~tokspec.fast.bpe_kernel.CompiledBPE`), which also
 re-exports :func:`_encode` and :func:`split_offsets`. The spec property checking it is "BPE
-exactness" (``tests/test_fast_bpe_kernel.py`` against tiktoken, the Python encoder, and compiled
-against interpreted; ``test_fast_bpe_piece_table``, ``test_fast_bpe_kernel_text`` for the
-written-out lookups and the counted byte positions).
+exactness" (against tiktoken and compiled against interpreted in ``tests/test_fast_kernels.py``,
+including >= 1 MB texts; against the Python encoder in ``test_fast_bpe_kernel_text`` and
+``test_fast_bpe_piece_table``, which also check the written-out lookups and the counted byte
+positions).
 
 :func:`_encode` encodes ALL pretokens of a text in one call (the hot loop never returns
 to Python) and converts each token's byte span to characters on the way: the character containing
 its first byte, to one past the character containing its last byte (``tokspec._types``). Cost: the
 backtracking's O(n * P) (see ``bpe_backtrack``), plus O(n) for offsets. Pair validity goes
 through a direct-mapped memo (2**18 words, shared by calls): it pays (on 2 MB of Chinese-like text,
-1.39M checks, 99K misses; a miss replays the merge history in the 16 MB pair table). Before the
+1.39M checks, 99K misses; a miss replays the merge history in the pair table, 4 MB for cl100k_base). Before the
 merge, a pretoken of at most 12 bytes that is itself a reachable token is looked up whole
 (``tokspec.fast._piece_table``, theorem: spec claim ``bpe.whole_piece_shortcut`` restricted to
 reachable tokens): one hash probe for ~85% of English and code pretokens; a piece of at most 24
@@ -33,9 +34,9 @@ pretoken: callgrind, 200 KB of English from many corpora, o200k_base, with its b
 ``_pack``: 14.9M -> 11.2M instructions), and so is the store's lookup (``_piece_store.store_op``
 with ``put`` 0: on about 10% of pretokens; callgrind, 200 KB, cl100k_base, the kernel's
 instructions -6% to -11% on English and code, fresh or repeated). Only the pieces the store misses
-(about 2% of pretokens of new text) still pay such pairs: the per-call cache and the store's put. ``_longest``, ``_valid``, ``piece_id`` and ``_pack``
-stay as kernels (``_bpe_probe``, ``_piece_table``) for
-``_counting_kernels`` and the tests, which check the written-out code against the Python encoder
+(about 2% of pretokens of new text) still pay such pairs: the per-call cache and the store's put.
+``_longest``, ``_valid``, ``piece_id`` and ``_pack`` stay as kernels (``_bpe_probe``,
+``_piece_table``) for ``_counting_kernels`` and the tests, which check the written-out code against the Python encoder
 (``test_fast_bpe_piece_table``, ``test_fast_bpe_kernel_text``).
 """
 

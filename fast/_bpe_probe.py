@@ -17,7 +17,7 @@ reaching the index silently turns a hash into numba's wrap-around indexing) and 
 out compiled (wrapping int64) and interpreted (numpy int64). Theorem relied on by
 :func:`_pair_valid`: the seed's Corollary IIa as stated in ``tokspec.fast.bpe_backtrack``
 (``BacktrackBPE._pair_valid``), checked by ``tests/test_fast_bpe_memo.py`` and
-``tests/test_fast_bpe_kernel.py``. Out of scope: the merge loop itself (``bpe_kernel._encode``).
+``tests/test_fast_kernels.py``. Out of scope: the merge loop itself (``_bpe_encode._encode``).
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ current position; if the pair it makes with the previous token is not valid, try
 prefix token; if none is left, mark the position as no boundary and pop one token. Theorem relied
 on: the seed's Corollaries I, II, IIa and IIIa (a sequence is BPE's output iff every adjacent pair
 is valid, and the backtracking search finds the unique such sequence), stated in ``bpe_backtrack``;
-the spec property checking this engine is "BPE exactness" (``tests/test_fast_bpe_kernel.py`` against
-tiktoken, the Python encoder, and compiled against interpreted).
+the spec property checking this engine is "BPE exactness" (against tiktoken and compiled against
+interpreted in ``tests/test_fast_kernels.py``, including >= 1 MB texts; against the Python encoder
+in ``tests/test_fast_bpe_kernel_text.py``).
 
 Arrays (built once per vocabulary from :class:`BacktrackBPE`'s tables by
 ``tokspec.fast.bpe_tables``, cached on disk keyed by the vocabulary's sha256 and this code, together
