@@ -37,7 +37,9 @@ def test_mutant_is_caught(name: str) -> None:
     target = mutant_target(name)
     t0 = time.monotonic()
     if target.kind == "hypothesis":
-        test = settings(max_examples=300, database=None)(make_test(target.properties[0]))
+        # derandomized: the same 300 examples every run (random ones let viterbi_wrong_tiebreak
+        # escape about 1 run in 30, measured; a CI run failed on it)
+        test = settings(max_examples=300, database=None, derandomize=True)(make_test(target.properties[0]))
         with pytest.raises(PropertyFailed):
             test()
         how = "hypothesis tiny vocabularies"
