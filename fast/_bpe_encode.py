@@ -52,6 +52,7 @@ from tokspec.fast._piece_store import IDS_MAX, STORE_MAX, store_op
 from tokspec.fast._piece_store import _LOW32 as _STORE_LOW32, _M0 as _STORE_M0, _M1 as _STORE_M1, _M2 as _STORE_M2
 from tokspec.fast._piece_table import PIECE_MAX
 from tokspec.fast._piece_table import _KEY_BITS as _PIECE_KEY_BITS, _KEY_MASK as _PIECE_KEY_MASK, _home
+from tokspec.fast._wrapping import add64, mul64
 from tokspec.fast.bpe_tables import NODE_BITS, PAIR_SHIFT
 
 __all__ = ["split_offsets"]
@@ -181,7 +182,8 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
                         s1 |= byte
                     else:
                         s2 |= byte
-            at = 16 * (((((s0 * _STORE_M0) ^ (s1 * _STORE_M1)) + s2 * _STORE_M2 + n) >> 32) & store_mask)
+            at = 16 * int((add64(add64(mul64(s0, _STORE_M0) ^ mul64(s1, _STORE_M1), mul64(s2, _STORE_M2)), n) >> 32)
+                           & store_mask)
             for way in range(2):
                 if (store[at + 3] & 0xFF) == n and store[at] == s0 and store[at + 1] == s1 and store[at + 2] == s2:
                     k = store[at + 3] >> 8

@@ -14,7 +14,9 @@ writes the longest-match walk and the memo probe out inline; see its docstring f
 
 Hashing: ``((key * M) >> 32) & mask``, all in int64, so the index is never negative (a sign bit
 reaching the index silently turns a hash into numba's wrap-around indexing) and the same bits come
-out compiled (wrapping int64) and interpreted (numpy int64). Theorem relied on by
+out compiled and interpreted (numpy int64, whose products wrap). The product is ``_wrapping.mul64``:
+numba's own int64 ``*`` makes an overflow undefined behaviour (LLVM ``nsw``), which LLVM was seen
+to exploit (that module's docstring). Theorem relied on by
 :func:`_pair_valid`: the seed's Corollary IIa as stated in ``tokspec.fast.bpe_backtrack``
 (``BacktrackBPE._pair_valid``), checked by ``tests/test_fast_bpe_memo.py`` and
 ``tests/test_fast_kernels.py``. Out of scope: the merge loop itself (``_bpe_encode._encode``).
@@ -25,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from tokspec._jit import kernel
+from tokspec.fast._wrapping import mul64
 from tokspec.fast.bpe_tables import NODE_BITS, PAIR_SHIFT
 
 __all__ = ["fill_level3", "fill_table"]  # and private kernels, imported by name (bpe_kernel, _counting_kernels)
@@ -36,7 +39,7 @@ _NODE_BITS = NODE_BITS
 
 @kernel
 def _slot(key: int, mask: int) -> int:
-    return ((key * _M) >> 32) & mask
+    return (mul64(key, _M) >> 32) & mask  # mul64: wraps (``_wrapping``; numba's ``*`` may not)
 
 
 def fill_table(keys: np.ndarray, vals: np.ndarray, vbits: int, table: np.ndarray) -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from tokspec._jit import kernel
+from tokspec.fast._wrapping import mul64
 
 __all__ = ["cache_for", "cache_get", "cache_put"]
 
@@ -61,7 +62,7 @@ def _slot_of(data: np.ndarray, b0: int, n: int, mask: int) -> int:
         k0 |= np.int64(data[b0 + i]) << (8 * i)
     for i in range(8, min(n, 16)):
         k1 ^= np.int64(data[b0 + i]) << (8 * (i - 8))
-    return (((k0 * _M0) ^ (k1 * _M1)) >> 32) & mask
+    return ((mul64(k0, _M0) ^ mul64(k1, _M1)) >> 32) & mask  # mul64: wraps (_wrapping)
 
 
 @kernel(inline=True)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from tokspec._jit import kernel
+from tokspec.fast._wrapping import add64, mul64
 
 __all__ = ["IDS_MAX", "SLOTS", "STORE_MAX", "new_store", "store_op"]
 
@@ -81,7 +82,8 @@ def store_op(store: np.ndarray, data: np.ndarray, b0: int, n: int, out: np.ndarr
             k1 |= byte
         else:
             k2 |= byte
-    at = 16 * (((((k0 * _M0) ^ (k1 * _M1)) + k2 * _M2 + n) >> 32) & ((len(store) >> 4) - 1))
+    at = 16 * ((add64(add64(mul64(k0, _M0) ^ mul64(k1, _M1), mul64(k2, _M2)), n) >> 32)  # wrapping: _wrapping
+               & ((len(store) >> 4) - 1))
     if put == 1:
         for i in range(8):
             store[at + 8 + i] = store[at + i]

@@ -22,7 +22,7 @@ unit: four slots per cache line). For a piece of ``n <= 12`` bytes: word 0 = byt
 little-endian (zero padded), word 1 = bytes 8..11 packed | ``n << 32`` | ``id << 36``. The length
 makes the key exact (a token may contain NUL bytes, so padding alone would be ambiguous); word 1
 == 0 marks an empty slot (no piece has length 0). Hashing as in ``bpe_kernel``: multiply, shift
-right 32, mask, in int64 (same bits compiled and interpreted). Build: O(vocabulary) numpy work at load
+right 32, mask, in int64 (same bits compiled and interpreted: the product is ``_wrapping.mul64``). Build: O(vocabulary) numpy work at load
 (a few ms, no compile; cached on disk with the BPE tables by ``CompiledBPE.from_ranks``). Lookup:
 two word loads to pack (a byte loop in the text's last 15 bytes), one probe expected.
 Out of scope: pieces longer than :data:`PIECE_MAX` (they take the merge), ids >= 2**27.
@@ -36,6 +36,7 @@ import numpy as np
 
 from tokspec._jit import kernel
 from tokspec.fast._le_load import load_le64
+from tokspec.fast._wrapping import mul64
 
 __all__ = ["PIECE_MAX", "build_piece_table", "empty_piece_table", "piece_id"]
 
@@ -71,7 +72,7 @@ def _pack(data: np.ndarray, b0: int, n: int) -> tuple[int, int]:
 
 @kernel(inline=True)
 def _home(k0: int, k1: int, mask: int) -> int:
-    return (((k0 * _M0) ^ (k1 * _M1)) >> 32) & mask
+    return ((mul64(k0, _M0) ^ mul64(k1, _M1)) >> 32) & mask  # mul64: wraps (_wrapping)
 
 
 @kernel(inline=True)
