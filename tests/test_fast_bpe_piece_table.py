@@ -5,7 +5,12 @@ Contract: the table holds exactly the reachable tokens of 1..12 bytes, each unde
 and id; a lookup answers a token's id for its exact bytes (length included: NUL bytes are not
 padding) and -1 for anything else; the kernel consults it before the merge (a planted entry
 changes the output, so the shortcut is live) and encodes an unreachable token's bytes as BPE does
-(spec claim ``bpe.whole_piece_shortcut``'s counterexample), never as the token. Counted positions
+(spec claim ``bpe.whole_piece_shortcut``'s counterexample), never as the token. Its long-prefix
+entries are exactly the first 12 bytes of the reachable tokens longer than 12, each with the trie
+node from which the trie walk reaches those tokens; the merge's longest match by probes (pieces
+of 1..60 bytes over vocabularies with tokens up to 40 bytes, far from the end of the data and in
+its last 15 bytes, where the walk is used) gives the ids of the trie walk alone and of the Python
+encoder. Counted positions
 (``encode_text_ids``) give the ids of the ``cbs`` path on ASCII and on 1- to 4-byte UTF-8.
 The full-vocabulary premise check (every cl100k_base / o200k_base token encodes to itself under
 the definition of BPE, and the engine's shortcut agrees) is ``slow`` (TOKSPEC_SLOW=1).
@@ -43,13 +48,17 @@ def _nul_ranks() -> dict[bytes, int]:
     return ranks
 
 
-def _entries(table: np.ndarray) -> dict[bytes, int]:
-    """Decode every occupied slot: bytes -> id."""
+def _entries(table: np.ndarray, *, long_prefixes: bool = False) -> dict[bytes, int]:
+    """Decode every occupied slot of pieces (bytes -> id), or with ``long_prefixes`` every
+    long-prefix entry (first 12 bytes -> trie node)."""
     out = {}
     for w0, w1 in table.reshape(-1, 2).tolist():
         if w1 == 0:
             continue
         n = (w1 >> 32) & 0xF
+        if (n == pt.LONG_PREFIX) != long_prefixes:
+            continue
+        n = min(n, pt.PIECE_MAX)
         raw = (w0 & (2**64 - 1)).to_bytes(8, "little") + (w1 & 0xFFFFFFFF).to_bytes(4, "little")
         assert raw[n:] == bytes(12 - n), "bytes past the length are zero"
         out[raw[:n]] = w1 >> 36
@@ -129,6 +138,57 @@ def test_shortcut_on_equals_off_and_python(seed: int) -> None:
     on = compiled.encode_pieces(data, bounds).tolist()
     assert on == compiled.encode_pieces(data, bounds, shortcut=False).tolist()
     assert on == [t for p in pieces for t in python.encode(p)]
+
+
+
+def _long_ranks(seed: int) -> dict[bytes, int]:
+    """Byte-level ranks with long reachable tokens (up to about 40 bytes) over a small alphabet."""
+    return trained_bpe_ranks(seed, alphabet=b"ab-", merges=120, segments=12, segment_len=(30, 60))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_long_prefix_entries_are_the_long_tokens_first_12_bytes(seed: int) -> None:
+    from tokspec.fast._bpe_probe import _get
+    from tokspec.fast.bpe_tables import NODE_BITS
+
+    ranks = _long_ranks(seed)
+    python = BacktrackBPE(ranks, self_check=False)
+    compiled = CompiledBPE.from_ranks(ranks)
+    long = [(t, tok) for t, tok in enumerate(python.tokens) if python.reachable[t] and len(tok) > pt.PIECE_MAX]
+    assert len(long) >= 3, "the vocabulary has long tokens to check"
+    entries = _entries(compiled.pieces, long_prefixes=True)
+    assert set(entries) == {tok[:pt.PIECE_MAX] for _, tok in long}
+    for t, tok in long:  # the node stored, walked on through the trie, ends at the token's own id
+        node = entries[tok[:pt.PIECE_MAX]]
+        for byte in tok[pt.PIECE_MAX:]:
+            node = _get(compiled.trie, (node << 8) | byte, NODE_BITS)
+        assert node == t, tok
+    assert _entries(compiled.pieces) == {tok: t for t, tok in enumerate(python.tokens)
+                                         if python.reachable[t] and len(tok) <= pt.PIECE_MAX}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_longest_match_by_probes_equals_the_trie_walk(seed: int) -> None:
+    ranks = _long_ranks(seed)
+    python = BacktrackBPE(ranks, self_check=False)
+    compiled = CompiledBPE.from_ranks(ranks)
+    rng = random.Random(seed)
+    long = [tok for tok in ranks if len(tok) > pt.PIECE_MAX]
+    pieces = []
+    for _ in range(300):  # random pieces, long tokens with a prefix or suffix, cut long tokens
+        kind = rng.randrange(4)
+        tok = rng.choice(long)
+        pieces.append(bytes(rng.choice(b"ab-") for _ in range(rng.randint(1, 60))) if kind == 0 else
+                      tok + bytes(rng.choice(b"ab-") for _ in range(rng.randint(0, 9))) if kind == 1 else
+                      bytes(rng.choice(b"ab-") for _ in range(rng.randint(1, 9))) + tok if kind == 2 else
+                      tok[:rng.randint(pt.PIECE_MAX, len(tok))])
+    for tail in (b"", b"a" * 15):  # the last pieces probed, then in the text's last 15 bytes (the walk)
+        cases = pieces + [tail] if tail else pieces
+        bounds = np.concatenate([[0], np.cumsum([len(p) for p in cases])])
+        data = b"".join(cases)
+        want = [t for p in cases for t in python.encode(p)]
+        assert compiled.encode_pieces(data, bounds).tolist() == want
+        assert compiled.encode_pieces(data, bounds, shortcut=False).tolist() == want
 
 
 TEXTS = ["plain ascii words, numbers 12345 and   spaces\n\n", "über café naïve",
