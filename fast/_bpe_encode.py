@@ -35,22 +35,23 @@ pretoken: callgrind, 200 KB of English from many corpora, o200k_base, with its b
 with ``put`` 0: on about 10% of pretokens; callgrind, 200 KB, cl100k_base, the kernel's
 instructions -6% to -11% on English and code, fresh or repeated). Only the pieces the store misses
 (about 2% of pretokens of new text) still pay such pairs: the per-call cache and the store's put.
-Longest match by probes: where a merge step starts on an ASCII byte with 16 bytes of data left,
-the longest reachable token starting there is found by independent hash probes instead of the
-trie walk, whose every step waits for the last (on new text the trie's lines are not cached: the
-walk was about 45% of a merge's ~3,500 cycles). First, if more than 12 bytes of the piece remain,
-one probe for the first 12 bytes as a long-prefix entry of the piece table (``_piece_table``: such
-an entry exists iff a reachable token of more than 12 bytes starts with them) and, on a hit, the
-trie from the node it holds; else one probe per length from min(12, remaining) down to 3 (the
-table holds every reachable token of at most 12 bytes, so the first hit is the longest), then the
-dense levels for 2 and 1 bytes. The same token the walk finds, so the backtracking and its theorem
-are unchanged. Not on other lead bytes: a CJK piece's tokens are short and its walk is dense
-(``level3``), and there the probes made the kernel 3-5x slower (measured). Not with the
-self-check's empty piece table, which keeps the walk. Measured (thread time, one process, old and
-new kernel on the same new 1 MB texts, own stores, median of 7-13; idle): cl100k_base English
-from many corpora x0.90, library code x0.79, Chinese-like x0.94; o200k_base x0.69, x0.86, x1.04.
-Checked by ``tests/test_fast_bpe_piece_table.py`` (long tokens up to about 40 bytes, against the
-walk alone and the Python encoder) and the tiktoken tests.
+Longest match by probes: where a merge step starts on an ASCII byte, the next min(12, remaining)
+bytes are ASCII and 16 bytes of data are left, the longest reachable token starting there is found
+by independent hash probes instead of the trie walk, whose every step waits for the last (on new
+text the trie's lines are not cached: the walk was about 45% of a merge's ~3,500 cycles). First,
+if more than 12 bytes of the piece remain, one probe for the first 12 bytes as a long-prefix entry
+of the piece table (``_piece_table``: such an entry exists iff a reachable token of more than 12
+bytes starts with them) and, on a hit, the trie from the node it holds; else one probe per length
+from min(12, remaining) down to 3 (the table holds every reachable token of at most 12 bytes, so
+the first hit is the longest), then the dense levels for 2 and 1 bytes. The same token the walk
+finds, so the backtracking and its theorem are unchanged. Elsewhere the walk: a CJK piece's tokens
+are short and its walk is dense (``level3``); probes on every lead byte made Chinese-like text 3-5x
+slower, and on ASCII-led windows holding non-ASCII bytes about 5% slower (measured). The
+self-check's empty piece table keeps the walk too. Measured (thread time, the kernel alone on the
+same new 1 MB texts, old and new each in its own process, alternating, medians of 3 x 7 calls;
+idle): cl100k_base English from many corpora x0.87, library code x0.84; o200k_base x0.94 and
+x0.89; Chinese-like x0.97-1.00 (noise about 5%). Checked by ``tests/test_fast_bpe_piece_table.py`` (long tokens up to
+about 40 bytes, against the walk alone and the Python encoder) and the tiktoken tests.
 ``_longest``, ``_valid``, ``piece_id`` and ``_pack`` stay as kernels (``_bpe_probe``,
 ``_piece_table``) for ``_counting_kernels`` and the tests, which check the written-out code against the Python encoder
 (``test_fast_bpe_piece_table``, ``test_fast_bpe_kernel_text``).
@@ -222,10 +223,16 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
         fresh = True  # cand is to be the longest reachable token at pos
         n_ids = len(tok_len)
         while True:
-            if fresh and probe and data[pos] < 0x80 and pos + 16 <= len(data):  # the longest match by
-                fresh = False  # independent probes (``_piece_table``'s long-prefix entries; module docstring)
+            ascii_window = False  # the next min(12, b1 - pos) bytes are ASCII, 16 bytes readable
+            if fresh and probe and data[pos] < 0x80 and pos + 16 <= len(data):
                 w0 = load_le64(data, pos)
                 w1 = load_le64(data, pos + 8)
+                n = min(b1 - pos, _PIECE_MAX)
+                k0 = w0 if n >= 8 else w0 & ((np.int64(1) << (8 * n)) - 1)
+                k1 = w1 & ((np.int64(1) << (8 * max(n - 8, 0))) - 1)
+                ascii_window = ((k0 | k1) & _HIGH_BITS) == 0
+            if ascii_window:  # the longest match by independent probes (``_piece_table``'s
+                fresh = False  # long-prefix entries; module docstring)
                 cand = -1
                 if b1 - pos > _PIECE_MAX:  # a reachable token of more than 12 bytes starts here iff
                     # the first 12 bytes are a long-prefix entry; its value is their trie node

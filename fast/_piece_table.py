@@ -185,8 +185,10 @@ def _long_prefixes(arrays: Mapping[str, np.ndarray], ids: np.ndarray) -> tuple[n
     keys_sorted, vals_sorted = edge_keys[order], np.asarray(arrays["edge_vals"], dtype=np.int64)[order]
     for i in range(2, PIECE_MAX):
         key = node << 8 | raw[:, i]
-        at = np.minimum(np.searchsorted(keys_sorted, key), len(keys_sorted) - 1)
-        if not (node >= 0).all() or not (keys_sorted[at] == key).all():
+        at = np.searchsorted(keys_sorted, key)
+        found = (node >= 0) & (at < len(keys_sorted))
+        found[found] = keys_sorted[at[found]] == key[found]
+        if not found.all():
             raise ValueError("piece table: a long token's 12-byte prefix is not a path of the trie")
         node = vals_sorted[at]
     k0 = np.zeros(len(raw), dtype=np.int64)

@@ -167,6 +167,25 @@ def test_long_prefix_entries_are_the_long_tokens_first_12_bytes(seed: int) -> No
                                          if python.reachable[t] and len(tok) <= pt.PIECE_MAX}
 
 
+
+def test_a_long_prefix_off_the_trie_is_refused() -> None:
+    """Arrays whose trie lacks a long token's path (a corrupt or foreign table file) make the build
+    fail with a clear error, not a table whose node would send the merge astray."""
+    from tokspec.fast.bpe_tables import arrays_of
+
+    python = BacktrackBPE(_long_ranks(0), self_check=False)
+    arrays = arrays_of(python)
+    assert len(_entries(pt.build_piece_table(arrays), long_prefixes=True)) > 0  # as built: fine
+    keys, vals = np.asarray(arrays["edge_keys"]), np.asarray(arrays["edge_vals"])
+    tok = next(t for i, t in enumerate(python.tokens) if python.reachable[i] and len(t) > pt.PIECE_MAX)
+    third = (int(arrays["root"][256 + (tok[0] << 8 | tok[1])]) << 8) | tok[2]  # its depth-3 edge
+    assert third in keys
+    for cut in (dict(arrays, edge_keys=keys[:0], edge_vals=vals[:0]),  # no deep edges at all
+                dict(arrays, edge_keys=keys[keys != third], edge_vals=vals[keys != third])):
+        with pytest.raises(ValueError, match="long token's 12-byte prefix is not a path of the trie"):
+            pt.build_piece_table(cut)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_longest_match_by_probes_equals_the_trie_walk(seed: int) -> None:
     ranks = _long_ranks(seed)
