@@ -83,7 +83,8 @@ def _home_numpy(k0: int, k1: int, mask: int) -> int:
         return int((((a0 * np.int64(_piece_table._M0)) ^ (a1 * np.int64(_piece_table._M1))) >> 32)[0] & mask)
 
 
-@pytest.mark.parametrize("text", [b"#" * 16, b"abcdefghijklmnop", bytes(range(200, 216)), b"\xff" * 16])
+@pytest.mark.parametrize("text", [b"#" * 16, b"abcdefghijklmnop", bytes(range(200, 216)), b"\xff" * 16],
+                         ids=["hashes", "letters", "bytes200-215", "ff"])  # ASCII ids (mutation/run.py)
 def test_piece_home_matches_numpy_where_llvm_sees_the_overflow(text: bytes) -> None:
     data = np.frombuffer(text, dtype=np.uint8)
     k0, k1, home = (int(x) for x in _home_of_12_bytes(data, 0, 8191))
