@@ -23,18 +23,15 @@ thread's store (``tokspec.fast._piece_store``, the last argument: ``CompiledBPE.
 each thread its own), a longer one merged earlier in the same call from a per-call cache
 (``tokspec.fast._piece_cache``); both compare byte for byte. The trie's third level is dense
 for three-byte UTF-8 characters (``level3``, built at load).
-Calls per token are avoided: a compiled call with array arguments costs 30-50 ns, so
-``_encode`` writes out the longest-match walk (``_longest``) and the memo probe of ``_valid`` in
-its loop (CJK text: 66 -> 32 ns/B, interleaved with toktok-rs); numba's ``inline="always"`` was
-tried for them and made CJK text slower (64-80 vs 49 ns/B). The reason, found later: numba
-reference-counts an array passed to an inlined kernel, an atomic increment and decrement of its
-memory-info word per call, which its pruning pass does not remove in a loop like this one. The
-whole-piece probe (``_piece_table.piece_id``) is written out for the same reason (it ran on every
-pretoken: callgrind, 200 KB of English from many corpora, o200k_base, with its byte packing
-``_pack``: 14.9M -> 11.2M instructions), and so is the store's lookup (``_piece_store.store_op``
-with ``put`` 0: on about 10% of pretokens; callgrind, 200 KB, cl100k_base, the kernel's
-instructions -6% to -11% on English and code, fresh or repeated). Only the pieces the store misses
-(about 2% of pretokens of new text) still pay such pairs: the per-call cache and the store's put.
+Calls per token are avoided: a compiled call with array arguments costs 30-50 ns, and numba
+reference-counts an array passed even to an inlined kernel (an atomic increment and decrement per
+call, which its pruning pass does not remove in a loop like this one). So the longest-match walk
+(``_longest``; CJK text 66 -> 32 ns/B), the memo probe of ``_valid``, the whole-piece probe
+(``_piece_table.piece_id``; callgrind, 200 KB of English, 14.9M -> 11.2M instructions) and the
+store's lookup (``_piece_store.store_op`` with ``put`` 0; -6% to -11%) are written out here; their
+key packing and hashing are scalar kernels (``_key_of_words``, ``_home``, ``store_words``,
+``store_set``: no arrays, nothing counted), shared with the look-ahead below. Only the pieces the
+store misses (about 2% of pretokens of new text) pay such calls: the per-call cache, the store's put.
 Longest match by probes: where a merge step starts on an ASCII byte, the next min(12, remaining)
 bytes are ASCII and 16 bytes of data are left, the longest reachable token starting there is found
 by independent hash probes instead of the trie walk, whose every step waits for the last (on new
@@ -44,17 +41,25 @@ of the piece table (``_piece_table``: such an entry exists iff a reachable token
 bytes starts with them) and, on a hit, the trie from the node it holds; else one probe per length
 from min(12, remaining) down to 3 (the table holds every reachable token of at most 12 bytes, so
 the first hit is the longest), then the dense levels for 2 and 1 bytes. The same token the walk
-finds, so the backtracking and its theorem are unchanged. Elsewhere the walk: a CJK piece's tokens
-are short and its walk is dense (``level3``); probes on every lead byte made Chinese-like text 3-5x
-slower, and on ASCII-led windows holding non-ASCII bytes about 5% slower (measured). The
-self-check's empty piece table keeps the walk too. Measured (thread time, the kernel alone on the
-same new 1 MB texts, old and new each in its own process, alternating, medians of 3 x 7 calls;
-idle): cl100k_base English from many corpora x0.87, library code x0.84; o200k_base x0.94 and
-x0.89; Chinese-like x0.97-1.00 (noise about 5%). Checked by ``tests/test_fast_bpe_piece_table.py`` (long tokens up to
-about 40 bytes, against the walk alone and the Python encoder) and the tiktoken tests.
+finds, so the backtracking and its theorem are unchanged. Elsewhere (and with the self-check's
+empty piece table) the walk: CJK tokens are short and their walk dense (``level3``); probes there
+made Chinese-like text 3-5x slower. Measured (thread time, the kernel alone on the same new 1 MB
+texts, old and new each in its own process, alternating, medians of 3 x 7 calls): cl100k_base
+English from many corpora x0.87, code x0.84; o200k_base x0.94, x0.89; Chinese-like x0.97-1.00.
+Checked by ``tests/test_fast_bpe_piece_table.py`` (tokens up to about 40 bytes, against the walk
+alone and the Python encoder) and the tiktoken tests.
 ``_longest``, ``_valid``, ``piece_id`` and ``_pack`` stay as kernels (``_bpe_probe``,
-``_piece_table``) for ``_counting_kernels`` and the tests, which check the written-out code against the Python encoder
-(``test_fast_bpe_piece_table``, ``test_fast_bpe_kernel_text``).
+``_piece_table``) for ``_counting_kernels`` and the tests, which check the written-out code
+against the Python encoder (``test_fast_bpe_piece_table``, ``test_fast_bpe_kernel_text``).
+Look-ahead: the loop prefetches (``_prefetch``) the piece-table line of the pretoken
+:data:`_AHEAD` places ahead, or its store set if it has 13..24 bytes (so is no token), wherever
+its bytes are known (in counted mode within the ASCII run found ahead). A short text whose
+table lines were evicted since it was last seen spent more on waiting than on work (1.2 KB of
+English: 13.2 us against 4.6 us cached, about a line per pretoken). Measured in issue 29's
+latency bench, one process, old and new kernel each on its own copy of the tables: p50 17.6 ->
+14.9 us (cl100k_base) and 19.3 -> 15.6 us (o200k_base); on 1 MB (as above) no row slower, code
+x0.94. Exactness is untouched (a prefetch changes no value); ``tests/test_fast_prefetch.py``
+checks that the lines prefetched are exactly those the probes read.
 """
 
 from __future__ import annotations
@@ -65,11 +70,11 @@ from tokspec._jit import kernel
 from tokspec.fast._bpe_probe import _get, _pair_valid, _slot
 from tokspec.fast._le_load import load_le64
 from tokspec.fast._piece_cache import cache_for, cache_get, cache_put
-from tokspec.fast._piece_store import IDS_MAX, STORE_MAX, store_op
-from tokspec.fast._piece_store import _LOW32 as _STORE_LOW32, _M0 as _STORE_M0, _M1 as _STORE_M1, _M2 as _STORE_M2
+from tokspec.fast._piece_store import IDS_MAX, STORE_MAX, store_op, store_set, store_words
+from tokspec.fast._piece_store import _LOW32 as _STORE_LOW32
 from tokspec.fast._piece_table import EMPTY_WORDS, LONG_PREFIX, PIECE_MAX
-from tokspec.fast._piece_table import _KEY_BITS as _PIECE_KEY_BITS, _KEY_MASK as _PIECE_KEY_MASK, _home
-from tokspec.fast._wrapping import add64, mul64
+from tokspec.fast._piece_table import _KEY_BITS as _PIECE_KEY_BITS, _KEY_MASK as _PIECE_KEY_MASK, _home, _key_of_words
+from tokspec.fast._prefetch import prefetch
 from tokspec.fast.bpe_tables import NODE_BITS, PAIR_SHIFT
 
 __all__ = ["split_offsets"]
@@ -79,6 +84,8 @@ _NODE_BITS = NODE_BITS
 _PIECE_MAX = PIECE_MAX
 _LONG_PREFIX = LONG_PREFIX
 _EMPTY_WORDS = EMPTY_WORDS
+_STORE_MAX = STORE_MAX
+_AHEAD = 32  # pretokens: how far ahead lines are prefetched (16, 32, 64 and 128 tried: 32-64 best)
 _HIGH_BITS = -0x7F7F7F7F7F7F7F80  # 0x8080808080808080 as an int64: the top bit of each of 8 bytes
 
 
@@ -119,7 +126,27 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
     ascii_end = len(data) if len(cps) == len(data) else 0  # counted mode: every byte of
     # data[b1:ascii_end] is ASCII (none when <= b1); all of them when the text is ASCII
     scan_pause = 0  # counted mode: pieces to count without rescanning (non-ASCII is dense here)
+    ahead = 0  # the next pretoken whose lines are to be prefetched
     for p in range(len(starts)):
+        while ahead < len(starts) and ahead <= p + _AHEAD:  # prefetch the line its probe will read
+            if not counted:  # (``_prefetch``; module docstring), from the pretoken's bytes
+                a0 = cbs[starts[ahead]]
+                a1 = cbs[ends[ahead]]
+            elif ends[ahead] + shift <= ascii_end:  # counted: known within the ASCII run ahead
+                a0 = starts[ahead] + shift  # (one byte per character there)
+                a1 = ends[ahead] + shift
+            elif ahead > p:  # not known yet: again at the next pretoken (the run may be found)
+                break
+            else:
+                a0 = a1 = 0
+            ahead += 1
+            n = a1 - a0
+            if 0 < n <= _PIECE_MAX and a0 + 16 <= len(data):
+                k0, k1 = _key_of_words(load_le64(data, a0), load_le64(data, a0 + 8), n)
+                prefetch(pieces, 2 * _home(k0, k1, piece_mask))
+            elif _PIECE_MAX < n <= _STORE_MAX and a0 + 24 <= len(data) and len(store) > 0:  # not one
+                s0, s1, s2 = store_words(load_le64(data, a0), load_le64(data, a0 + 8), load_le64(data, a0 + 16), n)
+                prefetch(store, store_set(s0, s1, s2, n, store_mask))  # token: to the store
         if not counted:
             b0 = cbs[starts[p]]
             b1 = cbs[ends[p]]
@@ -149,12 +176,7 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
         if b1 - b0 <= _PIECE_MAX:  # ``_pack`` written out too
             n = b1 - b0
             if b0 + 16 <= len(data):
-                k0 = load_le64(data, b0)
-                if n < 8:
-                    k0 &= (np.int64(1) << (8 * n)) - 1
-                k1 = np.int64(n) << 32
-                if n > 8:
-                    k1 |= load_le64(data, b0 + 8) & ((np.int64(1) << (8 * (n - 8))) - 1)
+                k0, k1 = _key_of_words(load_le64(data, b0), load_le64(data, b0 + 8), n)
             else:  # the text's last 15 bytes
                 k0 = np.int64(0)
                 k1 = np.int64(n) << 32
@@ -178,22 +200,12 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
         if short:  # merged earlier by this thread, in this call or an earlier one: the lookup of
             # ``_piece_store.store_op`` written out (its call paid reference-count atomics)
             n = b1 - b0
-            s0 = np.int64(0)
-            s1 = np.int64(0)
-            s2 = np.int64(0)
             if b0 + 24 <= len(data):  # bytes 8w..8w+7 in word w, zero padded
-                s0 = load_le64(data, b0)
-                if n < 8:
-                    s0 &= (np.int64(1) << (8 * n)) - 1
-                if n > 8:
-                    s1 = load_le64(data, b0 + 8)
-                    if n < 16:
-                        s1 &= (np.int64(1) << (8 * (n - 8))) - 1
-                if n > 16:
-                    s2 = load_le64(data, b0 + 16)
-                    if n < 24:
-                        s2 &= (np.int64(1) << (8 * (n - 16))) - 1
+                s0, s1, s2 = store_words(load_le64(data, b0), load_le64(data, b0 + 8), load_le64(data, b0 + 16), n)
             else:  # the text's last 23 bytes
+                s0 = np.int64(0)
+                s1 = np.int64(0)
+                s2 = np.int64(0)
                 for i in range(n):
                     byte = np.int64(data[b0 + i]) << (8 * (i & 7))
                     if i < 8:
@@ -202,8 +214,7 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
                         s1 |= byte
                     else:
                         s2 |= byte
-            at = 16 * int((add64(add64(mul64(s0, _STORE_M0) ^ mul64(s1, _STORE_M1), mul64(s2, _STORE_M2)), n) >> 32)
-                           & store_mask)
+            at = int(store_set(s0, s1, s2, n, store_mask))
             for way in range(2):
                 if (store[at + 3] & 0xFF) == n and store[at] == s0 and store[at + 1] == s1 and store[at + 2] == s2:
                     k = store[at + 3] >> 8
@@ -253,10 +264,7 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
                         q += 1
                 n = min(b1 - pos, _PIECE_MAX)
                 while cand < 0 and n > 2:  # else the longest of 12..3 bytes: one probe per length
-                    k0 = w0 if n >= 8 else w0 & ((np.int64(1) << (8 * n)) - 1)
-                    k1 = np.int64(n) << 32
-                    if n > 8:
-                        k1 |= w1 & ((np.int64(1) << (8 * (n - 8))) - 1)
+                    k0, k1 = _key_of_words(w0, w1, n)
                     h = _home(k0, k1, piece_mask)
                     while pieces[2 * h + 1] != 0:
                         if pieces[2 * h] == k0 and (pieces[2 * h + 1] & _PIECE_KEY_MASK) == k1:

@@ -36,7 +36,7 @@ import numpy as np
 from tokspec._jit import kernel
 from tokspec.fast._wrapping import add64, mul64
 
-__all__ = ["IDS_MAX", "SLOTS", "STORE_MAX", "new_store", "store_op"]
+__all__ = ["IDS_MAX", "SLOTS", "STORE_MAX", "new_store", "store_op", "store_set", "store_words"]
 
 STORE_MAX = 24  # bytes of the longest piece stored (three packed words)
 IDS_MAX = 8     # ids of the longest encoding stored (four words of two)
@@ -55,6 +55,26 @@ def new_store(slots: int = SLOTS) -> np.ndarray:
     if slots and slots & (slots - 1):
         raise ValueError(f"store slots must be a power of two: slots={slots!r}")
     return np.zeros(8 * slots, dtype=np.int64)
+
+
+@kernel(inline=True)
+def store_words(w0: np.int64, w1: np.int64, w2: np.int64, n: int) -> tuple[np.int64, np.int64, np.int64]:
+    """The three packed words of a piece of ``1 <= n <= 24`` bytes whose first 24 bytes, loaded
+    little-endian, are ``w0``, ``w1``, ``w2``: each masked to the piece, zero past it (the same bits
+    as :func:`store_op`'s byte loop). Scalars only, for ``bpe_kernel._encode``'s written-out lookup
+    and its look-ahead."""
+    k0 = w0 if n >= 8 else w0 & ((np.int64(1) << (8 * n)) - 1)
+    k1 = np.int64(0) if n <= 8 else w1 if n >= 16 else w1 & ((np.int64(1) << (8 * (n - 8))) - 1)
+    k2 = np.int64(0) if n <= 16 else w2 if n >= 24 else w2 & ((np.int64(1) << (8 * (n - 16))) - 1)
+    return k0, k1, k2
+
+
+@kernel(inline=True)
+def store_set(k0: np.int64, k1: np.int64, k2: np.int64, n: int, set_mask: int) -> np.int64:
+    """The first word of the set of the piece with packed words ``k0..k2`` and length ``n``, in a
+    store of ``set_mask + 1`` sets (16 words each): a multiply-shift hash (``mul64``/``add64``
+    wrap, ``_wrapping``)."""
+    return 16 * ((add64(add64(mul64(k0, _M0) ^ mul64(k1, _M1), mul64(k2, _M2)), n) >> 32) & set_mask)
 
 
 @kernel
@@ -82,8 +102,7 @@ def store_op(store: np.ndarray, data: np.ndarray, b0: int, n: int, out: np.ndarr
             k1 |= byte
         else:
             k2 |= byte
-    at = 16 * ((add64(add64(mul64(k0, _M0) ^ mul64(k1, _M1), mul64(k2, _M2)), n) >> 32)  # wrapping: _wrapping
-               & ((len(store) >> 4) - 1))
+    at = store_set(k0, k1, k2, n, (len(store) >> 4) - 1)
     if put == 1:
         for i in range(8):
             store[at + 8 + i] = store[at + i]

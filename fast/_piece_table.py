@@ -61,18 +61,25 @@ _M1 = 0x2545F4914F6CDD1D
 
 
 @kernel(inline=True)
+def _key_of_words(w0: np.int64, w1: np.int64, n: int) -> tuple[np.int64, np.int64]:
+    """(word 0, word 1 without the id) of the piece of ``1 <= n <= 12`` bytes whose first 16 bytes,
+    loaded little-endian, are ``w0`` and ``w1``: the words masked to the piece, ``n`` above the
+    low 32 bits of the second. Scalars only (a kernel taking arrays pays reference counting per
+    call), so ``bpe_kernel._encode`` shares it with its look-ahead."""
+    k0 = w0 if n >= 8 else w0 & ((np.int64(1) << (8 * n)) - 1)
+    k1 = np.int64(n) << 32
+    if n > 8:
+        k1 |= w1 & ((np.int64(1) << (8 * (n - 8))) - 1)
+    return k0, k1
+
+
+@kernel(inline=True)
 def _pack(data: np.ndarray, b0: int, n: int) -> tuple[int, int]:
     """(word 0, word 1 without the id) of the piece ``data[b0:b0+n]``, ``1 <= n <= 12``. Two word
-    loads masked to the piece (``_le_load``) where 16 bytes from ``b0`` are in ``data``, else
-    (the text's last 15 bytes) a byte loop: the same bits."""
+    loads masked to the piece (``_le_load``, :func:`_key_of_words`) where 16 bytes from ``b0``
+    are in ``data``, else (the text's last 15 bytes) a byte loop: the same bits."""
     if b0 + 16 <= len(data):
-        k0 = load_le64(data, b0)
-        if n < 8:
-            k0 &= (np.int64(1) << (8 * n)) - 1
-        k1 = np.int64(n) << 32
-        if n > 8:
-            k1 |= load_le64(data, b0 + 8) & ((np.int64(1) << (8 * (n - 8))) - 1)
-        return k0, k1
+        return _key_of_words(load_le64(data, b0), load_le64(data, b0 + 8), n)
     k0 = np.int64(0)
     for i in range(min(n, 8)):
         k0 |= np.int64(data[b0 + i]) << (8 * i)
