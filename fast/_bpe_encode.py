@@ -52,13 +52,14 @@ alone and the Python encoder) and the tiktoken tests.
 ``_piece_table``) for ``_counting_kernels`` and the tests, which check the written-out code
 against the Python encoder (``test_fast_bpe_piece_table``, ``test_fast_bpe_kernel_text``).
 Look-ahead: the loop prefetches (``_prefetch``) the piece-table line of the pretoken
-:data:`_AHEAD` places ahead, or its store set if it has 13..24 bytes (so is no token), wherever
+:data:`_AHEAD` places ahead if it has at most 12 bytes and its store set if at most 24, wherever
 its bytes are known (in counted mode within the ASCII run found ahead). A short text whose
 table lines were evicted since it was last seen spent more on waiting than on work (1.2 KB of
 English: 13.2 us against 4.6 us cached, about a line per pretoken). Measured in issue 29's
 latency bench, one process, old and new kernel each on its own copy of the tables: p50 17.6 ->
-14.9 us (cl100k_base) and 19.3 -> 15.6 us (o200k_base); on 1 MB (as above) no row slower, code
-x0.94. Exactness is untouched (a prefetch changes no value); ``tests/test_fast_prefetch.py``
+14.9 us (cl100k_base) and 19.3 -> 15.6 us (o200k_base) with the piece-table line only; the store
+set of every piece too (not only of those of 13..24 bytes) gave a further x0.90-0.97. On 1 MB (as
+above) no row slower beyond noise (code x0.94-1.03). Exactness is untouched (a prefetch changes no value); ``tests/test_fast_prefetch.py``
 checks that the lines prefetched are exactly those the probes read.
 """
 
@@ -144,9 +145,9 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
             if 0 < n <= _PIECE_MAX and a0 + 16 <= len(data):
                 k0, k1 = _key_of_words(load_le64(data, a0), load_le64(data, a0 + 8), n)
                 prefetch(pieces, 2 * _home(k0, k1, piece_mask))
-            elif _PIECE_MAX < n <= _STORE_MAX and a0 + 24 <= len(data) and len(store) > 0:  # not one
+            if 0 < n <= _STORE_MAX and a0 + 24 <= len(data) and len(store) > 0:  # and its store set
                 s0, s1, s2 = store_words(load_le64(data, a0), load_le64(data, a0 + 8), load_le64(data, a0 + 16), n)
-                prefetch(store, store_set(s0, s1, s2, n, store_mask))  # token: to the store
+                prefetch(store, store_set(s0, s1, s2, n, store_mask))  # (a token of <= 12 bytes: unused)
         if not counted:
             b0 = cbs[starts[p]]
             b1 = cbs[ends[p]]

@@ -3,9 +3,9 @@
 Contract: a prefetch never changes a result. Interpreted, it refuses an index outside its array
 (a look-ahead slot computed wrongly would be a silent slowdown compiled). Compiled, it runs for
 any slot of the array and the kernel's values are those of the same kernel without it.
-``bpe_kernel._encode`` prefetches, in order, exactly the lines its probes will read: for each
+``bpe_kernel._encode`` prefetches, in order, exactly the lines its probes may read: for each
 pretoken of 1..12 bytes the piece-table home slot of its bytes (``_piece_table._pack`` and
-``_home``, as ``piece_id`` probes), for each of 13..24 bytes the store set of its bytes
+``_home``, as ``piece_id`` probes), then for each of 1..24 bytes the store set of its bytes
 (``_piece_store.store_op``'s), wherever the pretoken's bytes are known ahead (always with a
 per-character byte array; in counted mode within the ASCII run ahead) and 16 (24) bytes can be
 loaded; and the ids are the compiled kernel's.
@@ -63,7 +63,7 @@ def _expected_prefetches(data: np.ndarray, b: list[int], tables: tuple[object, .
         if 0 < n <= _piece_table.PIECE_MAX and b0 + 16 <= len(data):
             k0, k1 = _piece_table._pack(data, b0, n)
             out.append(("pieces", 2 * int(_piece_table._home(k0, k1, (len(pieces) >> 1) - 1))))
-        elif _piece_table.PIECE_MAX < n <= _piece_store.STORE_MAX and b0 + 24 <= len(data):
+        if 0 < n <= _piece_store.STORE_MAX and b0 + 24 <= len(data):
             words = [int.from_bytes(bytes(data[b0 + 8 * w:min(b0 + 8 * w + 8, b1)]).ljust(8, b"\0"), "little",
                                     signed=True) for w in range(3)]
             out.append(("store", int(_piece_store.store_set(*words, n, (len(store) >> 4) - 1))))
