@@ -60,7 +60,7 @@ _M0 = 0x5851F42D4C957F2D  # odd multipliers < 2**63 (int64 literals in both mode
 _M1 = 0x2545F4914F6CDD1D
 
 
-@kernel(inline=True)
+@kernel
 def _key_of_words(w0: np.int64, w1: np.int64, n: int) -> tuple[np.int64, np.int64]:
     """(word 0, word 1 without the id) of the piece of ``1 <= n <= 12`` bytes whose first 16 bytes,
     loaded little-endian, are ``w0`` and ``w1``: the words masked to the piece, ``n`` above the
