@@ -53,9 +53,12 @@ alone and the Python encoder) and the tiktoken tests.
 ``_longest``, ``_valid``, ``piece_id`` and ``_pack`` stay as kernels (``_bpe_probe``,
 ``_piece_table``) for ``_counting_kernels`` and the tests, which check the written-out code
 against the Python encoder (``test_fast_bpe_piece_table``, ``test_fast_bpe_kernel_text``).
-Look-ahead: the loop prefetches (``_prefetch``) the piece-table line of the pretoken
-:data:`_AHEAD` places ahead if it has at most 12 bytes and its store set if at most 24, wherever
-its bytes are known (in counted mode within the ASCII run found ahead). A short text whose
+Look-ahead: over the first :data:`_AHEAD_SPAN` pretokens of a call, the loop prefetches
+(``_prefetch``) the piece-table line of the pretoken :data:`_AHEAD` places ahead if it has at most
+12 bytes and its store set if at most 24, wherever its bytes are known (in counted mode within the
+ASCII run found ahead). Only the first: on a long text the lines are soon cached by the text
+itself, and the look-ahead's ~12 cycles per pretoken then cost more than they save (1 MB of
+repeated English, the kernel alone: 1.40 -> 2.33 ms over all pretokens). A short text whose
 table lines were evicted since it was last seen spent more on waiting than on work (1.2 KB of
 English: 13.2 us against 4.6 us cached, about a line per pretoken). Measured in issue 29's
 latency bench, one process, old and new kernel each on its own copy of the tables: p50 17.6 ->
@@ -90,6 +93,7 @@ _LONG_PREFIX = LONG_PREFIX
 _EMPTY_WORDS = EMPTY_WORDS
 _STORE_MAX = STORE_MAX
 _AHEAD = 32  # pretokens: how far ahead lines are prefetched (16, 32, 64 and 128 tried: 32-64 best)
+_AHEAD_SPAN = 4096  # pretokens: only the first ones of a call are prefetched (module docstring)
 _HIGH_BITS = -0x7F7F7F7F7F7F7F80  # 0x8080808080808080 as an int64: the top bit of each of 8 bytes
 
 
@@ -131,8 +135,9 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
     # data[b1:ascii_end] is ASCII (none when <= b1); all of them when the text is ASCII
     scan_pause = 0  # counted mode: pieces to count without rescanning (non-ASCII is dense here)
     ahead = 0  # the next pretoken whose lines are to be prefetched
+    ahead_end = min(len(starts), _AHEAD_SPAN)
     for p in range(len(starts)):
-        while ahead < len(starts) and ahead <= p + _AHEAD:  # prefetch the lines its probes will read
+        while ahead < ahead_end and ahead <= p + _AHEAD:  # prefetch the lines its probes will read
             if not counted:  # (``_prefetch``; module docstring), from the pretoken's bytes
                 a0 = cbs[starts[ahead]]
                 a1 = cbs[ends[ahead]]
