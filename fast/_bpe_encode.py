@@ -63,10 +63,11 @@ table lines were evicted since it was last seen spent more on waiting than on wo
 English: 13.2 us against 4.6 us cached, about a line per pretoken). Measured in issue 29's
 latency bench, one process, old and new kernel each on its own copy of the tables: p50 17.6 ->
 14.9 us (cl100k_base) and 19.3 -> 15.6 us (o200k_base) with the piece-table line only; the store
-set of every piece too (not only of those of 13..24 bytes) gave a further x0.90-0.97. On 1 MB (as
-above) no row slower beyond noise (code x0.94-1.03). Exactness is untouched (a prefetch changes
-no value); ``tests/test_fast_prefetch.py`` checks that the lines prefetched are exactly those the
-probes read.
+set of every piece too (not only of those of 13..24 bytes) gave a further x0.90-0.97. On 1 MB,
+with the first 4,096 pretokens only: repeated English 1.46 -> 1.56 ms, the kernel alone, and the
+same with the look-ahead switched off (a cost elsewhere in the change, not yet found); new code
+within noise. Exactness is untouched (a prefetch changes no value); ``tests/test_fast_prefetch.py``
+checks that the lines prefetched are exactly those the probes read.
 """
 
 from __future__ import annotations
