@@ -47,7 +47,7 @@ from tokspec.fast._bpe_probe import (  # re-exported: _counting_kernels, tests
 from tokspec.fast._bpe_encode import _encode as _encode, split_offsets as split_offsets  # re-exported
 from tokspec.fast._cache import load_arrays, save_arrays
 from tokspec.fast._piece_store import new_store
-from tokspec.fast._piece_table import build_piece_table, empty_piece_table
+from tokspec.fast._piece_table import build_piece_table, empty_piece_table, piece_filter
 from tokspec.fast.bpe_tables import NODE_BITS, PAIR_SHIFT, arrays_of, cache_path
 
 __all__ = ["CompiledBPE", "split_offsets", "utf8_of_code_points"]
@@ -112,10 +112,13 @@ class CompiledBPE:
             fill_level3(a["root"], self.trie, self.level3)
         else:
             self.trie, self.pairs, self.pieces, self.level3 = (packed[k] for k in ("trie", "pairs", "pieces", "level3"))
+        self.pieces_filter = piece_filter(self.pieces)  # (``_piece_table``; under 10 ms, not cached)
         self._shared = (a["tok_len"], a["next_prefix"], a["split_left"], a["split_right"], a["root"],
-                        self.trie, self.pairs, self.memo, self.max_len, self.pieces, self.level3)
+                        self.trie, self.pairs, self.memo, self.max_len, self.pieces, self.pieces_filter,
+                        self.level3)
         # the self-check's: no whole-piece lookup, no store (every piece takes the merge)
-        self._tables_no_shortcut = (*self._shared[:-2], empty_piece_table(), self.level3, new_store(0))
+        empty = empty_piece_table()
+        self._tables_no_shortcut = (*self._shared[:-3], empty, piece_filter(empty), self.level3, new_store(0))
         self._local = threading.local()  # per thread: the tables with that thread's store
 
     def __getstate__(self) -> dict[str, Any]:
