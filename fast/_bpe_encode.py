@@ -89,7 +89,7 @@ from tokspec.fast._piece_store import IDS_MAX, STORE_MAX, store_op, store_set, s
 from tokspec.fast._piece_store import _LOW32 as _STORE_LOW32
 from tokspec.fast._piece_table import EMPTY_WORDS, LONG_PREFIX, PIECE_MAX
 from tokspec.fast._piece_table import _KEY_BITS as _PIECE_KEY_BITS, _KEY_MASK as _PIECE_KEY_MASK, _home, _key_of_words
-from tokspec.fast._piece_table import _FILTER_SHIFT, _hash_of_key
+from tokspec.fast._piece_table import filter_bit
 from tokspec.fast._prefetch import prefetch
 from tokspec.fast.bpe_tables import NODE_BITS, PAIR_SHIFT
 
@@ -268,9 +268,8 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
                 if b1 - pos > _PIECE_MAX:  # a reachable token of more than 12 bytes starts here iff
                     # the first 12 bytes are a long-prefix entry; its value is their trie node
                     k1 = (np.int64(_LONG_PREFIX) << 32) | (w1 & 0xFFFFFFFF)
-                    x = _hash_of_key(w0, k1)
-                    bit = (x >> _FILTER_SHIFT) & filter_mask
-                    h = (x >> 32) & piece_mask
+                    h = _home(w0, k1, piece_mask)
+                    bit = filter_bit(w0, k1, filter_mask)  # (one hash for both: LLVM inlines them)
                     if ((pieces_filter[bit >> 6] >> (bit & 63)) & 1) == 0:
                         h = -1  # no such key: its filter bit is clear
                     node = -1
@@ -289,9 +288,8 @@ def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarr
                 n = min(b1 - pos, _PIECE_MAX)
                 while cand < 0 and n > 2:  # else the longest of 12..3 bytes: one probe per length
                     k0, k1 = _key_of_words(w0, w1, n)
-                    x = _hash_of_key(k0, k1)
-                    bit = (x >> _FILTER_SHIFT) & filter_mask
-                    h = (x >> 32) & piece_mask
+                    h = _home(k0, k1, piece_mask)
+                    bit = filter_bit(k0, k1, filter_mask)
                     if ((pieces_filter[bit >> 6] >> (bit & 63)) & 1) == 0:
                         h = -1  # no such key: its filter bit is clear
                     while h >= 0 and pieces[2 * h + 1] != 0:

@@ -120,6 +120,13 @@ def filter_bit(k0: int, k1: int, filter_mask: int) -> int:
     return (_hash_of_key(k0, k1) >> _FILTER_SHIFT) & filter_mask
 
 
+def _hashes_of_keys(k0: np.ndarray, k1: np.ndarray) -> np.ndarray:
+    """:func:`_hash_of_key` of each key, in numpy: the same bits (int64 products wrap in both)."""
+    with np.errstate(over="ignore"):
+        hashes: np.ndarray = (k0 * np.int64(_M0)) ^ (k1 * np.int64(_M1))
+    return hashes
+
+
 def piece_filter(table: np.ndarray) -> np.ndarray:
     """The filter of a piece table (module docstring): int64 words, bit ``filter_bit(k0, k1, 64 *
     len - 1)`` (bit ``b % 64`` of word ``b // 64``) set for the key of every occupied slot, and no
@@ -129,9 +136,7 @@ def piece_filter(table: np.ndarray) -> np.ndarray:
     words = max(1, (4 * slots) >> 6)
     k0, w1 = table[0::2], table[1::2]
     used = w1 != 0
-    with np.errstate(over="ignore"):  # the kernel's bits: _hash_of_key in wrapping int64
-        bits = (((k0[used] * np.int64(_M0)) ^ ((w1[used] & _KEY_MASK) * np.int64(_M1))) >> _FILTER_SHIFT) \
-            & (64 * words - 1)
+    bits = (_hashes_of_keys(k0[used], w1[used] & _KEY_MASK) >> _FILTER_SHIFT) & (64 * words - 1)
     filt = np.zeros(words, dtype=np.int64)
     np.bitwise_or.at(filt, bits >> 6, np.left_shift(np.int64(1), bits & 63))
     return filt
@@ -181,8 +186,7 @@ def _fill(k0: np.ndarray, k1: np.ndarray, vals: np.ndarray, table: np.ndarray) -
     by one in order. Rounds: the longest probe, a few dozen at load 1/2; O(keys left) per round."""
     ids = np.asarray(vals, dtype=np.int64)
     mask = (len(table) >> 1) - 1
-    with np.errstate(over="ignore"):
-        slot = (((k0 * _M0) ^ (k1 * _M1)) >> 32) & mask  # _home, in int64 like the kernel
+    slot = (_hashes_of_keys(k0, k1) >> 32) & mask  # _home
     owner = np.full(mask + 1, -1, dtype=np.int64)  # slot -> index into ids of the token there
     todo = np.arange(len(ids))
     while len(todo):  # todo ascending: np.unique's first index per slot is the lowest id
