@@ -36,21 +36,14 @@ def trailing_zeros64(x: int | np.integer) -> int:
 if JIT_ENABLED:  # numba only where kernels compile; interpreted kernels call the function above
     from llvmlite import ir  # type: ignore[import-untyped]
     from numba.core import types
-    from numba.extending import intrinsic, overload
 
-    @intrinsic
-    def _cttz64(typingctx, x):  # type: ignore[no-untyped-def]  # numba's protocol
-        if not isinstance(x, types.Integer):
-            return None
+    from tokspec.fast._builtin import compile_as_builtin
 
-        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-            word = context.cast(builder, args[0], signature.args[0], types.int64)
-            return builder.cttz(word, ir.Constant(ir.IntType(1), 0))  # 0: defined (64) for zero
+    def _type_word(x):  # type: ignore[no-untyped-def]  # numba's types
+        return types.int64 if isinstance(x, types.Integer) else None
 
-        return types.int64(x), codegen
+    def _lower_cttz(context, builder, signature, args):  # type: ignore[no-untyped-def]  # numba's protocol
+        word = context.cast(builder, args[0], signature.args[0], types.int64)
+        return builder.cttz(word, ir.Constant(ir.IntType(1), 0))  # 0: defined (64) for zero
 
-    @overload(trailing_zeros64, inline="always")
-    def _trailing_zeros64_compiled(x):  # type: ignore[no-untyped-def]  # numba's protocol
-        def impl(x):  # type: ignore[no-untyped-def]
-            return _cttz64(x)  # type: ignore[call-arg]  # numba's typing context comes first
-        return impl
+    compile_as_builtin(trailing_zeros64, _type_word, _lower_cttz)

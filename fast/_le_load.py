@@ -5,7 +5,7 @@ Why: the compiled BPE packs every pretoken's bytes into words to look it up whol
 mispredicted loop exit per pretoken (the lengths vary): under callgrind, on 200 KB of English from
 many corpora with o200k_base, 149 instructions and 1.33 mispredicted branches per lookup, against
 63 and 0.17 with two word loads (23 -> 8 ns per lookup, measured in one process). numba has no
-unaligned load of a wider type from a byte array, so compiled code gets one here: an intrinsic that
+unaligned load of a wider type from a byte array, so compiled code gets one here: a builtin (``_builtin``) that
 emits a single LLVM ``load i64, align 1`` (x86 and arm64 load unaligned words natively).
 
 Contract: ``data`` a C-contiguous uint8 array, ``0 <= i`` and ``i + 8 <= len(data)``; the result is
@@ -38,23 +38,18 @@ def load_le64(data: np.ndarray, i: int) -> np.int64:
 if JIT_ENABLED:  # numba only where kernels compile; interpreted kernels call the function above
     from llvmlite import ir  # type: ignore[import-untyped]
     from numba.core import types
-    from numba.extending import intrinsic, overload
 
-    @intrinsic
-    def _unaligned_le64(typingctx, data, i):  # type: ignore[no-untyped-def]  # numba's protocol
-        if not (isinstance(data, types.Array) and data.dtype == types.uint8 and data.layout == "C"
-                and isinstance(i, types.Integer)):
-            return None
+    from tokspec.fast._builtin import compile_as_builtin
 
-        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-            array = context.make_array(signature.args[0])(context, builder, args[0])
-            at = builder.gep(array.data, [args[1]])
-            return builder.load(builder.bitcast(at, ir.IntType(64).as_pointer()), align=1)
+    def _type_load(data, i):  # type: ignore[no-untyped-def]  # numba's types
+        if isinstance(data, types.Array) and data.dtype == types.uint8 and data.layout == "C" \
+                and isinstance(i, types.Integer):
+            return types.int64
+        return None
 
-        return types.int64(data, i), codegen
+    def _lower_load(context, builder, signature, args):  # type: ignore[no-untyped-def]  # numba's protocol
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        at = builder.gep(array.data, [args[1]])
+        return builder.load(builder.bitcast(at, ir.IntType(64).as_pointer()), align=1)
 
-    @overload(load_le64, inline="always")
-    def _load_le64_compiled(data, i):  # type: ignore[no-untyped-def]  # numba's protocol
-        def impl(data, i):  # type: ignore[no-untyped-def]
-            return _unaligned_le64(data, i)  # type: ignore[call-arg]  # numba's typing context comes first
-        return impl
+    compile_as_builtin(load_le64, _type_load, _lower_load)

@@ -40,30 +40,25 @@ def prefetch(array: np.ndarray, index: int) -> None:
 if JIT_ENABLED:  # numba only where kernels compile; interpreted kernels call the function above
     from llvmlite import ir  # type: ignore[import-untyped]
     from numba.core import cgutils, types
-    from numba.extending import intrinsic, overload
+
+    from tokspec.fast._builtin import compile_as_builtin
 
     _I32 = ir.IntType(32)
     _BYTE_POINTER = ir.IntType(8).as_pointer()
 
-    @intrinsic
-    def _prefetch_line(typingctx, array, index):  # type: ignore[no-untyped-def]  # numba's protocol
-        if not (isinstance(array, types.Array) and array.ndim == 1 and isinstance(index, types.Integer)):
-            return None
+    def _type_prefetch(array, index):  # type: ignore[no-untyped-def]  # numba's types
+        if isinstance(array, types.Array) and array.ndim == 1 and isinstance(index, types.Integer):
+            return types.none
+        return None
 
-        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-            data = context.make_array(signature.args[0])(context, builder, args[0]).data
-            at = builder.bitcast(builder.gep(data, [args[1]]), _BYTE_POINTER)  # no inbounds: a hint
-            hint = ir.FunctionType(ir.VoidType(), [_BYTE_POINTER, _I32, _I32, _I32])
-            llvm_prefetch = cgutils.get_or_insert_function(  # type: ignore[no-untyped-call]  # numba is untyped
-                builder.module, hint, "llvm.prefetch.p0i8")
-            # read (0), keep in every cache level (3), data cache (1)
-            builder.call(llvm_prefetch, [at, ir.Constant(_I32, 0), ir.Constant(_I32, 3), ir.Constant(_I32, 1)])
-            return context.get_dummy_value()
+    def _lower_prefetch(context, builder, signature, args):  # type: ignore[no-untyped-def]  # numba's protocol
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        at = builder.bitcast(builder.gep(data, [args[1]]), _BYTE_POINTER)  # no inbounds: a hint
+        hint = ir.FunctionType(ir.VoidType(), [_BYTE_POINTER, _I32, _I32, _I32])
+        llvm_prefetch = cgutils.get_or_insert_function(  # type: ignore[no-untyped-call]  # numba is untyped
+            builder.module, hint, "llvm.prefetch.p0i8")
+        # read (0), keep in every cache level (3), data cache (1)
+        builder.call(llvm_prefetch, [at, ir.Constant(_I32, 0), ir.Constant(_I32, 3), ir.Constant(_I32, 1)])
+        return context.get_dummy_value()
 
-        return types.none(array, index), codegen
-
-    @overload(prefetch, inline="always")
-    def _prefetch_compiled(array, index):  # type: ignore[no-untyped-def]  # numba's protocol
-        def impl(array, index):  # type: ignore[no-untyped-def]
-            _prefetch_line(array, index)  # type: ignore[call-arg]  # numba's typing context comes first
-        return impl
+    compile_as_builtin(prefetch, _type_prefetch, _lower_prefetch)

@@ -11,7 +11,7 @@ work: a five-line kernel that packs a 12-byte key, ``k1 = 12 << 32 | low``, and 
 where numpy's is 3990 (6491 in the test's kernel), a lookup that silently misses. The kernels then in main were not
 miscompiled (their keys' high bits were not known to LLVM), but only by luck.
 
-Here compiled code gets an intrinsic that emits a plain LLVM ``mul``/``add`` (no ``nsw``: wraps
+Here compiled code gets a builtin (``_builtin``) that emits a plain LLVM ``mul``/``add`` (no ``nsw``: wraps
 by definition, the same instruction); interpreted mode (``TOKSPEC_JIT=0``) gets the plain
 functions below, which compute the same bits with Python ints. Contract: integer arguments; the
 result is the two's-complement int64 of the exact result modulo 2**64. ``tests/test_fast_wrapping.py``
@@ -53,34 +53,19 @@ def add64(a: _Int, b: _Int) -> np.int64:
 
 if JIT_ENABLED:  # numba only where kernels compile; interpreted kernels call the functions above
     from numba.core import types
-    from numba.extending import intrinsic, overload
+
+    from tokspec.fast._builtin import compile_as_builtin
+
+    def _type_pair(a, b):  # type: ignore[no-untyped-def]  # numba's types
+        return types.int64 if isinstance(a, types.Integer) and isinstance(b, types.Integer) else None
 
     def _wrapping(op: str):  # type: ignore[no-untyped-def]
-        @intrinsic
-        def wrapping_op(typingctx, a, b):  # type: ignore[no-untyped-def]  # numba's protocol
-            if not (isinstance(a, types.Integer) and isinstance(b, types.Integer)):
-                return None
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]  # numba's protocol
+            x = context.cast(builder, args[0], signature.args[0], types.int64)
+            y = context.cast(builder, args[1], signature.args[1], types.int64)
+            return getattr(builder, op)(x, y)  # no flags: wraps modulo 2**64
 
-            def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-                x = context.cast(builder, args[0], signature.args[0], types.int64)
-                y = context.cast(builder, args[1], signature.args[1], types.int64)
-                return getattr(builder, op)(x, y)  # no flags: wraps modulo 2**64
+        return codegen
 
-            return types.int64(a, b), codegen
-
-        return wrapping_op
-
-    _mul_wrapping = _wrapping("mul")
-    _add_wrapping = _wrapping("add")
-
-    @overload(mul64, inline="always")
-    def _mul64_compiled(a, b):  # type: ignore[no-untyped-def]  # numba's protocol
-        def impl(a, b):  # type: ignore[no-untyped-def]
-            return _mul_wrapping(a, b)
-        return impl
-
-    @overload(add64, inline="always")
-    def _add64_compiled(a, b):  # type: ignore[no-untyped-def]  # numba's protocol
-        def impl(a, b):  # type: ignore[no-untyped-def]
-            return _add_wrapping(a, b)
-        return impl
+    compile_as_builtin(mul64, _type_pair, _wrapping("mul"))
+    compile_as_builtin(add64, _type_pair, _wrapping("add"))
