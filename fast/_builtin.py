@@ -40,4 +40,5 @@ if JIT_ENABLED:  # numba only where kernels compile (and mutation testing, inter
         """Compiled kernels type a call of ``fn`` by ``typer`` and lower it by ``codegen``
         (module docstring)."""
         type_callable(fn)(lambda context: typer)
-        lower_builtin(fn, types.VarArg(types.Any))(codegen)
+        any_arguments = types.VarArg(types.Any)  # type: ignore[no-untyped-call]  # numba is untyped
+        lower_builtin(fn, any_arguments)(codegen)  # type: ignore[no-untyped-call]

@@ -45,7 +45,7 @@ def _sum_with_prefetches(table: np.ndarray, stride: int) -> int:
     return total
 
 
-@pytest.mark.skipif(not JIT_ENABLED, reason="the compiled intrinsic exists only with TOKSPEC_JIT on")
+@pytest.mark.skipif(not JIT_ENABLED, reason="the compiled builtin exists only with TOKSPEC_JIT on")
 def test_compiled_prefetch_changes_no_value() -> None:
     for dtype in (np.int64, np.int32, np.uint8):
         table = np.arange(1, 1001).astype(dtype)
