@@ -25,9 +25,11 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["Claims", "in_slot_thread", "shutdown_slots", "slot_executor", "slot_map"]
+
+_Item = TypeVar("_Item")  # what a chunk is: a text, or a span of one (``Runner.ids_ranges``)
 
 _executors: dict[int, ThreadPoolExecutor] = {}
 _lock = threading.Lock()
@@ -79,7 +81,7 @@ class Claims:
             return victim.pop() if victim else None
 
 
-def slot_map(work: Callable[[str], Any], texts: Sequence[str], workers: int,
+def slot_map(work: Callable[[_Item], Any], texts: Sequence[_Item], workers: int,
              ran_on: list[int] | None = None) -> list[Any]:
     """``[work(t) for t in texts]`` on ``min(workers, len(texts))`` slots (module docstring), in
     input order; the first exception in input order re-raised after every chunk is done.

@@ -43,11 +43,13 @@ from tokspec.fast.bpe_decode import FlatBytes
 from tokspec.fast._cold_start import compiled_bpe
 from tokspec.fast.peek2_unicode import _U32, _UTF32_LE, code_points
 from tokspec.fast._bpe_text import ids_function
+from tokspec.fast._text_arrays import fill_text_arrays
 from tokspec.fast.pretok_peek2 import PATTERN_NAMES, kernel_args, spans, spans_of_code_points
 from tokspec.formats.vocab import NamedTiktoken, TiktokenVocab, load_tiktoken, named_tiktoken_lazily
 
 __all__ = ["load", "engines", "FastBpeEncoder", "Peek2Pretokenizer"]
 
+_UTF8_MAX = 4  # UTF-8 bytes per character, at most
 _U8 = np.dtype(np.uint8)  # a dtype object: numpy converts a type object on every call (~0.2 us)
 
 #: named rank vocabulary -> its pretokenizer pattern (the same pairing as tokspec.reference).
@@ -121,6 +123,29 @@ class FastBpeEncoder(Encoder):
         # points as ``code_points`` makes them (written out: a Python call less)
         data = np.frombuffer(utf8, _U8)
         return self._ids_of_text(data, np.frombuffer(_UTF32_LE(text)[0], _U32))
+
+    def encode_ids_range(self, text: str, start: int, end: int) -> np.ndarray:
+        """``encode_ids(text[start:end])`` without the slice, and without the GIL while the text
+        becomes the kernels' arrays (``tokspec.fast._text_arrays``): what ``lopt:`` calls for each
+        chunk, on its own thread. ``0 <= start <= end <= len(text)``, else ValueError; a lone
+        surrogate in the range: the InvalidTextError ``encode_ids`` raises for the slice."""
+        if not isinstance(text, str):
+            check_text(text)
+        if not 0 <= start <= end <= len(text):
+            raise ValueError(f"encode_ids_range: need 0 <= start <= end <= len(text), got start={start!r}, "
+                             f"end={end!r}, len(text)={len(text)}")
+        cps = np.empty(end - start, _U32)
+        buffer = np.empty(_UTF8_MAX * (end - start), _U8)
+        n_bytes = fill_text_arrays(text, start, end, cps, buffer)
+        if n_bytes < 0:  # a lone surrogate: the slice's own error, which names it
+            return self.encode_ids(text[start:end])
+        # read-only views: the arrays' types as encode_ids makes them, so the same compiled versions
+        return self._ids_of_text(_read_only(buffer[:n_bytes]), _read_only(cps))
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """A read-only view of ``array`` (what ``np.frombuffer`` of a ``bytes`` gives)."""
+    return np.frombuffer(memoryview(array).toreadonly(), array.dtype)  # type: ignore[arg-type]  # an ndarray is a buffer
 
 
 class Peek2Pretokenizer(Encoder):

@@ -129,7 +129,7 @@ class LoptEncoder(Encoder):
         chunk_len, targets = (self.chunk_len, None) if self.chunk_len else ids_split(text, run.workers)
         try:
             return merge_lopt.encode_ids(self.inner, text, chunk_len=chunk_len, encode_many=run.ids,
-                                         targets=targets)
+                                         targets=targets, encode_ranges=run.ids_ranges)
         except InvalidTextError:
             check_text(text)
             raise

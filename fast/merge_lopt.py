@@ -39,7 +39,7 @@ from tokspec.fast.merge_rules import RULES, CutRule, Decision
 from tokspec.fast.merge_structure import decision_for
 
 __all__ = ["NAME", "CutRule", "RULES", "rule_for", "find_cuts", "cuts_after", "merge", "stitch",
-           "encode_arrays", "encode_ids", "EncodeArraysMany", "EncodeIdsMany"]
+           "encode_arrays", "encode_ids", "EncodeArraysMany", "EncodeIdsMany", "EncodeIdsRanges"]
 
 NAME = "lopt"
 
@@ -47,6 +47,8 @@ NAME = "lopt"
 EncodeArraysMany = Callable[[Encoder, Sequence[str]], list[EncodingArrays]]
 #: ``encode_ids_many(engine, texts) -> id arrays``: how :func:`encode_ids` gets pieces encoded.
 EncodeIdsMany = Callable[[Encoder, Sequence[str]], list[np.ndarray]]
+#: ``(engine, text, spans)`` -> ``engine.encode_ids_range(text, a, b)`` for each span, in order
+EncodeIdsRanges = Callable[[Encoder, str, Sequence[tuple[int, int]]], list[np.ndarray]]
 
 
 def rule_for(engine: Encoder) -> tuple[str, CutRule | None]:
@@ -127,13 +129,15 @@ def _bounds(engine: Encoder, text: str, chunk_len: int) -> tuple[CutRule | None,
 
 
 def encode_ids(engine: Encoder, text: str, *, chunk_len: int,
-               encode_many: EncodeIdsMany | None = None, targets: Sequence[int] | None = None
-               ) -> np.ndarray:
+               encode_many: EncodeIdsMany | None = None, targets: Sequence[int] | None = None,
+               encode_ranges: EncodeIdsRanges | None = None) -> np.ndarray:
     """Token ids of ``text`` only, for an engine with ``encode_ids`` (ids in int64, as its own):
     the pieces between sound cuts encoded by ``encode_many`` and concatenated. Sound cuts split
     ids as they split offsets (M4), and the M5 widening touches offsets only, so no correction.
     ``targets``: cut at the first sound cut within ``chunk_len`` after each of these increasing
-    positions (:func:`cuts_after`) instead of after each multiple of ``chunk_len``."""
+    positions (:func:`cuts_after`) instead of after each multiple of ``chunk_len``.
+    ``encode_ranges``: used instead of ``encode_many`` for an engine with ``encode_ids_range``
+    (the pieces as spans of ``text``, never sliced: ``Runner.ids_ranges``)."""
     if targets is None:
         _, bounds = _bounds(engine, text, chunk_len)
     else:
@@ -143,6 +147,8 @@ def encode_ids(engine: Encoder, text: str, *, chunk_len: int,
     if len(bounds) == 2:
         out: np.ndarray = getattr(engine, "encode_ids")(text)
         return out
+    if encode_ranges is not None and callable(getattr(engine, "encode_ids_range", None)):
+        return np.concatenate(encode_ranges(engine, text, list(zip(bounds, bounds[1:]))))
     texts = [text[a:b] for a, b in zip(bounds, bounds[1:])]
     pieces = (encode_many or _serial_ids)(engine, texts)
     return np.concatenate(pieces)

@@ -281,6 +281,19 @@ class Runner:
             return self._in_processes(engine, texts, _ids_in_worker)
         return slot_map(ids_of, texts, self.workers)
 
+    def ids_ranges(self, engine: Encoder, text: str, spans: Sequence[tuple[int, int]]) -> list[np.ndarray]:
+        """``engine.encode_ids_range(text, a, b)`` for each span ``(a, b)`` of ``text``, in order,
+        for an engine that offers it (``fast:`` BPE): as :meth:`ids` of the slices, but on threads
+        no slice is made and each chunk becomes the kernels' arrays on its own thread, without the
+        GIL. Other backends (processes, serial, batch) take the slices through :meth:`ids`."""
+        backend = self.resolve(engine)
+        if backend == "processes" or backend == "batch":
+            return self.ids(engine, [text[a:b] for a, b in spans])
+        ranged = getattr(engine, "encode_ids_range")
+        if backend == "serial" or len(spans) <= 1 or self.workers == 1 or in_slot_thread():
+            return [ranged(text, a, b) for a, b in spans]
+        return slot_map(lambda span: ranged(text, span[0], span[1]), spans, self.workers)
+
     def _in_processes(self, engine: Encoder, texts: Sequence[str],
                       work: Callable[[str], Any] = _encode_in_worker) -> list[Any]:
         """Map over the process pool; a dead worker becomes an EngineFault (and a fresh pool)."""

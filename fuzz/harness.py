@@ -61,7 +61,7 @@ _NOT_INSTRUMENTED = ("tokspec.formats.vocab", "tokspec.spec", "tokspec.fuzz", "t
                      "tokspec.fast._metaspace", "tokspec.fast._bpe_probe", "tokspec.fast._bpe_text",
                      "tokspec.fast._spm_norm_ids", "tokspec.fast._piece_store", "tokspec.fast._hf_norm_kernels",
                      "tokspec.fast._hf_pretok_kernels", "tokspec.fast._hf_precompiled", "tokspec.fast._le_load", "tokspec.fast._wrapping",
-                     "tokspec.fast._prefetch", "tokspec.fast._bits", "tokspec.fast._builtin",
+                     "tokspec.fast._prefetch", "tokspec.fast._bits", "tokspec.fast._builtin", "tokspec.fast._text_arrays",
                      "tokspec.fast._cold_start", "tokspec.fast._hf_pretok_split", "tokspec.fast._hf_norm_forms")
 
 

@@ -170,6 +170,18 @@ def test_runner_ids_keeps_order_on_every_backend() -> None:
         assert [a.tolist() for a in runner.ids(inner, texts)] == want
 
 
+def test_runner_ids_ranges_equal_ids_of_the_slices_on_every_backend() -> None:
+    inner = load_engine("fast:cl100k_base")
+    text = "".join(f"piece {i} é中😀 " * (i + 1) for i in range(12))  # a four-byte-wide str
+    bounds = [0, 7, 7, 40, 200, 333, len(text)]  # an empty span too
+    spans = list(zip(bounds, bounds[1:]))
+    want = [inner.encode_ids(text[a:b]).tolist() for a, b in spans]  # type: ignore[attr-defined]
+    for runner in (Runner("threads", 2), Runner("serial", 2), Runner("threads", 1), Runner("batch", 2)):
+        got = runner.ids_ranges(inner, text, spans)
+        assert [a.dtype for a in got] == [np.dtype(np.int64)] * len(spans)
+        assert [a.tolist() for a in got] == want, runner.backend
+
+
 @pytest.mark.slow
 def test_runner_ids_in_processes() -> None:
     inner = load_engine("fast:cl100k_base")
@@ -210,6 +222,37 @@ def test_runner_ids_uses_the_pool_exactly_when_it_should(runner: Runner, n_texts
         assert main in engine.threads and len(set(engine.threads)) == runner.workers
     else:
         assert set(engine.threads) == {main}
+
+
+class _ThreadNamedRanges(_ThreadNamedIds):
+    """As :class:`_ThreadNamedIds`, with ``encode_ids_range`` (ids: the span's length)."""
+
+    def encode_ids_range(self, text: str, start: int, end: int) -> np.ndarray:
+        return self.encode_ids(text[start:end])
+
+
+@pytest.mark.parametrize("runner, n_spans, in_pool", [
+    (Runner("threads", 2), 6, True), (Runner("auto", 2), 6, True), (Runner("serial", 2), 6, False),
+    (Runner("threads", 1), 6, False), (Runner("threads", 2), 1, False)])
+def test_runner_ids_ranges_uses_the_pool_exactly_when_it_should(runner: Runner, n_spans: int, in_pool: bool) -> None:
+    engine = _ThreadNamedRanges()
+    text = "x" * 100
+    spans = [(3 * k, 3 * k + k + 1) for k in range(n_spans)]
+    got = runner.ids_ranges(engine, text, spans)
+    assert [a.tolist() for a in got] == [[k + 1] for k in range(n_spans)]  # in order
+    main = threading.main_thread().name
+    if in_pool:
+        assert main in engine.threads and len(set(engine.threads)) == runner.workers
+    else:
+        assert set(engine.threads) == {main}
+
+
+@pytest.mark.parametrize("backend", ["processes", "batch"])
+def test_runner_ids_ranges_sends_other_backends_the_slices(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[list[str]] = []
+    monkeypatch.setattr(Runner, "ids", lambda self, engine, texts: calls.append(list(texts)) or ["done"])
+    assert Runner(backend, 2).ids_ranges(_ThreadNamedRanges(), "abcdef", [(0, 2), (2, 6)]) == ["done"]
+    assert calls == [["ab", "cdef"]]
 
 
 def test_runner_ids_sends_processes_to_the_worker_function(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -253,10 +296,15 @@ class _RecordingRunner(Runner):
     def __init__(self) -> None:
         super().__init__("threads", 2)
         self.pieces: list[str] = []
+        self.spans: list[tuple[int, int]] = []  # through ids_ranges: the engine encodes spans of the text
 
     def ids(self, engine: Encoder, texts: Sequence[str]) -> list[np.ndarray]:
         self.pieces.extend(texts)
         return [np.zeros(1, dtype=np.int64) for _ in texts]
+
+    def ids_ranges(self, engine: Encoder, text: str, spans: Sequence[tuple[int, int]]) -> list[np.ndarray]:
+        self.spans.extend(spans)
+        return self.ids(engine, [text[a:b] for a, b in spans])
 
 
 def test_lopt_encoder_splits_by_ids_split_through_its_runner() -> None:
@@ -268,6 +316,7 @@ def test_lopt_encoder_splits_by_ids_split_through_its_runner() -> None:
     assert ids_split(text, 2) == (90_000, [90_000])
     # the first sound cut at or after 90,000 ("ab" starts there): before the space, at 90,002
     assert [len(p) for p in runner.pieces] == [90_002, 89_998]
+    assert runner.spans == [(0, 90_002), (90_002, 180_000)]  # fast: encodes spans, never slices
     runner.pieces.clear()
     lopt.chunk_len = 40_000  # a chunk length given: cuts after its multiples, as before
     lopt.encode_ids(text)  # type: ignore[attr-defined]
