@@ -285,7 +285,9 @@ class Runner:
         """``engine.encode_ids_range(text, a, b)`` for each span ``(a, b)`` of ``text``, in order,
         for an engine that offers it (``fast:`` BPE): as :meth:`ids` of the slices, but on threads
         no slice is made and each chunk becomes the kernels' arrays on its own thread, without the
-        GIL. Other backends (processes, serial, batch) take the slices through :meth:`ids`."""
+        GIL. Serial (one span, one worker, or called from a slot's thread): the spans in order on
+        this thread. Processes and batch: the slices through :meth:`ids` (a worker process gets
+        its text pickled anyway)."""
         backend = self.resolve(engine)
         if backend == "processes" or backend == "batch":
             return self.ids(engine, [text[a:b] for a, b in spans])
