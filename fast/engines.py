@@ -47,9 +47,12 @@ from tokspec.fast._text_arrays import fill_text_arrays
 from tokspec.fast.pretok_peek2 import PATTERN_NAMES, kernel_args, spans, spans_of_code_points
 from tokspec.formats.vocab import NamedTiktoken, TiktokenVocab, load_tiktoken, named_tiktoken_lazily
 
-__all__ = ["load", "engines", "FastBpeEncoder", "Peek2Pretokenizer"]
+__all__ = ["load", "engines", "FastBpeEncoder", "Peek2Pretokenizer", "FILL_MIN"]
 
 _UTF8_MAX = 4  # UTF-8 bytes per character, at most
+#: characters from which ``encode_ids`` makes its arrays with the fill kernel (``_text_arrays``)
+#: instead of ``str.encode`` and a UTF-32 encode: below it the kernel call costs more than it saves
+FILL_MIN = 1 << 16
 _U8 = np.dtype(np.uint8)  # a dtype object: numpy converts a type object on every call (~0.2 us)
 
 #: named rank vocabulary -> its pretokenizer pattern (the same pairing as tokspec.reference).
@@ -110,9 +113,16 @@ class FastBpeEncoder(Encoder):
 
     def encode_ids(self, text: str) -> np.ndarray:
         """Token ids of ``text`` only (int64 array; the offsets pass is skipped), like tiktoken's
-        ``encode_ordinary``. Same text domain as :meth:`encode` (InvalidTextError outside it)."""
+        ``encode_ordinary``. Same text domain as :meth:`encode` (InvalidTextError outside it).
+        A text of :data:`FILL_MIN` characters or more becomes the kernels' arrays in the fill
+        kernel (``tokspec.fast._text_arrays``: faster there, and without the GIL)."""
         if not isinstance(text, str):
             check_text(text)
+        if len(text) >= FILL_MIN:  # long: the fill kernel makes the arrays (faster, GIL released)
+            ids = self._ids_of_span(text, 0, len(text))
+            if ids is not None:
+                return ids
+            check_text(text)  # a lone surrogate: named here
         try:  # strict UTF-8 refuses exactly the lone surrogates: check_text names them
             utf8 = str.encode(text)  # not text.encode: a str subclass cannot hand the kernels other bytes
         except UnicodeEncodeError:
@@ -134,11 +144,20 @@ class FastBpeEncoder(Encoder):
         if not 0 <= start <= end <= len(text):
             raise ValueError(f"encode_ids_range: need 0 <= start <= end <= len(text), got start={start!r}, "
                              f"end={end!r}, len(text)={len(text)}")
+        ids = self._ids_of_span(text, start, end)
+        if ids is None:  # a lone surrogate: the slice's own error, which names it
+            return self.encode_ids(str.__getitem__(text, slice(start, end)))
+        return ids
+
+    def _ids_of_span(self, text: str, start: int, end: int) -> np.ndarray | None:
+        """The ids of ``text[start:end]`` from arrays the fill kernel makes, or None if the span
+        holds a lone surrogate. A ``str`` subclass: its stored characters, as ``str.encode``
+        reads them (the kernel reads the storage, never the subclass's methods)."""
         cps = np.empty(end - start, _U32)
         buffer = np.empty(_UTF8_MAX * (end - start), _U8)
         n_bytes = fill_text_arrays(text, start, end, cps, buffer)
-        if n_bytes < 0:  # a lone surrogate: the slice's own error, which names it
-            return self.encode_ids(text[start:end])
+        if n_bytes < 0:
+            return None
         # read-only views: the arrays' types as encode_ids makes them, so the same compiled versions
         return self._ids_of_text(_read_only(buffer[:n_bytes]), _read_only(cps))
 

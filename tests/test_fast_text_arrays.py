@@ -117,3 +117,41 @@ def test_encode_ids_range_uses_the_compiled_versions_encode_ids_uses(cl100k: obj
     versions = len(_encode.signatures)
     cl100k.encode_ids_range("a range é中😀 of text", 2, 15)  # type: ignore[attr-defined]
     assert len(_encode.signatures) == versions  # read-only arrays, as encode_ids passes: no new version
+
+
+def test_long_encode_ids_takes_the_fill_path_with_the_same_ids_and_errors(cl100k: object) -> None:
+    from tokspec.fast.engines import FILL_MIN
+
+    base = _text(_ALPHABETS["astral"] + "the words of a text, 12345 ", FILL_MIN + 10, 3)
+    short = base[:FILL_MIN - 1]  # the str.encode path
+    want_short = cl100k.encode_ids(short).tolist()  # type: ignore[attr-defined]
+    assert want_short == cl100k.encode_ids_range(short, 0, len(short)).tolist()  # type: ignore[attr-defined]
+    long_ids = cl100k.encode_ids(base)  # type: ignore[attr-defined]
+    assert long_ids.dtype == np.int64
+    assert long_ids.tolist() == cl100k.encode_ids_range(base, 0, len(base)).tolist()  # type: ignore[attr-defined]
+    assert long_ids.tolist() == list(load_engine("tiktoken:cl100k_base").encode(base).ids or ())  # production
+    bad = base[:FILL_MIN + 5] + "\ud9ff" + "tail"
+    with pytest.raises(InvalidTextError, match=f"at index {FILL_MIN + 5};"):
+        cl100k.encode_ids(bad)  # type: ignore[attr-defined]
+
+
+class _HostileStr(str):
+    """A str whose methods lie: the kernels must read its stored characters, as str.encode does."""
+
+    def __getitem__(self, key: object) -> str:  # type: ignore[override]
+        return "zzz"
+
+    def encode(self, *args: object, **kwargs: object) -> bytes:  # type: ignore[override]
+        return b"zzz"
+
+
+def test_a_str_subclass_is_encoded_by_its_characters(cl100k: object) -> None:
+    from tokspec.fast.engines import FILL_MIN
+
+    for n in (40, FILL_MIN + 3):
+        plain = _text("ab é中😀 words ", n, 9)
+        hostile = _HostileStr(plain)
+        want = cl100k.encode_ids(plain).tolist()  # type: ignore[attr-defined]
+        assert cl100k.encode_ids(hostile).tolist() == want, n  # type: ignore[attr-defined]
+        assert cl100k.encode_ids_range(hostile, 0, n).tolist() == want, n  # type: ignore[attr-defined]
+        assert cl100k.encode_ids_range(hostile, 3, 17).tolist() == cl100k.encode_ids(plain[3:17]).tolist()  # type: ignore[attr-defined]
