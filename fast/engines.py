@@ -118,8 +118,9 @@ class FastBpeEncoder(Encoder):
         kernel (``tokspec.fast._text_arrays``: faster there, and without the GIL)."""
         if not isinstance(text, str):
             check_text(text)
-        if len(text) >= FILL_MIN:  # long: the fill kernel makes the arrays (faster, GIL released)
-            ids = self._ids_of_span(text, 0, len(text))
+        n = str.__len__(text)  # the stored length: a subclass's __len__ must not steer the kernel
+        if n >= FILL_MIN:  # long: the fill kernel makes the arrays (faster, GIL released)
+            ids = self._ids_of_span(text, 0, n)
             if ids is not None:
                 return ids
             check_text(text)  # a lone surrogate: named here
@@ -141,9 +142,10 @@ class FastBpeEncoder(Encoder):
         surrogate in the range: the InvalidTextError ``encode_ids`` raises for the slice."""
         if not isinstance(text, str):
             check_text(text)
-        if not 0 <= start <= end <= len(text):
+        n = str.__len__(text)  # the stored length: the kernel reads up to end, unchecked
+        if not 0 <= start <= end <= n:
             raise ValueError(f"encode_ids_range: need 0 <= start <= end <= len(text), got start={start!r}, "
-                             f"end={end!r}, len(text)={len(text)}")
+                             f"end={end!r}, len(text)={n}")
         ids = self._ids_of_span(text, start, end)
         if ids is None:  # a lone surrogate: the slice's own error, which names it
             return self.encode_ids(str.__getitem__(text, slice(start, end)))

@@ -144,6 +144,9 @@ class _HostileStr(str):
     def encode(self, *args: object, **kwargs: object) -> bytes:  # type: ignore[override]
         return b"zzz"
 
+    def __len__(self) -> int:  # a kernel trusting it would read past the string's storage
+        return 1 << 30
+
 
 def test_a_str_subclass_is_encoded_by_its_characters(cl100k: object) -> None:
     from tokspec.fast.engines import FILL_MIN
@@ -155,3 +158,34 @@ def test_a_str_subclass_is_encoded_by_its_characters(cl100k: object) -> None:
         assert cl100k.encode_ids(hostile).tolist() == want, n  # type: ignore[attr-defined]
         assert cl100k.encode_ids_range(hostile, 0, n).tolist() == want, n  # type: ignore[attr-defined]
         assert cl100k.encode_ids_range(hostile, 3, 17).tolist() == cl100k.encode_ids(plain[3:17]).tolist()  # type: ignore[attr-defined]
+        with pytest.raises(ValueError, match=f"len\\(text\\)={n}"):  # its stored length, not its __len__
+            cl100k.encode_ids_range(hostile, 0, n + 1)  # type: ignore[attr-defined]
+
+
+def test_the_fill_path_is_taken_from_fill_min_characters(cl100k: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which path a call takes is not visible in its ids, so it is watched: the fill kernel from
+    FILL_MIN characters on (and then no UTF-32 encode), the codecs below it, and an empty range
+    never falls back to ``encode_ids``."""
+    import tokspec.fast.engines as fe
+
+    long_text = ("ab é " * fe.FILL_MIN)[:fe.FILL_MIN]
+    short_text = long_text[:-1]
+    want_long = cl100k.encode_ids(long_text).tolist()  # type: ignore[attr-defined]
+    want_short = cl100k.encode_ids(short_text).tolist()  # type: ignore[attr-defined]
+    want_head = cl100k.encode_ids(long_text[:5]).tolist()  # type: ignore[attr-defined]
+    filled: list[int] = []
+    real_fill, real_utf32 = fe.fill_text_arrays, fe._UTF32_LE
+    utf32: list[int] = []
+    monkeypatch.setattr(fe, "fill_text_arrays", lambda text, a, b, *arrays: filled.append(b - a) or real_fill(text, a, b, *arrays))
+    monkeypatch.setattr(fe, "_UTF32_LE", lambda text: utf32.append(len(text)) or real_utf32(text))
+    assert cl100k.encode_ids(long_text).tolist() == want_long  # type: ignore[attr-defined]
+    assert (filled, utf32) == ([fe.FILL_MIN], [])
+    assert cl100k.encode_ids(short_text).tolist() == want_short  # type: ignore[attr-defined]
+    assert (filled, utf32) == ([fe.FILL_MIN], [fe.FILL_MIN - 1])
+
+    def no_fallback(text: str) -> object:
+        raise AssertionError("encode_ids_range fell back to encode_ids")
+
+    monkeypatch.setattr(cl100k, "encode_ids", no_fallback)
+    assert cl100k.encode_ids_range(long_text, 7, 7).tolist() == []  # type: ignore[attr-defined]
+    assert cl100k.encode_ids_range(long_text, 0, 5).tolist() == want_head  # type: ignore[attr-defined]
