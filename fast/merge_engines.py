@@ -116,6 +116,7 @@ class LoptEncoder(Encoder):
             self.encode_ids = self._encode_ids
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
+        text = _exact(text)
         run = self.runner
         chunk_len = self.chunk_len or default_chunk_len(len(text), run.workers, run.resolve(self.inner))
         return merge_lopt.encode_arrays(self.inner, text, chunk_len=chunk_len, encode_many=run.arrays)
@@ -125,6 +126,7 @@ class LoptEncoder(Encoder):
         A text outside the domain is named as a whole (a piece would name its own index)."""
         if not isinstance(text, str):
             check_text(text)
+        text = _exact(text)
         run = self.runner
         chunk_len, targets = (self.chunk_len, None) if self.chunk_len else ids_split(text, run.workers)
         try:
@@ -139,6 +141,13 @@ class LoptEncoder(Encoder):
 
     def close(self) -> None:
         self.inner.close()
+
+
+def _exact(text: str) -> str:
+    """``text`` as a plain ``str`` (a subclass copied by ``str.__str__``): the split is planned with
+    ``len`` and cut by slicing and searching, which a subclass may override (one whose ``__len__``
+    undercounted had the tail past it dropped from the ids)."""
+    return text if type(text) is str else str.__str__(text)
 
 
 def load(prefix: str, arg: str) -> Encoder:

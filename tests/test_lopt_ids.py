@@ -324,6 +324,23 @@ def test_lopt_encoder_splits_by_ids_split_through_its_runner() -> None:
     assert len(bounds) == 6 and runner.pieces == [text[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
+class _ShortLenStr(str):
+    """A str whose ``__len__`` undercounts (the split must not plan with it)."""
+
+    def __len__(self) -> int:
+        return 300_000
+
+
+def test_a_str_subclass_is_split_by_its_stored_characters() -> None:
+    inner = load_engine("fast:cl100k_base")
+    plain = "words and more words " * 20_000  # 420,000 characters
+    want = inner.encode_ids(plain).tolist()  # type: ignore[attr-defined]
+    lopt = LoptEncoder(inner, runner=Runner("threads", 2))
+    assert lopt.encode_ids(_ShortLenStr(plain)).tolist() == want  # type: ignore[attr-defined]
+    head = plain[:200_000]  # here __len__ overcounts: the offsets path plans with the stored length too
+    assert list(lopt.encode(_ShortLenStr(head)).ids or ()) == inner.encode_ids(head).tolist()  # type: ignore[attr-defined]
+
+
 def test_non_str_text_is_named_by_its_type() -> None:
     lopt = LoptEncoder(load_engine("fast:cl100k_base"))
     with pytest.raises(InvalidTextError, match="got bytes"):
