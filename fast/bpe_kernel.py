@@ -121,6 +121,12 @@ class CompiledBPE:
         self._tables_no_shortcut = (*self._shared[:-3], empty, piece_filter(empty), self.level3, new_store(0))
         self._local = threading.local()  # per thread: the tables with that thread's store
 
+    def sharing_tables(self) -> CompiledBPE:
+        """Another CompiledBPE on these same arrays and tables (nothing copied) with a memo and
+        per-thread stores of its own: the same ids, and no warm state shared with this one."""
+        return CompiledBPE(self.arrays, {"trie": self.trie, "pairs": self.pairs, "pieces": self.pieces,
+                                         "level3": self.level3})
+
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)  # the stores stay with their threads: a copy starts with none
         del state["_local"]

@@ -26,6 +26,7 @@ import functools
 import random
 import time
 from collections.abc import Callable
+from typing import cast
 
 from tokspec import Encoder, Encoding, load_engine
 from tokspec.app.bench import BenchRow, time_best
@@ -156,7 +157,7 @@ def peer_fresh_rows(*, quick: bool) -> list[BenchRow]:
     from tokspec.app.bench.fast import chinese_like
     from tokspec.app.bench.latency import peers
     from tokspec.app.bench.stages import code_varied, english_varied, fresh_round
-    from tokspec.fast.engines import _bpe_engine
+    from tokspec.fast.engines import FastBpeEncoder
 
     size, rounds = (20_000, 2) if quick else (2_000_000, 4)
     makers: dict[str, Callable[[int], str]] = {
@@ -166,10 +167,13 @@ def peer_fresh_rows(*, quick: bool) -> list[BenchRow]:
     texts = {lang: [make(r) for r in range(rounds + 1)] for lang, make in makers.items()}
     rows = []
     for encoding in ("cl100k_base", "o200k_base"):
-        # two instances of the engine, each with its own tables' state (pair memo, a store per
-        # thread): one instance for both would warm the calling thread's store for the other
-        lopt = LoptEncoder(load_engine(f"fast:{encoding}"), runner=Runner("threads", _WORKERS))
-        own = _bpe_engine.__wrapped__(encoding)
+        # two engines, each with its own warm state (pair memo, a store per thread: one engine for
+        # both would warm the calling thread's store for the other) on ONE copy of the tables, as
+        # a process with one engine has them (two copies, 66 MB for o200k_base, competed for the
+        # caches: a cost of the bench, not of the engine)
+        fast = load_engine(f"fast:{encoding}")
+        lopt = LoptEncoder(fast, runner=Runner("threads", _WORKERS))
+        own = cast(FastBpeEncoder, fast).sharing_tables()
         subject, serial = f"lopt:fast:{encoding} ids x{_WORKERS}", f"fast:{encoding} ids serial"
         fns: dict[str, Callable[[str], object]] = {subject: lopt.encode_ids,
                                                    serial: own.encode_ids}
