@@ -25,7 +25,7 @@ from tokspec.formats.models import trained_model
 from tokspec.fast import merge_lopt, parallel
 from tokspec.fast._chunking import MergeError
 from tokspec.fast.merge_engines import LoptEncoder
-from tokspec.fast.parallel import MIN_IDS_CHUNK, Runner, ids_chunk_len, ids_split
+from tokspec.fast.parallel import IDS_CHUNKS_PER_SLOT, MIN_IDS_CHUNK, Runner, ids_chunk_len, ids_split
 
 FAST = ["fast:cl100k_base", "fast:o200k_base", "fast:mon-unigram"]
 
@@ -56,10 +56,10 @@ def test_lopt_ids_equal_serial_ids_on_corpus(inner: Encoder) -> None:
                     "tox -e py runs this compiled, and the tests above cut texts in many places")
 def test_lopt_ids_equal_serial_past_a_megabyte(inner: Encoder) -> None:
     text = english(600_000, seed=1) + chinese_like(300_000, seed=2) + code(300_000)
-    lopt = LoptEncoder(inner, runner=Runner("threads", 2))  # the default split: 2 chunks per worker
+    lopt = LoptEncoder(inner, runner=Runner("threads", 2))  # the default split: 4 chunks per worker
     reach, targets = ids_split(text, 2)
     rule = merge_lopt.decision(inner).rule
-    assert rule is not None and len(merge_lopt.cuts_after(text, rule, targets, reach)) == 3
+    assert rule is not None and len(merge_lopt.cuts_after(text, rule, targets, reach)) == 2 * IDS_CHUNKS_PER_SLOT - 1
     for _ in range(2):  # the second call with the slots' stores warm
         assert np.array_equal(lopt.encode_ids(text), inner.encode_ids(text))  # type: ignore[attr-defined]
 
@@ -126,9 +126,9 @@ def test_ids_chunk_len_is_the_ceiling_share_and_never_tiny() -> None:
 
 @pytest.mark.parametrize("n, workers, parts", [(10, 2, 1), (2 * MIN_IDS_CHUNK - 1, 2, 1), (2 * MIN_IDS_CHUNK, 2, 2),
                                                (3 * MIN_IDS_CHUNK, 2, 2), (4 * MIN_IDS_CHUNK, 2, 4),
-                                               (1_000_000, 2, 4), (1_000_000, 4, 8), (1_000_000, 1, 1),
+                                               (1_000_000, 2, 8), (1_000_000, 4, 12), (1_000_000, 1, 1),
                                                (1_000_000, 0, 1), (3 * MIN_IDS_CHUNK, 8, 3)])
-def test_ids_split_gives_each_worker_two_spans_of_at_least_min_ids_chunk(n: int, workers: int, parts: int) -> None:
+def test_ids_split_gives_each_worker_up_to_ids_chunks_per_slot_spans_of_at_least_min_ids_chunk(n: int, workers: int, parts: int) -> None:
     text = "ab " * (n // 3) + "x" * (n % 3)
     reach, targets = ids_split(text, workers)
     assert len(targets) == parts - 1 and reach == ids_chunk_len(n, parts)
