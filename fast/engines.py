@@ -124,6 +124,22 @@ class FastBpeEncoder(Encoder):
         return self._flat_bytes
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
+        """Ids and offsets; a text of ``2 * BLOCK`` characters or more a block at a time between
+        sound cuts (as :meth:`_ids_of_span`, theorem M2: offsets split as ids do), each block's
+        offsets shifted by its start. New 2 MB texts, one process, interleaved: library code
+        (o200k_base) 47 -> 53 MB/s, English from many corpora (cl100k_base) 48 -> 70 MB/s."""
+        n = str.__len__(text)
+        cuts = self._block_cuts(text, 0, n) if n >= 2 * BLOCK else []
+        if not cuts:
+            return self._arrays_of_block(text)
+        bounds = [0, *cuts, n]
+        parts = [self._arrays_of_block(str.__getitem__(text, slice(a, b))) for a, b in zip(bounds, bounds[1:])]
+        shifts = np.repeat(np.asarray(bounds[:-1], dtype=np.int64), [len(p.starts) for p in parts])
+        return EncodingArrays(np.concatenate([p.ids for p in parts]),
+                              np.concatenate([p.starts for p in parts]) + shifts,
+                              np.concatenate([p.ends for p in parts]) + shifts)
+
+    def _arrays_of_block(self, text: str) -> EncodingArrays:
         cps = code_points(text)  # InvalidTextError for a lone surrogate: the text encodes below
         starts, ends = spans_of_code_points(cps, self.pattern)
         return self.bpe.encode_text(cps, starts, ends, str.encode(text))  # str.encode: as encode_ids

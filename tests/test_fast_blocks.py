@@ -160,8 +160,48 @@ def test_a_long_text_in_real_blocks_is_tiktokens(cl100k: object, monkeypatch: py
     got = cl100k.encode_ids(text).tolist()  # type: ignore[attr-defined]
     assert len(seen) >= 9 and seen[-1][1] == len(text)
     assert got == list(load_engine("tiktoken:cl100k_base").encode(text).ids or ())
+    arrays = cl100k.encode_arrays(text)  # type: ignore[attr-defined]
+    assert arrays.ids.tolist() == got
     monkeypatch.setattr(fe, "BLOCK", 1 << 40)  # one piece
     assert got == cl100k.encode_ids(text).tolist()  # type: ignore[attr-defined]
+    assert arrays.same_as(cl100k.encode_arrays(text))  # type: ignore[attr-defined]
+
+
+class _LyingStr(str):
+    """A str whose methods lie: the blocks must be its stored characters."""
+
+    def __getitem__(self, key: object) -> str:  # type: ignore[override]
+        return "zzz"
+
+    def __len__(self) -> int:
+        return 3
+
+
+def test_encode_arrays_of_a_long_text_shifts_each_blocks_offsets(
+        cl100k: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tokspec.fast.engines as fe
+
+    texts = [_text(130, seed) for seed in range(5)] + ["中文字" * 80, "x" * 45 + " " + "1" * 80 + "b " + "2" * 200]
+    want = [cl100k.encode_arrays(t) for t in texts]  # type: ignore[attr-defined]  # BLOCK 128K: one piece
+    seen: list[int] = []
+    real = fe.FastBpeEncoder._arrays_of_block
+    monkeypatch.setattr(fe, "BLOCK", 40)
+    monkeypatch.setattr(fe.FastBpeEncoder, "_arrays_of_block",
+                        lambda self, t: seen.append(len(t)) or real(self, t))
+    for text, expected in zip(texts, want):
+        seen.clear()
+        got = cl100k.encode_arrays(text)  # type: ignore[attr-defined]
+        assert got.same_as(expected), text[:20]
+        assert got.ids.dtype == got.starts.dtype == got.ends.dtype == np.int64
+        assert sum(seen) == len(text)
+        assert len(seen) >= (1 if text.startswith("中") else 3), (text[:9], seen)
+        assert cl100k.encode(text) == expected.to_encoding()  # type: ignore[attr-defined]  # encode() too
+    seen.clear()
+    lying = _LyingStr(texts[0])
+    assert cl100k.encode_arrays(lying).same_as(want[0])  # type: ignore[attr-defined]
+    assert sum(seen) == len(texts[0]) and len(seen) >= 3
+    with pytest.raises(InvalidTextError, match="at index 300;"):
+        cl100k.encode_arrays(texts[1][:300] + "\ud800" + texts[1][300:])  # type: ignore[attr-defined]
 
 
 def test_sharing_tables_shares_the_tables_and_not_the_state(cl100k: object) -> None:
