@@ -15,6 +15,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tokspec import load_engine
 from tokspec._jit import JIT_ENABLED
@@ -202,6 +204,37 @@ def test_encode_arrays_of_a_long_text_shifts_each_blocks_offsets(
     assert sum(seen) == len(texts[0]) and len(seen) >= 3
     with pytest.raises(InvalidTextError, match="at index 300;"):
         cl100k.encode_arrays(texts[1][:300] + "\ud800" + texts[1][300:])  # type: ignore[attr-defined]
+
+
+_PARTS = ["a", "b ", " ", "  ", "\n", "\r\n", "1", "234", "é", "e\u0301", "中文", "😀", "'s", "'S", "'ll",
+          "\u00a0", "ǅ", "Ab", "x" * 20, "!?", "\t", " ("]
+
+
+@settings(max_examples=150, deadline=None)
+@given(parts=st.lists(st.sampled_from(_PARTS), max_size=60), block=st.integers(1, 12),
+       encoding=st.sampled_from(["fast:cl100k_base", "fast:o200k_base"]))
+def test_hyp_blocks_of_any_size_give_the_ids_and_offsets_of_one_piece(parts: list[str], block: int,
+                                                                      encoding: str) -> None:
+    """Theorem M2 through the blocks: with BLOCK from 1 character, a cut lands at nearly every
+    space after a letter (hypothesis draws letters, marks, contractions, digits, no-break
+    spaces, CR LF and CJK around them)."""
+    import tokspec.fast.engines as fe
+
+    engine = load_engine(encoding)
+    text = "".join(parts)
+    want_ids = engine.encode_ids(text).tolist()  # type: ignore[attr-defined]  # short: no blocks
+    want = engine.encode_arrays(text)
+    saved = fe.BLOCK
+    try:
+        fe.BLOCK = block
+        assert engine.encode_ids_range(text, 0, len(text)).tolist() == want_ids  # type: ignore[attr-defined]
+        assert engine.encode_arrays(text).same_as(want)
+        if len(text) > 4:
+            inner = text[2:-2]
+            assert engine.encode_ids_range(text, 2, len(text) - 2).tolist() == \
+                engine.encode_ids(inner).tolist()  # type: ignore[attr-defined]
+    finally:
+        fe.BLOCK = saved
 
 
 def test_sharing_tables_shares_the_tables_and_not_the_state(cl100k: object) -> None:
