@@ -78,6 +78,9 @@ class FastBpeEncoder(Encoder):
         self.specials: dict[str, int] = {}
         self._flat_bytes: FlatBytes | None = None
         self._cut_rule: Any = None  # M2's CutRule for long texts, False if none (``_block_cuts``)
+        #: characters per block of a long text; None: :data:`BLOCK` (a fuzzing configuration sets
+        #: a few characters, so that every text takes the long-text path: ``tokspec.fuzz.wrapped``)
+        self.block: int | None = None
         self._ids_of_text = ids_function(*kernel_args(pattern), self.bpe)  # encode_ids' two kernel calls
         self.info = EngineInfo(
             name=name, kind="tokenizer", library="tokspec.fast", library_version=_VERSION,
@@ -129,7 +132,7 @@ class FastBpeEncoder(Encoder):
         offsets shifted by its start. New 2 MB texts, one process, interleaved: library code
         (o200k_base) 47 -> 53 MB/s, English from many corpora (cl100k_base) 48 -> 70 MB/s."""
         n = str.__len__(text)
-        cuts = self._block_cuts(text, 0, n) if n >= 2 * BLOCK else []
+        cuts = self._block_cuts(text, 0, n) if n >= 2 * (self.block or BLOCK) else []
         if not cuts:
             return self._arrays_of_block(text)
         bounds = [0, *cuts, n]
@@ -200,7 +203,7 @@ class FastBpeEncoder(Encoder):
         concatenated, so blocks between such cuts give the ids of the span
         (``tests/test_fast_blocks.py``: the cuts taken, small blocks against one piece, a 1.3 MB
         text against tiktoken)."""
-        cuts = self._block_cuts(text, start, end) if end - start >= 2 * BLOCK else []
+        cuts = self._block_cuts(text, start, end) if end - start >= 2 * (self.block or BLOCK) else []
         if not cuts:
             return self._ids_of_block(text, start, end)
         parts: list[np.ndarray] = []
@@ -223,11 +226,12 @@ class FastBpeEncoder(Encoder):
             rule = self._cut_rule = decide({"format": "regex-bpe", "pattern": self.pattern}).rule or False
         if rule is False:
             return []
+        block = self.block or BLOCK
         cuts: list[int] = []
-        for target in range(start + BLOCK, end - BLOCK, BLOCK):
+        for target in range(start + block, end - block, block):
             # endpos bounds what the search reads: the rule looks at the space and the character
             # before it, both inside the span (and past the last cut, found before this target)
-            found = rule.pattern.search(text, target, min(target + BLOCK, end - BLOCK))
+            found = rule.pattern.search(text, target, min(target + block, end - block))
             if found is not None:
                 cuts.append(found.start())
         return cuts

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["LONG_MARK", "INTERPRETED_MAX_CHARS", "REFERENCE_MAX_PRETOKEN_BYTES", "long_text_cap", "pretoken_cap",
+__all__ = ["LONG_MARK", "INTERPRETED_MAX_CHARS", "MANY_CALLS", "REFERENCE_MAX_PRETOKEN_BYTES", "long_text_cap", "pretoken_cap",
            "long_text_meta", "max_chars", "text_for", "text_from_bytes"]
 
 _I = "tokspec.fast.interpreted:"  # fast engines with their compiled kernels run as plain Python
@@ -33,11 +33,16 @@ _I = "tokspec.fast.interpreted:"  # fast engines with their compiled kernels run
 INTERPRETED_MAX_CHARS = 1 << 17
 
 
+#: fuzzing configurations that make one compiled call per few characters (``tokspec.fuzz.wrapped``:
+#: 32-character blocks, about 38 us each): capped like interpreted kernels (a 2 MiB text took 2.4 s)
+MANY_CALLS = ("tokspec.fuzz.wrapped:fast_blocks_o200k",)
+
+
 def long_text_cap(engines: tuple[str, ...]) -> int | None:
     """The cap on long generated texts of a target over ``engines``: :data:`INTERPRETED_MAX_CHARS`
-    if one of them runs interpreted kernels or is a reference BPE (:func:`pretoken_cap`), else None
-    (``tokspec diff --raw`` replays with it)."""
-    interpreted = any(e.startswith(_I) or e.endswith("_interpreted") for e in engines)
+    if one of them runs interpreted kernels, is a reference BPE (:func:`pretoken_cap`) or one of
+    :data:`MANY_CALLS`, else None (``tokspec diff --raw`` replays with it)."""
+    interpreted = any(e.startswith(_I) or e.endswith("_interpreted") or e in MANY_CALLS for e in engines)
     return INTERPRETED_MAX_CHARS if interpreted or pretoken_cap(engines) is not None else None
 
 

@@ -112,6 +112,8 @@ TARGETS: tuple[Target, ...] = (
     _diff(_W + "lopt_small_cl100k", "tiktoken:cl100k_base", "lossless merge (8-char chunks) vs serial, BPE"),
     _diff(_W + "lopt_small_bert", "hf:bert-base-uncased", "lossless merge (8-char chunks) vs serial, WordPiece"),
     _diff(_W + "lopt_small_mon", "hf:mon-unigram", "lossless merge (8-char chunks) vs serial, Unigram"),
+    _diff(_W + "fast_blocks_o200k", "tiktoken:o200k_base", "fast BPE a block at a time (32-char blocks, "
+          "the long-text path) vs tiktoken, o200k"),
     _prop("tiktoken:cl100k_base", ("bpe_offsets",), "offsets partition + byte round trip"),
     _prop("fast:cl100k_base", ("bpe_offsets",), "offsets partition + byte round trip"),
     _prop("hf:bert-base-uncased", ("cover", "wordpiece_greedy"), "ordered cover + greedy longest match"),

@@ -237,6 +237,33 @@ def test_hyp_blocks_of_any_size_give_the_ids_and_offsets_of_one_piece(parts: lis
         fe.BLOCK = saved
 
 
+def test_an_engines_own_block_size_overrides_block(cl100k: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tokspec.fast.engines as fe
+    from tokspec.fuzz.wrapped import BLOCK_CHARS, fast_blocks_o200k
+
+    assert cl100k.block is None  # type: ignore[attr-defined]  # the module's BLOCK
+    other = cl100k.sharing_tables()  # type: ignore[attr-defined]
+    other.block = 40
+    seen: list[tuple[int, int]] = []
+    real = fe.FastBpeEncoder._ids_of_block
+    monkeypatch.setattr(fe.FastBpeEncoder, "_ids_of_block",
+                        lambda self, t, a, b: seen.append((a, b)) or real(self, t, a, b))
+    text = _text(150, 2)
+    want = _one_piece(cl100k, text)
+    assert other.encode_ids_range(text, 0, len(text)).tolist() == want
+    assert len(seen) >= 3 and all(40 <= a <= len(text) - 40 for a, _ in seen[1:])
+    seen.clear()
+    assert cl100k.encode_ids_range(text, 0, len(text)).tolist() == want  # type: ignore[attr-defined]
+    assert seen == [(0, len(text))]  # BLOCK (128K) for the engine without its own
+    seen.clear()
+    fuzzed = fast_blocks_o200k()  # the fuzzing configuration (tokspec.fuzz.wrapped)
+    assert fuzzed.block == BLOCK_CHARS == 32 and fuzzed.info.name == "fast:o200k_base (32-character blocks)"
+    o200k = load_engine("fast:o200k_base")
+    assert fuzzed.bpe.pieces is o200k.bpe.pieces  # type: ignore[attr-defined]
+    assert fuzzed.encode_ids_range(text, 0, len(text)).tolist() == o200k.encode_ids(text).tolist()  # type: ignore[attr-defined]
+    assert len(seen) >= 3
+
+
 def test_sharing_tables_shares_the_tables_and_not_the_state(cl100k: object) -> None:
     other = cl100k.sharing_tables()  # type: ignore[attr-defined]
     mine, theirs = cl100k.bpe, other.bpe  # type: ignore[attr-defined]

@@ -55,6 +55,7 @@ def test_interpreted_targets_cap_their_long_texts(monkeypatch, tmp_path) -> None
     every other target the full length; `tokspec diff --raw` replays a crash file with the cap of
     the engines it names, so the replayed text is the one the harness ran."""
     from tokspec.app.inputs import iter_raw_inputs
+    from tokspec.fuzz._texts import MANY_CALLS
     from tokspec.fuzz.targets import (INTERPRETED_MAX_CHARS, LONG_MARK, TARGETS, long_text_cap, text_for,
                                       text_from_bytes)
 
@@ -62,7 +63,8 @@ def test_interpreted_targets_cap_their_long_texts(monkeypatch, tmp_path) -> None
     data = bytes([LONG_MARK, 255, 255]) + b"ab"
     full = text_from_bytes(data)
     assert 100_000 < INTERPRETED_MAX_CHARS < len(full)
-    capped = [t for t in TARGETS if "interpreted" in t.name or "max_pretoken" in t.meta]
+    capped = [t for t in TARGETS if "interpreted" in t.name or "max_pretoken" in t.meta
+              or any(e in MANY_CALLS for e in t.engines)]
     assert len(capped) >= 10
     for t in TARGETS:
         if "max_pretoken" in t.meta:  # "abab...": one pretoken, cut (test below)
@@ -73,6 +75,7 @@ def test_interpreted_targets_cap_their_long_texts(monkeypatch, tmp_path) -> None
     assert text_for(capped[0], b"short") == "short"
     assert long_text_cap(("fast:cl100k_base", "tiktoken:cl100k_base")) is None
     assert long_text_cap(("tokspec.fuzz.wrapped:fast_mon_interpreted", "fast:mon-unigram")) == INTERPRETED_MAX_CHARS
+    assert long_text_cap(("tokspec.fuzz.wrapped:fast_blocks_o200k", "tiktoken:o200k_base")) == INTERPRETED_MAX_CHARS
     crash = tmp_path / "crash-1"
     crash.write_bytes(data)
     assert [t for _, t in iter_raw_inputs(crash, cap=INTERPRETED_MAX_CHARS)] == [full[:INTERPRETED_MAX_CHARS]]

@@ -139,15 +139,25 @@ def test_a_finding_takes_the_lent_reserve_back(tmp_path: Path) -> None:
 
 
 def test_ci_budget_plans_every_target() -> None:
-    # tox -e fuzz in CI: 480 s on 2 workers, 31 targets; the property stage gives way (not below an
-    # eighth of the budget) so that every target gets start-up plus MIN_TARGET_S: none deferred
-    fuzz, replay, stage = plan_phases(480.0, 180.0, 31, 2)
-    assert fuzz + replay + stage == 480.0 and 480.0 / 8 <= stage < 480.0 / 4
-    targets = [SimpleNamespace(name=f"t{i}") for i in range(31)]
+    # tox -e fuzz in CI (.ci/run's default budget) on 2 workers, every target; the property stage
+    # gives way (not below an eighth of the budget) so that every target gets start-up plus
+    # MIN_TARGET_S: none deferred
+    import re
+    from pathlib import Path
+
+    from tokspec.fuzz.targets import TARGETS
+
+    ci = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text()
+    budget = float(re.search(r"TOKSPEC_FUZZ_SECONDS:-(\d+)", ci).group(1))  # type: ignore[union-attr]
+    n = len(TARGETS)
+    assert n >= 32
+    fuzz, replay, stage = plan_phases(budget, 180.0, n, 2)
+    assert fuzz + replay + stage == budget and budget / 8 <= stage < budget / 4
+    targets = [SimpleNamespace(name=f"t{i}") for i in range(n)]
     chosen, deferred = rotation(targets, fuzz * 2, _STARTUP_S + MIN_TARGET_S)
-    assert deferred == [] and len(chosen) == 31
+    assert deferred == [] and len(chosen) == n
     # a budget too small for all still rotates, and the stage keeps its eighth
-    fuzz, replay, stage = plan_phases(120.0, 180.0, 31, 2)
+    fuzz, replay, stage = plan_phases(120.0, 180.0, n, 2)
     assert stage == 120.0 / 8 and rotation(targets, fuzz * 2, _STARTUP_S + MIN_TARGET_S)[1]
     assert plan_phases(480.0, 180.0) == (480.0 - 120.0 - 24.0, 24.0, 120.0)  # no targets: as before
 
