@@ -127,10 +127,9 @@ class FastBpeEncoder(Encoder):
         return self._flat_bytes
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
-        """Ids and offsets; a text of ``2 * BLOCK`` characters or more a block at a time between
-        sound cuts (as :meth:`_ids_of_span`, theorem M2: offsets split as ids do), each block's
-        offsets shifted by its start. New 2 MB texts, one process, interleaved: library code
-        (o200k_base) 47 -> 53 MB/s, English from many corpora (cl100k_base) 48 -> 70 MB/s."""
+        """Ids and offsets; a text of ``2 * BLOCK`` characters or more a block at a time, as
+        :meth:`_ids_of_span`, each block's offsets shifted by its start. New 2 MB texts: library
+        code (o200k_base) 47 -> 53 MB/s, English from many corpora (cl100k_base) 48 -> 70 MB/s."""
         n = str.__len__(text)
         cuts = self._block_cuts(text, 0, n) if n >= 2 * (self.block or BLOCK) else []
         if not cuts:
@@ -192,17 +191,7 @@ class FastBpeEncoder(Encoder):
         time (:data:`BLOCK`) between sound cuts when the span is long and the pattern has M2's
         rule, else in one piece (:meth:`_ids_of_block`).
 
-        Why blocks: one call over a long text allocates about 24 bytes per character of arrays
-        (code points, UTF-8, two span arrays, the kernel's own): freshly mapped memory, faulted
-        in a page at a time (a 2 MB text: about 930 page faults per MB), streamed through the
-        caches the tables live in. New 2 MB texts of library code, 128K-character blocks against
-        one call (one process, interleaved): o200k_base 76 -> 94 MB/s, cl100k_base 83 -> 96 MB/s;
-        the one call with its arrays reused instead of allocated: about the same as blocks; 64K-
-        and 256K-character blocks alike. Exact by theorem M2 of ``tokspec.spec.merge``, the one
-        ``lopt:`` cuts by: at a space after a letter the ids of a text are those of its two sides
-        concatenated, so blocks between such cuts give the ids of the span
-        (``tests/test_fast_blocks.py``: the cuts taken, small blocks against one piece, a 1.3 MB
-        text against tiktoken)."""
+        Why blocks, and the theorem they rely on: ``tokspec.fast._blocks``."""
         cuts = self._block_cuts(text, start, end) if end - start >= 2 * (self.block or BLOCK) else []
         if not cuts:
             return self._ids_of_block(text, start, end)
@@ -216,25 +205,13 @@ class FastBpeEncoder(Encoder):
         return joined
 
     def _block_cuts(self, text: str, start: int, end: int) -> list[int]:
-        """Sound cuts of ``text[start:end]`` about :data:`BLOCK` characters apart: the first cut
-        of M2's rule at or after each multiple of BLOCK past ``start`` (none within BLOCK of it:
-        that block grows), none within BLOCK of ``end``. Empty when the pattern has no rule.
-        O(end - start): one search of the rule's regex per block."""
-        rule = self._cut_rule
-        if rule is None:
-            from tokspec.fast.merge_rules import decide  # the regex module: imported when needed
-            rule = self._cut_rule = decide({"format": "regex-bpe", "pattern": self.pattern}).rule or False
-        if rule is False:
+        """Where a long span is cut into blocks (``tokspec.fast._blocks``); none without a rule."""
+        from tokspec.fast._blocks import block_cuts, cut_rule  # (merge_rules: 3 ms, when needed)
+        if self._cut_rule is None:
+            self._cut_rule = cut_rule(self.pattern) or False
+        if self._cut_rule is False:
             return []
-        block = self.block or BLOCK
-        cuts: list[int] = []
-        for target in range(start + block, end - block, block):
-            # endpos bounds what the search reads: the rule looks at the space and the character
-            # before it, both inside the span (and past the last cut, found before this target)
-            found = rule.pattern.search(text, target, min(target + block, end - block))
-            if found is not None:
-                cuts.append(found.start())
-        return cuts
+        return block_cuts(self._cut_rule, text, start, end, self.block or BLOCK)
 
     def _ids_of_block(self, text: str, start: int, end: int) -> np.ndarray | None:
         """The ids of ``text[start:end]`` from arrays the fill kernel makes, or None if the span
