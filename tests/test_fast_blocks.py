@@ -144,8 +144,11 @@ def test_the_rule_is_m2s_for_every_peek2_pattern() -> None:
     from tokspec.fast.merge_rules import RULES, decide
     from tokspec.fast.pretok_peek2 import PATTERN_NAMES
 
+    from tokspec.fast._blocks import cut_rule
+
     for pattern in PATTERN_NAMES:  # every pattern a fast: BPE engine can have
         assert decide({"format": "regex-bpe", "pattern": pattern}).rule is RULES["space-after-letter"], pattern
+        assert cut_rule(pattern) is RULES["space-after-letter"], pattern
     for name in ("fast:cl100k_base", "fast:o200k_base"):
         engine = load_engine(name)
         engine._block_cuts("", 0, 0)  # type: ignore[attr-defined]
