@@ -19,6 +19,7 @@ hypothesis, a 1.3 MB text against tiktoken) and the fuzz target
 
 from __future__ import annotations
 
+from tokspec.fast.merge_lopt import cuts_after
 from tokspec.fast.merge_rules import CutRule, decide
 
 __all__ = ["cut_rule", "block_cuts"]
@@ -32,14 +33,8 @@ def cut_rule(pattern: str) -> CutRule | None:
 def block_cuts(rule: CutRule, text: str, start: int, end: int, block: int) -> list[int]:
     """Sound cuts of ``text[start:end]`` about ``block`` characters apart: the first cut of the
     rule at or after each multiple of ``block`` past ``start``, searched no further than ``block``
-    past it (none found: that block grows) and never within ``block`` of ``end``. O(end - start):
-    one search of the rule's regex per block, on the stored characters (a ``str`` subclass's
-    methods are not called)."""
-    cuts: list[int] = []
-    for target in range(start + block, end - block, block):
-        # endpos bounds what the search reads: the rule looks at the space and the character
-        # before it, both inside the span (and past the last cut, found before this target)
-        found = rule.pattern.search(text, target, min(target + block, end - block))
-        if found is not None:
-            cuts.append(found.start())
-    return cuts
+    past it (none found: that block grows) and never within ``block`` of ``end``: ``lopt``'s
+    :func:`~tokspec.fast.merge_lopt.cuts_after` over those targets, stopped ``block`` before
+    ``end``. O(end - start): one search of the rule's regex per block, on the stored characters (a
+    ``str`` subclass's methods are not called)."""
+    return cuts_after(text, rule, range(start + block, end - block, block), block, stop=end - block)

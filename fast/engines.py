@@ -134,12 +134,10 @@ class FastBpeEncoder(Encoder):
         cuts = self._block_cuts(text, 0, n) if n >= 2 * (self.block or BLOCK) else []
         if not cuts:
             return self._arrays_of_block(text)
+        from tokspec.fast.merge_lopt import stitch  # lopt's concatenation of pieces (loaded by cuts)
         bounds = [0, *cuts, n]
         parts = [self._arrays_of_block(str.__getitem__(text, slice(a, b))) for a, b in zip(bounds, bounds[1:])]
-        shifts = np.repeat(np.asarray(bounds[:-1], dtype=np.int64), [len(p.starts) for p in parts])
-        return EncodingArrays(np.concatenate([p.ids for p in parts]),
-                              np.concatenate([p.starts for p in parts]) + shifts,
-                              np.concatenate([p.ends for p in parts]) + shifts)
+        return stitch(parts, bounds[:-1], False)
 
     def _arrays_of_block(self, text: str) -> EncodingArrays:
         cps = code_points(text)  # InvalidTextError for a lone surrogate: the text encodes below

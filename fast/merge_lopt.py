@@ -68,14 +68,16 @@ def find_cuts(text: str, rule: CutRule, chunk_len: int) -> list[int]:
     return cuts_after(text, rule, range(chunk_len, len(text), chunk_len), chunk_len)
 
 
-def cuts_after(text: str, rule: CutRule, targets: Sequence[int], reach: int) -> list[int]:
+def cuts_after(text: str, rule: CutRule, targets: Sequence[int], reach: int, stop: int | None = None) -> list[int]:
     """For each of the increasing ``targets`` the first sound cut in ``[target, target + reach)``
-    past the previous cut; a target without one is skipped (its chunk grows). O(n)."""
+    past the previous cut; a target without one is skipped (its chunk grows). ``stop``: no cut at
+    or past it, and the search reads nothing from it on (default: the end of ``text``). O(n)."""
     cuts: list[int] = []
+    end = len(text) if stop is None else stop
     for target in targets:
         lo = max(target, cuts[-1] + 1 if cuts else 1)
         hi = target + reach
-        m = rule.pattern.search(text, lo, min(len(text), hi + 1))  # +1: room for a look-ahead
+        m = rule.pattern.search(text, lo, min(end, hi + 1))  # +1: room for a look-ahead
         if m is not None and m.start() < hi:
             cuts.append(m.start())
     return cuts
