@@ -67,3 +67,9 @@ def test_code_varied_parts_share_no_file() -> None:
     a, b = code_varied(30_000, 0), code_varied(30_000, 1)
     assert len(a) == len(b) == 30_000 and a[:2000] not in b and b[:2000] not in a
     assert code_varied(30_000, 0) == a  # the same part every time
+
+
+def test_code_varied_refuses_a_part_the_library_cannot_fill() -> None:
+    # the library holds tens of MB of source, not 10 GB: a short text is an error, never timed
+    with pytest.raises(ValueError, match="has no part 5"):
+        code_varied(2_000_000_000, 5)

@@ -131,7 +131,9 @@ def english_varied(n_bytes: int, piece: int = 8_000, first_seed: int = 1) -> str
 def code_varied(n_bytes: int, part: int = 0) -> str:
     """About ``n_bytes`` of Python source read from this interpreter's standard library files (its
     tests included, site-packages not), part ``part`` of them: the files in a fixed shuffled order, taken in turn into parts of at
-    least ``n_bytes`` (so parts share no file), the part cut to ``n_bytes``. :func:`code` repeats four modules' source."""
+    least ``n_bytes`` (so parts share no file), the part cut to ``n_bytes``. :func:`code` repeats four modules' source.
+    ValueError when the library has too little source for part ``part`` (about 30 parts of 1 MB
+    on CPython 3.11): a short or empty text would be timed as if it were the size asked for."""
     import random
     import sysconfig
     from pathlib import Path
@@ -141,6 +143,7 @@ def code_varied(n_bytes: int, part: int = 0) -> str:
     random.Random(29).shuffle(files)
     out: list[str] = []
     size = 0
+    asked = part
     for path in files:
         try:
             src = path.read_text(encoding="utf-8")
@@ -154,7 +157,11 @@ def code_varied(n_bytes: int, part: int = 0) -> str:
             size = 0
             if part < 0:
                 break
-    return "".join(out)[:n_bytes]
+    text = "".join(out)[:n_bytes]
+    if len(text) < n_bytes:
+        raise ValueError(f"code_varied: the standard library at {root} has no part {asked} of {n_bytes} "
+                         f"characters (it gave {len(text)}); ask for a lower part or a smaller size")
+    return text
 
 
 def fresh_round(fns: dict[str, Callable[[str], object]], text: str, round_: int,
