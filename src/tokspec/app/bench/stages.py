@@ -132,7 +132,7 @@ def code_varied(n_bytes: int, part: int = 0) -> str:
     """About ``n_bytes`` of Python source read from this interpreter's standard library files (its
     tests included, site-packages not), part ``part`` of them: the files in a fixed shuffled order, taken in turn into parts of at
     least ``n_bytes`` (so parts share no file), the part cut to ``n_bytes``. :func:`code` repeats four modules' source.
-    ValueError when the library has too little source for part ``part`` (about 30 parts of 1 MB
+    ValueError when the library has too little source for part ``part`` (29 parts of 1 MB
     on CPython 3.11): a short or empty text would be timed as if it were the size asked for."""
     import random
     import sysconfig
