@@ -3,8 +3,46 @@ bench --suite latency``, never asserted): text sizes, percentiles per call, the 
 
 from __future__ import annotations
 
-from tokspec.app.bench import SUITES
+import ctypes
+import sys
+
+from tokspec.app.bench import SUITES, fresh_copy
 from tokspec.app.bench.latency import SUITE, _latency_rows, per_call_seconds, short_texts
+
+_as_utf8 = ctypes.pythonapi.PyUnicode_AsUTF8AndSize  # what an extension calls to read a str
+_as_utf8.restype = ctypes.c_char_p
+_as_utf8.argtypes = [ctypes.py_object, ctypes.c_void_p]
+
+
+def make_utf8(text: str) -> None:
+    """Do what a Rust or C extension does with ``text``: CPython then keeps its UTF-8 beside it."""
+    _as_utf8(text, None)
+
+
+def test_fresh_copy_is_equal_new_and_without_the_utf8_an_extension_made() -> None:
+    text = "héllo wörld 你好 " * 50
+    bare = sys.getsizeof(text)
+    make_utf8(text)
+    assert sys.getsizeof(text) > bare  # the UTF-8 is kept with the object
+    copy = fresh_copy(text)
+    assert copy == text and copy is not text and sys.getsizeof(copy) == bare
+
+
+def test_per_call_seconds_hands_each_timed_call_a_new_copy() -> None:
+    texts = ["ünïcode text " * 20, "plain ascii " * 20]
+    seen: list[tuple[int, int]] = []  # (object id, size) each call found
+
+    def first(t: str) -> None:  # an extension peer: reads the str as UTF-8
+        make_utf8(t)
+
+    def second(t: str) -> None:
+        seen.append((id(t), sys.getsizeof(t)))
+
+    per_call_seconds({"first": first, "second": second}, texts, rounds=2)
+    timed = seen[len(texts):]  # after the warm-up pass (which may use the texts themselves)
+    assert len(timed) == 2 * len(texts)
+    assert all(size == sys.getsizeof(fresh_copy(texts[i % 2])) for i, (_, size) in enumerate(timed))
+    assert all(i != id(t) for i, _ in timed for t in texts)
 
 
 def test_short_texts_are_half_to_two_kilobytes_and_reproducible() -> None:

@@ -3,10 +3,12 @@ bench --suite stages``, never asserted): one row per step and per peer, exactnes
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
-from tokspec.app.bench import SUITES
-from tokspec.app.bench.stages import SUITE, _fresh_rows, _stage_rows, code_varied
+from tokspec.app.bench import SUITES, fresh_copy
+from tokspec.app.bench.stages import SUITE, _fresh_rows, _stage_rows, code_varied, fresh_round
 
 
 def test_stage_rows_name_every_step_and_check_the_ids() -> None:
@@ -61,6 +63,29 @@ def test_fresh_rows_mark_a_peer_that_differs_on_one_text(monkeypatch: pytest.Mon
     assert len(rows) == 1 and "INEXACT" in rows[0].case
     rows = _fresh_rows("t", lambda r: texts[r % 2], 2, "cl100k_base")
     assert "INEXACT" not in rows[0].case
+
+
+def test_fresh_round_hands_every_engine_its_own_new_copy() -> None:
+    import ctypes
+    import sys
+
+    as_utf8 = ctypes.pythonapi.PyUnicode_AsUTF8AndSize
+    as_utf8.restype, as_utf8.argtypes = ctypes.c_char_p, [ctypes.py_object, ctypes.c_void_p]
+    text = "naïve café 東京 " * 40
+    got: dict[str, tuple[object, int]] = {}
+
+    def peer(name: str) -> Callable[[str], list[int]]:
+        def encode(t: str) -> list[int]:
+            got[name] = (t, sys.getsizeof(t))  # as found, before this peer makes its UTF-8
+            as_utf8(t, None)
+            return [len(t)]
+        return encode
+
+    bare = sys.getsizeof(fresh_copy(text))
+    for round_ in (0, 1):  # each engine first once
+        fresh_round({"a": peer("a"), "b": peer("b")}, text, round_, {"a": 1.0, "b": 1.0})
+        assert all(t == text and t is not text and size == bare for t, size in got.values())
+        assert got["a"][0] is not got["b"][0]
 
 
 def test_code_varied_parts_share_no_file() -> None:

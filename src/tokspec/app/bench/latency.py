@@ -34,7 +34,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tokspec import load_engine
-from tokspec.app.bench import BenchRow
+from tokspec.app.bench import BenchRow, fresh_copy
 from tokspec.app.bench.fast import _exact, chinese_like, english
 from tokspec.app.bench.normalizing import normalizing_texts
 
@@ -108,7 +108,10 @@ def per_call_seconds(fns: dict[str, IdsFn], texts: list[str], rounds: int) -> di
     function called alternately on the same text (so load changes hit all alike); one untimed
     warm-up pass first. Round ``r`` starts with function ``r mod len(fns)`` and goes round: the
     first call on a new text finds the caches cold (measured: 2.5x the second call of the same
-    engine's tables), so with ``rounds >= len(fns)`` no function is timed only in first place."""
+    engine's tables), so with ``rounds >= len(fns)`` no function is timed only in first place.
+    Each call gets its own new copy of the text, made before the clock starts
+    (:func:`~tokspec.app.bench.fresh_copy`): a request's text arrives as a new object, and an
+    extension peer must not skip its UTF-8 conversion because another call made it."""
     for fn in fns.values():
         for text in texts[:20]:
             fn(text)
@@ -120,8 +123,9 @@ def per_call_seconds(fns: dict[str, IdsFn], texts: list[str], rounds: int) -> di
         for i, text in enumerate(texts):
             for name in order:
                 fn = fns[name]
+                document = fresh_copy(text)
                 t0 = clock()
-                fn(text)
+                fn(document)
                 best[name][i] = min(best[name][i], clock() - t0)
     return best
 

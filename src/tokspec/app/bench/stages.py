@@ -36,7 +36,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tokspec import load_engine
-from tokspec.app.bench import BenchRow
+from tokspec.app.bench import BenchRow, fresh_copy
 from tokspec.app.bench.fast import _exact, chinese_like, code, english
 
 __all__ = ["run"]
@@ -168,15 +168,17 @@ def fresh_round(fns: dict[str, Callable[[str], object]], text: str, round_: int,
                 best: dict[str, float]) -> dict[str, list[int]]:
     """Each engine of ``fns`` once on ``text``, in an order rotated by ``round_`` (no engine always
     first or last); its time recorded in ``best`` (a minimum) except in round 0, the warm-up.
-    Returns each engine's ids, for the caller's exactness check. Shared by the fresh-text rows
-    here and ``tokspec.app.bench.parallel.peer_fresh_rows``."""
+    Each call gets its own new copy of the text (:func:`~tokspec.app.bench.fresh_copy`: no engine
+    is handed the UTF-8 another one made). Returns each engine's ids, for the caller's exactness
+    check. Shared by the fresh-text rows here and ``tokspec.app.bench.parallel.peer_fresh_rows``."""
     import time
 
     names = list(fns)
     got: dict[str, list[int]] = {}
     for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+        document = fresh_copy(text)
         t0 = time.perf_counter()
-        ids = fns[name](text)
+        ids = fns[name](document)
         took = time.perf_counter() - t0
         got[name] = list(ids)  # type: ignore[call-overload]
         if round_:
