@@ -41,28 +41,29 @@ def _child(out: Path, encoding: str, text: str, parts: int) -> None:
 
     from tokspec.app.bench.stages import code_varied, english_varied
     from tokspec import load_engine
+    import numba
+
     from tokspec.fast._bpe_encode import _encode
-    from tokspec.fast.pretok_peek2 import kernel_args
+    from tokspec.fast.peek2_unicode import code_points
+    from tokspec.fast.pretok_peek2 import spans_of_code_points
 
     engine = load_engine(f"fast:{encoding}")
-    peek2, peek2_args = kernel_args(engine.pattern)  # type: ignore[attr-defined]
     tables = engine.bpe._tables  # type: ignore[attr-defined]  # this thread's: the shared tables and its store
     no_cbs = np.empty(0, dtype=np.int64)
 
-    def spans(t: str) -> tuple[np.ndarray, ...]:
-        data = np.frombuffer(t.encode(), dtype=np.uint8)
-        cps = np.frombuffer(t.encode("utf-32-le"), dtype=np.uint32)
-        starts, ends = np.empty(len(cps), dtype=np.int64), np.empty(len(cps), dtype=np.int64)
-        n = peek2(cps, *peek2_args, starts, ends)
-        return data, cps, starts[:n].copy(), ends[:n].copy()
+    def spans(t: str) -> tuple[np.ndarray, ...]:  # the arrays encode_ids hands the kernel, so its version
+        cps = code_points(t)
+        starts, ends = spans_of_code_points(cps, engine.pattern)  # type: ignore[attr-defined]
+        return np.frombuffer(t.encode(), dtype=np.uint8), cps, starts, ends
 
     def make(i: int) -> str:
         return code_varied(1_000_000, part=i) if text == "code" else english_varied(1_000_000, first_seed=9000 + 300 * i)
 
     warm = spans(english_varied(1_000_000, first_seed=8700))
     jobs = [spans(make(i)) for i in range(parts)]
-    _encode(warm[0], no_cbs, *warm[1:], False, *tables)  # compiled (or loaded) and warm
-    result = next(iter(_encode.overloads.values()))
+    args = (warm[0], no_cbs, *warm[1:], False, *tables)
+    _encode(*args)  # compiled (or loaded) and warm
+    result = _encode.overloads[tuple(numba.typeof(a) for a in args)]  # the version these calls run
     entry = result.library.get_pointer_to_function(result.fndesc.llvm_func_name)
     began = time.perf_counter()
     for data, cps, starts, ends in jobs:

@@ -3,20 +3,12 @@ bench --suite latency``, never asserted): text sizes, percentiles per call, the 
 
 from __future__ import annotations
 
-import ctypes
 import sys
+
+from _str_utf8 import make_utf8
 
 from tokspec.app.bench import SUITES, fresh_copy
 from tokspec.app.bench.latency import SUITE, _latency_rows, per_call_seconds, short_texts
-
-_as_utf8 = ctypes.pythonapi.PyUnicode_AsUTF8AndSize  # what an extension calls to read a str
-_as_utf8.restype = ctypes.c_char_p
-_as_utf8.argtypes = [ctypes.py_object, ctypes.c_void_p]
-
-
-def make_utf8(text: str) -> None:
-    """Do what a Rust or C extension does with ``text``: CPython then keeps its UTF-8 beside it."""
-    _as_utf8(text, None)
 
 
 def test_fresh_copy_is_equal_new_and_without_the_utf8_an_extension_made() -> None:

@@ -66,18 +66,17 @@ def test_fresh_rows_mark_a_peer_that_differs_on_one_text(monkeypatch: pytest.Mon
 
 
 def test_fresh_round_hands_every_engine_its_own_new_copy() -> None:
-    import ctypes
     import sys
 
-    as_utf8 = ctypes.pythonapi.PyUnicode_AsUTF8AndSize
-    as_utf8.restype, as_utf8.argtypes = ctypes.c_char_p, [ctypes.py_object, ctypes.c_void_p]
+    from _str_utf8 import make_utf8
+
     text = "naïve café 東京 " * 40
     got: dict[str, tuple[object, int]] = {}
 
     def peer(name: str) -> Callable[[str], list[int]]:
         def encode(t: str) -> list[int]:
             got[name] = (t, sys.getsizeof(t))  # as found, before this peer makes its UTF-8
-            as_utf8(t, None)
+            make_utf8(t)
             return [len(t)]
         return encode
 

@@ -141,10 +141,9 @@ def test_a_pattern_without_a_rule_is_never_cut(cl100k: object, blocks: list[tupl
 
 
 def test_the_rule_is_m2s_for_every_peek2_pattern() -> None:
+    from tokspec.fast._blocks import cut_rule
     from tokspec.fast.merge_rules import RULES, decide
     from tokspec.fast.pretok_peek2 import PATTERN_NAMES
-
-    from tokspec.fast._blocks import cut_rule
 
     for pattern in PATTERN_NAMES:  # every pattern a fast: BPE engine can have
         assert decide({"format": "regex-bpe", "pattern": pattern}).rule is RULES["space-after-letter"], pattern

@@ -143,23 +143,23 @@ def code_varied(n_bytes: int, part: int = 0) -> str:
     random.Random(29).shuffle(files)
     out: list[str] = []
     size = 0
-    asked = part
+    ahead = part  # parts still to skip before the one asked for
     for path in files:
         try:
             src = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        if part == 0:
+        if ahead == 0:
             out.append(src)
         size += len(src)
         if size >= n_bytes:  # this part is full: the next file starts the next one
-            part -= 1
+            ahead -= 1
             size = 0
-            if part < 0:
+            if ahead < 0:
                 break
     text = "".join(out)[:n_bytes]
     if len(text) < n_bytes:
-        raise ValueError(f"code_varied: the standard library at {root} has no part {asked} of {n_bytes} "
+        raise ValueError(f"code_varied: the standard library at {root} has no part {part} of {n_bytes} "
                          f"characters (it gave {len(text)}); ask for a lower part or a smaller size")
     return text
 
