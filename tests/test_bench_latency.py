@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+import pytest
+
 from _str_utf8 import make_utf8
 
 from tokspec.app.bench import SUITES, fresh_copy
@@ -61,3 +64,50 @@ def test_latency_rows_mark_a_contestant_whose_ids_differ() -> None:
         ("lat p50", "same"), ("lat p99", "same"), ("lat p50 INEXACT 1/3", "off"), ("lat p99 INEXACT 1/3", "off")]
     assert all(r.suite == SUITE == "latency" and r.input_bytes == 3 for r in rows)
     assert SUITES["latency"] == "tokspec.app.bench.latency"
+
+
+def test_peers_time_toktok_by_its_list_and_by_its_array(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both of toktok-rs's ways to return ids are peers (``peers``' docstring: timing only the
+    list flattered fast:), each bound to the encoding asked for; a missing library is left out."""
+    import types
+
+    from tokspec.app.bench.latency import peers
+
+    asked: list[str] = []
+
+    class _Tokenizer:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def encode_ordinary(self, text: str) -> list[int]:
+            return [len(text), 0]
+
+        def encode_to_numpy(self, text: str) -> np.ndarray:
+            return np.array([len(text), 1], dtype=np.uint32)
+
+    def encoding(name: str) -> _Tokenizer:
+        asked.append(name)
+        return _Tokenizer(name)
+
+    fake = types.ModuleType("toktok")
+    fake._encoding = encoding  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "toktok", fake)
+    for absent in ("quicktok", "riptoken", "kitoken"):
+        monkeypatch.setitem(sys.modules, absent, None)  # import raises ImportError: left out
+    got = peers("o200k_base")
+    assert list(got) == ["tiktoken encode_ordinary", "toktok-rs", "toktok-rs numpy"]
+    assert asked == ["o200k_base", "o200k_base"]
+    assert got["toktok-rs"]("abc") == [3, 0]
+    array = got["toktok-rs numpy"]("abcd")
+    assert isinstance(array, np.ndarray) and array.tolist() == [4, 1]
+
+
+def test_one_per_library_keeps_the_array_variant_and_every_other_library() -> None:
+    from tokspec.app.bench.latency import one_per_library
+
+    def fn(text: str) -> list[int]:
+        return []
+
+    fns = {"tiktoken encode_ordinary": fn, "toktok-rs": fn, "toktok-rs numpy": fn, "quicktok-v1": fn}
+    assert list(one_per_library(fns)) == ["tiktoken encode_ordinary", "toktok-rs numpy", "quicktok-v1"]
+    assert list(one_per_library({"toktok-rs": fn})) == ["toktok-rs"]  # a library's only variant stays

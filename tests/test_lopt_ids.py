@@ -353,4 +353,6 @@ def test_bench_fresh_peer_rows_check_ids_on_every_text() -> None:
     rows = peer_fresh_rows(quick=True)
     assert {r.case.split(" fresh")[0] for r in rows} == {"english-varied", "chinese-like", "code-varied"}
     assert all(r.case.endswith(" exact") and r.subject_s > 0 for r in rows), [r.case for r in rows]
-    assert {r.baseline for r in rows} >= {"fast:cl100k_base ids serial", "fast:o200k_base ids serial"}
+    assert {r.subject for r in rows} == {"lopt:fast:cl100k_base ids x2", "lopt:fast:o200k_base ids x2"}
+    assert "tiktoken encode_ordinary (1 thread)" in {r.baseline for r in rows}  # the always-installed peer
+    assert not any("fast:" in r.baseline for r in rows)  # one fast: engine per text (the docstring's why)

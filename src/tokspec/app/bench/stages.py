@@ -192,10 +192,10 @@ def _fresh_rows(lang: str, make: Callable[[int], str], rounds: int, encoding: st
     first. Best of ``rounds``, like the other rows, but of first calls: what a stream of new
     documents costs, with whatever state an engine keeps across calls (``fast:``'s store of merged
     pieces, a peer's caches) warmed only by the earlier documents. Ids checked equal on every text."""
-    from tokspec.app.bench.latency import peers
+    from tokspec.app.bench.latency import one_per_library, peers
 
     fast = f"fast:{encoding}"
-    lib = peers(encoding)
+    lib = one_per_library(peers(encoding))  # each library once per text (one_per_library: why)
     fns: dict[str, Callable[[str], object]] = {f"{fast} encode_ids": load_engine(fast).encode_ids}  # type: ignore[attr-defined]
     fns.update({n: f for n, f in lib.items() if n.split()[0] in ("tiktoken", "toktok-rs", "quicktok-v1")})
     names = list(fns)
