@@ -35,7 +35,8 @@ INTERPRETED_MAX_CHARS = 1 << 17
 
 #: fuzzing configurations that make one compiled call per few characters (``tokspec.fuzz.wrapped``:
 #: 32-character blocks, about 38 us each): capped like interpreted kernels (a 2 MiB text took 2.4 s)
-MANY_CALLS = ("tokspec.fuzz.wrapped:fast_blocks_o200k",)
+MANY_CALLS = ("tokspec.fuzz.wrapped:fast_blocks_o200k", "tokspec.fuzz.wrapped:fast_ids_blocks_cl100k",
+              "tokspec.fuzz.wrapped:fast_ids_blocks_o200k")
 
 
 def long_text_cap(engines: tuple[str, ...]) -> int | None:

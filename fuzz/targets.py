@@ -114,6 +114,10 @@ TARGETS: tuple[Target, ...] = (
     _diff(_W + "lopt_small_mon", "hf:mon-unigram", "lossless merge (8-char chunks) vs serial, Unigram"),
     _diff(_W + "fast_blocks_o200k", "tiktoken:o200k_base", "fast BPE a block at a time (32-char blocks, "
           "the long-text path) vs tiktoken, o200k"),
+    _diff(_W + "fast_ids_blocks_cl100k", "tiktoken:cl100k_base", "encode_ids a block at a time (32-char blocks, "
+          "the fill kernel's path) vs tiktoken"),
+    _diff(_W + "fast_ids_blocks_o200k", "tiktoken:o200k_base", "encode_ids a block at a time (32-char blocks, "
+          "the fill kernel's path) vs tiktoken, o200k"),
     _prop("tiktoken:cl100k_base", ("bpe_offsets",), "offsets partition + byte round trip"),
     _prop("fast:cl100k_base", ("bpe_offsets",), "offsets partition + byte round trip"),
     _prop("hf:bert-base-uncased", ("cover", "wordpiece_greedy"), "ordered cover + greedy longest match"),

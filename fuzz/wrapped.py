@@ -14,7 +14,7 @@ from __future__ import annotations
 from tokspec import Encoder, load_engine
 
 __all__ = ["CHUNK_LEN", "BLOCK_CHARS", "lopt_small_cl100k", "lopt_small_bert", "lopt_small_mon", "fast_mon_interpreted",
-           "fast_blocks_o200k"]
+           "fast_blocks_o200k", "fast_ids_blocks_cl100k", "fast_ids_blocks_o200k"]
 
 CHUNK_LEN = 8
 
@@ -66,3 +66,52 @@ def fast_mon_interpreted() -> Encoder:
     coverage-guided fuzzer sees the kernels' branches."""
     from tokspec.fast.unigram_datrie import datrie_encoder
     return datrie_encoder("mon-unigram", jit=False)
+
+
+def fast_ids_blocks_cl100k() -> Encoder:
+    """``fast:cl100k_base``'s ``encode_ids`` path of long texts on 32-character blocks (see
+    :func:`_ids_blocks`): each block's arrays made by the fill kernel (``_text_arrays``), then
+    Peek2 and the merge, as on a text of 64K characters or more."""
+    return _ids_blocks("cl100k_base")
+
+
+def fast_ids_blocks_o200k() -> Encoder:
+    """As :func:`fast_ids_blocks_cl100k`, o200k_base."""
+    return _ids_blocks("o200k_base")
+
+
+def _ids_blocks(encoding: str) -> Encoder:
+    """``encode_ids``' long-text path (``FastBpeEncoder._ids_of_span``) on blocks of
+    :data:`BLOCK_CHARS` characters, as an engine: ``encode_ids`` reaches that path only from
+    ``FILL_MIN`` (64K) characters, which a fuzzer's short inputs never have. Offsets are derived
+    from the ids (each token's bytes, ``CompiledBPE.arrays["tok_len"]``, mapped to characters as
+    ``tokspec._types`` defines them), so a diff compares the ids and nothing else new."""
+    import dataclasses
+
+    import numpy as np
+
+    from tokspec._types import EncodingArrays, check_text
+    from tokspec.fast.engines import FastBpeEncoder
+
+    engine = load_engine(f"fast:{encoding}")
+    assert isinstance(engine, FastBpeEncoder)
+    blocks = engine.sharing_tables()
+    blocks.block = BLOCK_CHARS
+    tok_len = blocks.bpe.arrays["tok_len"]
+
+    class IdsOfBlocks(Encoder):
+        info = dataclasses.replace(engine.info, name=f"fast:{encoding} encode_ids ({BLOCK_CHARS}-character blocks)")
+
+        def _encode_arrays(self, text: str) -> EncodingArrays:
+            ids = blocks._ids_of_span(text, 0, len(text))
+            if ids is None:  # a lone surrogate: named as encode_ids names it
+                check_text(text)
+                raise AssertionError("_ids_of_span refused a text check_text accepts")  # a finding
+            code_points = np.frombuffer(text.encode("utf-32-le"), np.uint32)
+            widths = 1 + (code_points >= 0x80) + (code_points >= 0x800) + (code_points >= 0x10000)  # UTF-8 bytes each
+            char_of_byte = np.repeat(np.arange(len(text), dtype=np.int64), widths)
+            ends = np.cumsum(tok_len[ids].astype(np.int64))
+            starts = ends - tok_len[ids]
+            return EncodingArrays(ids, char_of_byte[starts], char_of_byte[ends - 1] + 1)
+
+    return IdsOfBlocks()

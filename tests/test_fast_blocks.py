@@ -283,3 +283,20 @@ def test_sharing_tables_shares_the_tables_and_not_the_state(cl100k: object) -> N
     assert other.encode_ids(text).tolist() == cl100k.encode_ids(text).tolist()  # type: ignore[attr-defined]
     assert other.encode(text) == cl100k.encode(text)  # type: ignore[attr-defined]
     assert other.info == cl100k.info  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("encoding", ["cl100k_base", "o200k_base"])
+def test_the_fuzzed_ids_blocks_engines_equal_tiktoken_ids_and_offsets(encoding: str) -> None:
+    """``tokspec.fuzz.wrapped.fast_ids_blocks_*``: encode_ids' long-text path on 32-character
+    blocks, offsets derived from the ids; ids and offsets equal tiktoken's (multi-byte characters
+    split across tokens included), and a lone surrogate is refused as encode_ids refuses it."""
+    from tokspec.errors import InvalidTextError
+    from tokspec.fuzz import wrapped
+
+    engine = getattr(wrapped, f"fast_ids_blocks_{encoding.split('_')[0]}")()
+    truth = load_engine(f"tiktoken:{encoding}")
+    for text in ("", "a", _text(150, 3), "caf\u00e9 \U0001f642\U0001f642 \u4e2d\u6587 " * 9 + "x" * 40,
+                 "It's  \r\n\r\n  12345 " * 7):
+        assert engine.encode_arrays(text).same_as(truth.encode_arrays(text)), text
+    with pytest.raises(InvalidTextError):
+        engine.encode_arrays("abc \ud800 " * 10)
