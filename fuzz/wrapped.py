@@ -84,12 +84,13 @@ def _ids_blocks(encoding: str) -> Encoder:
     """``encode_ids``' long-text path (``FastBpeEncoder._ids_of_span``) on blocks of
     :data:`BLOCK_CHARS` characters, as an engine: ``encode_ids`` reaches that path only from
     ``FILL_MIN`` (64K) characters, which a fuzzer's short inputs never have. Offsets are derived
-    from the ids (each token's bytes, ``CompiledBPE.arrays["tok_len"]``, mapped to characters as
-    ``tokspec._types`` defines them), so a diff compares the ids and nothing else new."""
+    from the ids (each token's bytes, ``CompiledBPE.arrays["tok_len"]``, mapped to characters by
+    ``tokspec._offsets.char_spans_from_byte_lengths``), so a diff compares the ids and nothing else new."""
     import dataclasses
 
     import numpy as np
 
+    from tokspec._offsets import char_spans_from_byte_lengths
     from tokspec._types import EncodingArrays, check_text
     from tokspec.fast.engines import FastBpeEncoder
 
@@ -107,11 +108,6 @@ def _ids_blocks(encoding: str) -> Encoder:
             if ids is None:  # a lone surrogate: named as encode_ids names it
                 check_text(text)
                 raise AssertionError("_ids_of_span refused a text check_text accepts")  # a finding
-            code_points = np.frombuffer(text.encode("utf-32-le"), np.uint32)
-            widths = 1 + (code_points >= 0x80) + (code_points >= 0x800) + (code_points >= 0x10000)  # UTF-8 bytes each
-            char_of_byte = np.repeat(np.arange(len(text), dtype=np.int64), widths)
-            ends = np.cumsum(tok_len[ids].astype(np.int64))
-            starts = ends - tok_len[ids]
-            return EncodingArrays(ids, char_of_byte[starts], char_of_byte[ends - 1] + 1)
+            return EncodingArrays(ids, *char_spans_from_byte_lengths(text, tok_len[ids].astype(np.int64)))
 
     return IdsOfBlocks()
