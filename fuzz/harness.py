@@ -62,7 +62,8 @@ _NOT_INSTRUMENTED = ("tokspec.formats.vocab", "tokspec.spec", "tokspec.fuzz", "t
                      "tokspec.fast._spm_norm_ids", "tokspec.fast._piece_store", "tokspec.fast._hf_norm_kernels",
                      "tokspec.fast._hf_pretok_kernels", "tokspec.fast._hf_precompiled", "tokspec.fast._le_load", "tokspec.fast._wrapping",
                      "tokspec.fast._prefetch", "tokspec.fast._bits", "tokspec.fast._builtin", "tokspec.fast._text_arrays",
-                     "tokspec.fast._cold_start", "tokspec.fast._hf_pretok_split", "tokspec.fast._hf_norm_forms")
+                     "tokspec.fast._cold_start", "tokspec.fast._hf_pretok_split", "tokspec.fast._hf_norm_forms",
+                     "tokspec.fast._bpe_ascii")
 
 
 def _load_target(name: str) -> Any:

@@ -1,0 +1,236 @@
+"""ASCII text in one pass: the cl100k family's Peek2 scan fused with the whole-piece and store lookups.
+
+Why (issue 29): ``encode_ids`` makes three passes with arrays between them (the text to code points
+and UTF-8, Peek2 writing every pretoken's span, the merge kernel reading them back), and on
+repeated English its Peek2 (2.6 ns/B) and merge (3.3 ns/B) passes alone cost more than
+toktok-rs's whole call (4.2 ns/B), which finds each ASCII pretoken's end in the UTF-8 bytes and
+looks it up at once. Here one kernel does that for an ASCII block: :func:`ascii_scan` finds each
+pretoken by Peek2's rules on the bytes and looks it up whole (``_piece_table``) and then in the
+thread's store (``_piece_store``), exactly as ``_bpe_encode._encode`` does first for every
+pretoken; the pretokens found in neither (a few percent on new text) are merged afterwards by ONE
+call of ``_encode`` over just them, copied one after another (``cbs`` mode: two entries of ``cbs``
+per missed pretoken, its start and end in the copy, so the merge's per-call arrays are the size of
+the misses, not of the block), and :func:`splice_ids` puts their ids in place. ``scripts/fused_floor.py``
+measured the scan and lookups at 2.6 ns/B on repeated English and 3.6 on code.
+
+Theorems relied on, none new:
+- Peek2 (``pretok_peek2``, seed ``peek2-regex-free-pretokenizer``): :func:`ascii_scan`'s branches
+  are ``_cl100k_kernel``'s, read on bytes: for an ASCII character the code point is the byte, the
+  category is ``cl100k_category_table()[byte]`` (the kernel reads the table at bytes only) and
+  the contraction fold is ``byte | 0x20`` (the fold table maps exactly the ASCII upper and lower
+  cases of ``sdmtlver`` to the lower case, and ``| 0x20`` of any other byte is none of those
+  letters). Spec property "pretokenizer exactness".
+- BPE over pretokens (``bpe_kernel``): the ids of a text are its pretokens' ids in order, each
+  pretoken's a function of its bytes; the whole-piece shortcut (spec claim
+  ``bpe.whole_piece_shortcut``, reachable tokens only) and the store (exact byte comparison) as in
+  ``_encode``; a missed pretoken gets ``_encode``'s own merge. So the ids are ``encode_ids``'s.
+Checked by ``tests/test_fast_bpe_ascii.py`` (against tiktoken and the three-pass path: hypothesis
+over every category and the contractions, misses forced by an empty store, >= 1 MB texts, the
+interpreted kernels). Only ASCII blocks of the cl100k family's patterns come here
+(``FastBpeEncoder._ids_of_block``); o200k_base's rules differ (not done yet).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tokspec._jit import kernel
+from tokspec.fast._bits import trailing_zeros64
+from tokspec.fast._le_load import load_le64
+from tokspec.fast._piece_store import STORE_MAX, store_set, store_words
+from tokspec.fast._piece_table import PIECE_MAX, _home, _key_of_words
+from tokspec.fast._piece_table import _KEY_BITS as _PIECE_KEY_BITS, _KEY_MASK as _PIECE_KEY_MASK
+from tokspec.fast.bpe_kernel import _NO_CPS, _encode
+
+__all__ = ["ascii_scan", "scan_buffers", "missed_spans", "splice_ids", "ascii_ids"]
+
+_PIECE_MAX = PIECE_MAX  # plain module ints: the kernels' (frozen) globals
+_STORE_MAX = STORE_MAX
+# Peek2's cl100k categories and branches (pretok_peek2), as plain ints
+_OT, _SP, _QU, _CR, _LE, _WS, _NU = 0, 1, 2, 3, 4, 5, 6
+_B_CON, _B_LET, _B_DIG, _B_PUN = 0, 1, 2, 3
+_LE_BYTES = _LE * 0x0101010101010101  # the letters run, seven categories per load (pretok_peek2)
+_SEVEN_BYTES = 0x00FFFFFFFFFFFFFF
+_SEVEN_LOW7 = 0x007F7F7F7F7F7F7F
+_SEVEN_TOPS = 0x0080808080808080
+_LOW32 = (1 << 32) - 1
+
+
+@kernel
+def ascii_scan(data: np.ndarray, table: np.ndarray, branch: np.ndarray, max_digits: int, to_end_first: bool,
+               out: np.ndarray, missed: np.ndarray, missed_bytes: np.ndarray, tok_len: np.ndarray,
+               next_prefix: np.ndarray, left: np.ndarray, right: np.ndarray, root: np.ndarray, trie: np.ndarray,
+               pairs: np.ndarray, memo: np.ndarray, max_len: int, pieces: np.ndarray, pieces_filter: np.ndarray,
+               level3: np.ndarray, store: np.ndarray) -> tuple[int, int, int]:
+    """Scan the ASCII bytes ``data`` into pretokens (``pretok_peek2._cl100k_kernel``'s rules, its
+    category ``table`` read at bytes only) and look each up whole (``pieces``), then in ``store``
+    (the trailing arguments are ``CompiledBPE._tables``, as ``_encode`` takes them; the others are
+    not read). Writes to ``out`` (int32, ``len(data)`` entries) each found pretoken's ids and, for
+    each missed one, ``-1 - k`` (``k``: its number among the missed); the missed pretokens' bytes
+    one after another to ``missed_bytes`` (``len(data)`` entries), and pretoken ``k``'s start and
+    end there to ``missed[2k]``, ``missed[2k + 1]``. Returns (entries written, pretokens missed,
+    bytes missed). O(n) plus a probe per pretoken."""
+    n = len(data)
+    cat = np.empty(n + 8, dtype=np.uint8)  # 7 bytes of padding: the letters run loads 8 at a time
+    for k in range(n):
+        cat[k] = table[data[k]]
+    for k in range(n, n + 8):
+        cat[k] = _CR  # end of text: as CR/LF for every row, and it stops every run but CR/LF's
+    piece_mask = (len(pieces) >> 1) - 1
+    store_mask = (len(store) >> 4) - 1
+    count = 0
+    n_missed = 0
+    at_missed = 0  # bytes written to missed_bytes
+    i = 0
+    while i < n:
+        b = branch[cat[i] * 7 + cat[i + 1]]
+        j = -1
+        if b == _B_CON:  # '(?i:[sdmt]|ll|ve|re), else the letters branch; i + 1 < n (a letter)
+            f1 = data[i + 1] | 0x20
+            if f1 == 115 or f1 == 100 or f1 == 109 or f1 == 116:  # s d m t
+                j = i + 2
+            elif i + 2 < n:
+                f2 = data[i + 2] | 0x20
+                if (f1 == 108 and f2 == 108) or ((f1 == 118 or f1 == 114) and f2 == 101):  # ll ve re
+                    j = i + 3
+            if j < 0:
+                b = _B_LET
+        if b == _B_LET:  # [^\r\n\p{L}\p{N}]?+\p{L}++
+            j = i + 1
+            while True:
+                x = (load_le64(cat, j) ^ _LE_BYTES) & _SEVEN_BYTES
+                marks = (x + _SEVEN_LOW7) & _SEVEN_TOPS
+                if marks != 0:
+                    j += trailing_zeros64(marks) >> 3
+                    break
+                j += 7
+        elif b == _B_DIG:  # \p{N}{1,max_digits}+
+            j = i + 1
+            while j < i + max_digits and cat[j] == _NU:
+                j += 1
+        elif b == _B_PUN:  # ' ?[^\s\p{L}\p{N}]++[\r\n]*+'
+            j = i + 1
+            while cat[j] == _OT or cat[j] == _QU:
+                j += 1
+            while j < n and cat[j] == _CR:
+                j += 1
+        elif b != _B_CON:  # whitespace: pretok_peek2._whitespace_end
+            e = i
+            while e < n and (cat[e] == _SP or cat[e] == _CR or cat[e] == _WS):
+                e += 1
+            if e == n and to_end_first:
+                j = e
+            else:
+                k = e - 1
+                while k >= i and cat[k] != _CR:
+                    k -= 1
+                if k >= i:
+                    j = k + 1
+                elif e == n or e - i == 1:
+                    j = e
+                else:
+                    j = e - 1
+        m = j - i
+        whole = -1  # the whole-piece probe of _encode
+        if m <= _PIECE_MAX and i + 16 <= n:
+            k0, k1 = _key_of_words(load_le64(data, i), load_le64(data, i + 8), m)
+            h = _home(k0, k1, piece_mask)  # type: ignore[arg-type]  # numpy ints, compiled as int64
+            while pieces[2 * h + 1] != 0:
+                if pieces[2 * h] == k0 and (pieces[2 * h + 1] & _PIECE_KEY_MASK) == k1:
+                    whole = pieces[2 * h + 1] >> _PIECE_KEY_BITS
+                    break
+                h = (h + 1) & piece_mask
+        if whole >= 0:
+            out[count] = whole
+            count += 1
+        else:
+            found = False  # the store's lookup of _encode
+            if m <= _STORE_MAX and i + 24 <= n and len(store) > 0:
+                s0, s1, s2 = store_words(load_le64(data, i), load_le64(data, i + 8), load_le64(data, i + 16), m)
+                at = int(store_set(s0, s1, s2, m, store_mask))
+                for way in range(2):
+                    if (store[at + 3] & 0xFF) == m and store[at] == s0 and store[at + 1] == s1 and store[at + 2] == s2:
+                        for q in range(store[at + 3] >> 8):
+                            out[count] = (store[at + 4 + (q >> 1)] >> (32 * (q & 1))) & _LOW32
+                            count += 1
+                        found = True
+                        break
+                    at += 8
+            if not found:
+                out[count] = -1 - n_missed
+                count += 1
+                missed[2 * n_missed] = at_missed
+                for q in range(i, j):
+                    missed_bytes[at_missed] = data[q]
+                    at_missed += 1
+                missed[2 * n_missed + 1] = at_missed
+                n_missed += 1
+        i = j
+    return count, n_missed, at_missed
+
+
+@kernel
+def scan_buffers(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`ascii_scan`'s ``out``, ``missed`` and ``missed_bytes`` for ``n`` bytes: room for
+    every pretoken (at most one per byte) to be missed."""
+    return np.empty(n, dtype=np.int32), np.empty(2 * n, dtype=np.int64), np.empty(n, dtype=np.uint8)
+
+
+@kernel
+def missed_spans(missed: np.ndarray, n_missed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(cbs, starts, ends)`` for ``_encode`` over the missed pretokens: ``cbs`` their start and
+    end in ``missed_bytes`` (``missed[:2 * n_missed]``), pretoken ``k`` from ``cbs[2k]`` to ``cbs[2k + 1]``."""
+    starts = np.empty(n_missed, dtype=np.int64)
+    ends = np.empty(n_missed, dtype=np.int64)
+    for k in range(n_missed):
+        starts[k] = 2 * k
+        ends[k] = 2 * k + 1
+    return missed[:2 * n_missed], starts, ends
+
+
+@kernel
+def splice_ids(out: np.ndarray, count: int, merged: np.ndarray, missed: np.ndarray, tok_len: np.ndarray) -> np.ndarray:
+    """``out[:count]`` (:func:`ascii_scan`'s) as int64 ids, each marker ``-1 - k`` replaced by the
+    ids of missed pretoken ``k``: the next ids of ``merged`` (the missed pretokens' ids in order)
+    whose token lengths add up to its bytes, ``missed[2k + 1] - missed[2k]``."""
+    ids = np.empty(count + len(merged), dtype=np.int64)
+    r = 0
+    q = 0
+    for t in range(count):
+        v = out[t]
+        if v >= 0:
+            ids[r] = v
+            r += 1
+        else:
+            need = missed[2 * (-1 - v) + 1] - missed[2 * (-1 - v)]
+            while need > 0:
+                if q == len(merged):
+                    raise ValueError("splice_ids: the merged ids end before the missed pretokens' bytes")
+                ids[r] = merged[q]
+                need -= tok_len[merged[q]]
+                r += 1
+                q += 1
+    if q != len(merged):
+        raise ValueError("splice_ids: merged ids left over after the missed pretokens' bytes")
+    return ids[:r]
+
+
+def ascii_ids(data: np.ndarray, pattern_args: tuple[Any, ...], tables: tuple[Any, ...]) -> np.ndarray:
+    """The token ids (int64) of the ASCII bytes ``data`` (every byte < 0x80, read-only; the caller
+    checks) under a cl100k-family pattern, ``pattern_args`` = its category table, Peek2 branch
+    table, ``max_digits`` and ``to_end_first`` (the first four of ``pretok_peek2.kernel_args``),
+    with the calling thread's ``CompiledBPE._tables``: :func:`ascii_scan`, then one ``_encode``
+    over the missed pretokens (none: an empty call), then :func:`splice_ids`."""
+    out, missed, missed_bytes = scan_buffers(len(data))
+    table, branch, max_digits, to_end_first = pattern_args
+    count, n_missed, n_bytes = ascii_scan(data, table, branch, max_digits, to_end_first, out, missed, missed_bytes,
+                                          *tables)
+    cbs, starts, ends = missed_spans(missed, n_missed)
+    pieces = np.frombuffer(memoryview(missed_bytes[:n_bytes]).toreadonly(), np.uint8)  # type: ignore[arg-type]  # read-only, as every
+    # caller gives _encode its bytes (one compiled version)
+    with np.errstate(over="ignore"):  # interpreted kernels: the hashes wrap in numpy int64
+        merged = _encode(pieces, cbs, _NO_CPS, starts, ends, False, *tables)
+    spliced: np.ndarray = splice_ids(out, count, merged, missed, *tables[:1])
+    return spliced

@@ -1,0 +1,134 @@
+"""The fused ASCII pass of the fast: BPE engines (``tokspec.fast._bpe_ascii``) against tiktoken and
+against the three-pass path it replaces for ASCII blocks (Peek2 spans, then ``_encode``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokspec import load_engine
+from tokspec.fast._bpe_ascii import ascii_ids, ascii_scan, splice_ids
+from tokspec.fast._bpe_text import ids_of_text
+from tokspec.fast.engines import _ascii_args
+from tokspec.fast.pretok_peek2 import kernel_args
+
+#: every cl100k category in ASCII (letters of both cases, digits, space, tab and other whitespace,
+#: CR, LF, the quote, punctuation) and the contraction letters in both cases
+_ATOMS = list("aZsStTdDmMlLvVrReExq09 \t\x0b\x0c\r\n'.,!?-_/(\x00\x7f") + [
+    "'s", "'S", "'t", "'ll", "'LL", "'lL", "'ve", "'VE", "'re", "'Re", "'d", "'m", "'x", "  ", "\r\n", " \n ",
+    "123456", "hello", " world", "   \t", "!!!\n\n", "''", "'", " '"]
+_TEXTS = st.lists(st.sampled_from(_ATOMS), max_size=60).map("".join)
+_PATTERNS = ("cl100k_base", "llama3", "qwen2")
+
+
+@pytest.fixture(scope="module")
+def cl100k() -> object:
+    return load_engine("fast:cl100k_base")
+
+
+@pytest.fixture(scope="module")
+def truth() -> object:
+    return load_engine("tiktoken:cl100k_base").library_encoding  # type: ignore[attr-defined]
+
+
+def _data(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("ascii"), np.uint8)
+
+
+def _three_pass(engine: object, text: str, pattern: str, tables: tuple[object, ...]) -> list[int]:
+    cps = np.frombuffer(text.encode("utf-32-le"), np.uint32)
+    kernel, args = kernel_args(pattern)
+    out: list[int] = ids_of_text(_data(text), cps, kernel, args, tables).tolist()
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXTS)
+def test_ascii_ids_equal_tiktoken_and_the_three_pass_path(cl100k: object, truth: object, text: str) -> None:
+    tables = cl100k.bpe._tables  # type: ignore[attr-defined]
+    got = ascii_ids(_data(text), _ascii_args("cl100k_base"), tables).tolist()
+    assert got == truth.encode_ordinary(text)  # type: ignore[attr-defined]
+    for pattern in _PATTERNS:  # llama3 (whitespace at the end of text) and qwen2 (one digit) too
+        assert ascii_ids(_data(text), _ascii_args(pattern), tables).tolist() == _three_pass(cl100k, text, pattern, tables)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TEXTS)
+def test_every_pretoken_missed_is_merged_in_place(cl100k: object, truth: object, text: str) -> None:
+    """No whole-piece table and an empty store: every pretoken goes through the one ``_encode``
+    call over the missed ones and :func:`splice_ids`."""
+    tables = cl100k.bpe._tables_no_shortcut  # type: ignore[attr-defined]
+    assert ascii_ids(_data(text), _ascii_args("cl100k_base"), tables).tolist() == truth.encode_ordinary(text)  # type: ignore[attr-defined]
+
+
+def test_scan_marks_exactly_the_missed_pretokens(cl100k: object) -> None:
+    from tokspec.fast._bpe_ascii import scan_buffers
+    from tokspec.fast.pretok_peek2 import split
+    text = "It's a test-case of the scanner,\r\n   with 12345 digits and 'quotes'   \n"
+    data = _data(text)
+    out, missed, missed_bytes = scan_buffers(len(data))
+    count, n_missed, n_bytes = ascii_scan(data, *_ascii_args("cl100k_base"), out, missed, missed_bytes,
+                                          *cl100k.bpe._tables_no_shortcut)  # type: ignore[attr-defined]
+    pieces = [text[a:b] for a, b in split(text)]
+    assert count == n_missed == len(pieces)  # no whole-piece table and no store: every pretoken missed
+    assert out[:count].tolist() == [-1 - k for k in range(count)]
+    assert [missed_bytes[missed[2 * k]:missed[2 * k + 1]].tobytes().decode() for k in range(count)] == pieces
+    assert n_bytes == len(data)
+
+
+def test_splice_puts_each_missed_pretokens_ids_at_its_marker() -> None:
+    tok_len = np.array([1, 2, 3], np.int32)
+    out = np.array([5, -1, 6, -2, 7], np.int32)
+    missed = np.array([0, 3, 3, 5], np.int64)  # pretoken 0: 3 bytes, pretoken 1: 2 bytes
+    merged = np.array([0, 1, 1], np.int64)  # pretoken 0 = ids 0, 1 (1 + 2 bytes); pretoken 1 = id 1 (2 bytes)
+    assert splice_ids(out, 5, merged, missed, tok_len).tolist() == [5, 0, 1, 6, 1, 7]
+    with pytest.raises(ValueError, match="left over"):  # ids that no missed pretoken's bytes account for
+        splice_ids(out, 5, np.array([0, 1, 1, 2], np.int64), missed, tok_len)
+    with pytest.raises(ValueError, match="end before"):
+        splice_ids(out, 5, merged[:2], missed, tok_len)
+
+
+def test_interpreted_kernels_give_the_compiled_ids(cl100k: object, truth: object) -> None:
+    """The module's plain-Python twin (``tokspec._interpreted``: every kernel it calls plain too)."""
+    from tokspec._interpreted import interpreted_module
+    from tokspec.fast import _bpe_ascii
+    plain = interpreted_module(_bpe_ascii)
+    text = "Don't stop: 2024 items,\tthe END.\r\n\r\n  x'LL y've  " * 3
+    args = _ascii_args("cl100k_base")
+    for tables in (cl100k.bpe._tables, cl100k.bpe._tables_no_shortcut):  # type: ignore[attr-defined]
+        compiled = ascii_ids(_data(text), args, tables).tolist()
+        assert compiled == truth.encode_ordinary(text)  # type: ignore[attr-defined]
+        with np.errstate(over="ignore"):
+            assert plain.ascii_ids(_data(text), args, tables).tolist() == compiled
+
+
+def test_long_ascii_texts_through_encode_ids_equal_tiktoken(cl100k: object, truth: object) -> None:
+    """encode_ids of >= 1 MB of ASCII (blocks between sound cuts, each an ASCII block), twice (the
+    second finds the store warm), and with a few non-ASCII characters (their blocks take the
+    three-pass path, the others the fused one)."""
+    from tokspec.app.bench.fast import code, english
+    text = (english(700_000) + code(500_000)).encode("ascii", "ignore").decode()
+    want = truth.encode_ordinary(text)  # type: ignore[attr-defined]
+    assert cl100k.encode_ids(text).tolist() == want  # type: ignore[attr-defined]
+    assert cl100k.encode_ids(text).tolist() == want  # type: ignore[attr-defined]
+    mixed = text[:300_000] + "caf\u00e9 \u4e2d\u6587" + text[300_000:]
+    assert cl100k.encode_ids(mixed).tolist() == truth.encode_ordinary(mixed)  # type: ignore[attr-defined]
+
+
+def test_ids_of_block_takes_the_fused_pass_for_ascii_blocks_only(cl100k: object, truth: object) -> None:
+    """``FastBpeEncoder._ids_of_block`` on spans not starting at 0: ASCII ones, one with non-ASCII
+    characters (the three-pass path), and o200k_base's (no fused pass)."""
+    text = "The first block, it's ASCII.\n  Then caf\u00e9 \u4e2d\u6587 here; then ASCII again:  12345 x'LL\r\n"
+    for a, b in ((4, 30), (10, 60), (31, len(text)), (0, len(text))):
+        piece = text[a:b]
+        assert cl100k._ids_of_block(text, a, b).tolist() == truth.encode_ordinary(piece), piece  # type: ignore[attr-defined]
+    o200k = load_engine("fast:o200k_base")
+    o200k_truth = load_engine("tiktoken:o200k_base").library_encoding  # type: ignore[attr-defined]
+    assert o200k._ids_of_block(text, 4, 30).tolist() == o200k_truth.encode_ordinary(text[4:30])  # type: ignore[attr-defined]
+
+
+def test_o200k_has_no_fused_pass_yet() -> None:
+    assert _ascii_args("o200k_base") == ()
+    assert len(_ascii_args("cl100k_base")) == 4
