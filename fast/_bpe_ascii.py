@@ -1,4 +1,4 @@
-"""ASCII text in one pass: the cl100k family's Peek2 scan fused with the whole-piece and store lookups.
+"""ASCII text in one pass: Peek2's scan fused with the whole-piece and store lookups of the fast BPE.
 
 Why (issue 29): ``encode_ids`` makes three passes with arrays between them (the text to code points
 and UTF-8, Peek2 writing every pretoken's span, the merge kernel reading them back), and on
@@ -15,19 +15,18 @@ measured the scan and lookups at 2.6 ns/B on repeated English and 3.6 on code.
 
 Theorems relied on, none new:
 - Peek2 (``pretok_peek2``, seed ``peek2-regex-free-pretokenizer``): :func:`ascii_scan`'s branches
-  are ``_cl100k_kernel``'s, read on bytes: for an ASCII character the code point is the byte, the
-  category is ``cl100k_category_table()[byte]`` (the kernel reads the table at bytes only) and
-  the contraction fold is ``byte | 0x20`` (the fold table maps exactly the ASCII upper and lower
-  cases of ``sdmtlver`` to the lower case, and ``| 0x20`` of any other byte is none of those
-  letters). Spec property "pretokenizer exactness".
+  are ``_cl100k_kernel``'s and ``_o200k_kernel``'s, the same statements with the byte for the code
+  point (for an ASCII character they are equal): the category table and the contraction folds
+  (``_fold``) are read at the byte, and the helpers for whitespace, o200k's ``U*W+`` run and
+  contractions are Peek2's own inline kernels. Spec property "pretokenizer exactness".
 - BPE over pretokens (``bpe_kernel``): the ids of a text are its pretokens' ids in order, each
   pretoken's a function of its bytes; the whole-piece shortcut (spec claim
   ``bpe.whole_piece_shortcut``, reachable tokens only) and the store (exact byte comparison) as in
   ``_encode``; a missed pretoken gets ``_encode``'s own merge. So the ids are ``encode_ids``'s.
-Checked by ``tests/test_fast_bpe_ascii.py`` (against tiktoken and the three-pass path: hypothesis
-over every category and the contractions, misses forced by an empty store, >= 1 MB texts, the
-interpreted kernels). Only ASCII blocks of the cl100k family's patterns come here
-(``FastBpeEncoder._ids_of_block``); o200k_base's rules differ (not done yet).
+Checked by ``tests/test_fast_bpe_ascii.py`` (against tiktoken and the three-pass path for
+cl100k_base, llama3, qwen2 and o200k_base: hypothesis over every ASCII category and the
+contractions, every pretoken missed, blocks at offsets, >= 1 MB texts, the interpreted twin).
+Used for ASCII blocks of long texts (``FastBpeEncoder._ids_of_block``).
 """
 
 from __future__ import annotations
@@ -43,6 +42,7 @@ from tokspec.fast._piece_store import STORE_MAX, store_set, store_words
 from tokspec.fast._piece_table import PIECE_MAX, _home, _key_of_words
 from tokspec.fast._piece_table import _KEY_BITS as _PIECE_KEY_BITS, _KEY_MASK as _PIECE_KEY_MASK
 from tokspec.fast.bpe_kernel import _NO_CPS, _encode
+from tokspec.fast.pretok_peek2 import _fold, _o200k_contraction, _u_star_w_plus, _whitespace_end
 
 __all__ = ["ascii_scan", "scan_buffers", "missed_spans", "splice_ids", "ascii_ids"]
 
@@ -51,6 +51,9 @@ _STORE_MAX = STORE_MAX
 # Peek2's cl100k categories and branches (pretok_peek2), as plain ints
 _OT, _SP, _QU, _CR, _LE, _WS, _NU = 0, 1, 2, 3, 4, 5, 6
 _B_CON, _B_LET, _B_DIG, _B_PUN = 0, 1, 2, 3
+_O_OT, _O_SP, _O_CR, _O_WS, _O_UP, _O_LO, _O_BO, _O_MA, _O_NU = 0, 1, 2, 3, 4, 5, 6, 7, 8  # o200k's
+_SEVEN_FROM_LO = (0x80 - _O_LO) * 0x01010101010101  # o200k's W+ run (pretok_peek2)
+_SEVEN_PAST_MA = (0x80 - _O_MA - 1) * 0x01010101010101
 _LE_BYTES = _LE * 0x0101010101010101  # the letters run, seven categories per load (pretok_peek2)
 _SEVEN_BYTES = 0x00FFFFFFFFFFFFFF
 _SEVEN_LOW7 = 0x007F7F7F7F7F7F7F
@@ -59,25 +62,29 @@ _LOW32 = (1 << 32) - 1
 
 
 @kernel
-def ascii_scan(data: np.ndarray, table: np.ndarray, branch: np.ndarray, max_digits: int, to_end_first: bool,
-               out: np.ndarray, missed: np.ndarray, missed_bytes: np.ndarray, tok_len: np.ndarray,
-               next_prefix: np.ndarray, left: np.ndarray, right: np.ndarray, root: np.ndarray, trie: np.ndarray,
-               pairs: np.ndarray, memo: np.ndarray, max_len: int, pieces: np.ndarray, pieces_filter: np.ndarray,
-               level3: np.ndarray, store: np.ndarray) -> tuple[int, int, int]:
-    """Scan the ASCII bytes ``data`` into pretokens (``pretok_peek2._cl100k_kernel``'s rules, its
-    category ``table`` read at bytes only) and look each up whole (``pieces``), then in ``store``
-    (the trailing arguments are ``CompiledBPE._tables``, as ``_encode`` takes them; the others are
-    not read). Writes to ``out`` (int32, ``len(data)`` entries) each found pretoken's ids and, for
-    each missed one, ``-1 - k`` (``k``: its number among the missed); the missed pretokens' bytes
-    one after another to ``missed_bytes`` (``len(data)`` entries), and pretoken ``k``'s start and
-    end there to ``missed[2k]``, ``missed[2k + 1]``. Returns (entries written, pretokens missed,
-    bytes missed). O(n) plus a probe per pretoken."""
+def ascii_scan(data: np.ndarray, o200k: bool, table: np.ndarray, branch: np.ndarray, max_digits: int,
+               to_end_first: bool, fold_cps: np.ndarray, fold_to: np.ndarray, out: np.ndarray, missed: np.ndarray,
+               missed_bytes: np.ndarray, tok_len: np.ndarray, next_prefix: np.ndarray, left: np.ndarray,
+               right: np.ndarray, root: np.ndarray, trie: np.ndarray, pairs: np.ndarray, memo: np.ndarray,
+               max_len: int, pieces: np.ndarray, pieces_filter: np.ndarray, level3: np.ndarray,
+               store: np.ndarray) -> tuple[int, int, int]:
+    """Scan the ASCII bytes ``data`` into pretokens by Peek2's rules (``pretok_peek2``: o200k_base's
+    if ``o200k``, else the cl100k family's with ``branch``, ``max_digits`` and ``to_end_first``;
+    the category ``table`` and the contraction folds read at bytes) and look each up whole
+    (``pieces``), then in ``store`` (the trailing arguments are ``CompiledBPE._tables``, as
+    ``_encode`` takes them; the others are not read). Writes to ``out`` (int32, ``len(data)``
+    entries) each found pretoken's ids and, for each missed one, ``-1 - k`` (``k``: its number
+    among the missed); the missed pretokens' bytes one after another to ``missed_bytes``
+    (``len(data)`` entries), and pretoken ``k``'s start and end there to ``missed[2k]``,
+    ``missed[2k + 1]``. Returns (entries written, pretokens missed, bytes missed). O(n) plus a
+    probe per pretoken."""
     n = len(data)
-    cat = np.empty(n + 8, dtype=np.uint8)  # 7 bytes of padding: the letters run loads 8 at a time
+    cat = np.empty(n + 8, dtype=np.uint8)  # 7 bytes of padding: the runs load 8 at a time
     for k in range(n):
         cat[k] = table[data[k]]
+    end_cat = _O_CR if o200k else _CR  # end of text: CR/LF's category (pretok_peek2)
     for k in range(n, n + 8):
-        cat[k] = _CR  # end of text: as CR/LF for every row, and it stops every run but CR/LF's
+        cat[k] = end_cat
     piece_mask = (len(pieces) >> 1) - 1
     store_mask = (len(store) >> 4) - 1
     count = 0
@@ -85,53 +92,83 @@ def ascii_scan(data: np.ndarray, table: np.ndarray, branch: np.ndarray, max_digi
     at_missed = 0  # bytes written to missed_bytes
     i = 0
     while i < n:
-        b = branch[cat[i] * 7 + cat[i + 1]]
         j = -1
-        if b == _B_CON:  # '(?i:[sdmt]|ll|ve|re), else the letters branch; i + 1 < n (a letter)
-            f1 = data[i + 1] | 0x20
-            if f1 == 115 or f1 == 100 or f1 == 109 or f1 == 116:  # s d m t
-                j = i + 2
-            elif i + 2 < n:
-                f2 = data[i + 2] | 0x20
-                if (f1 == 108 and f2 == 108) or ((f1 == 118 or f1 == 114) and f2 == 101):  # ll ve re
-                    j = i + 3
-            if j < 0:
-                b = _B_LET
-        if b == _B_LET:  # [^\r\n\p{L}\p{N}]?+\p{L}++
-            j = i + 1
-            while True:
-                x = (load_le64(cat, j) ^ _LE_BYTES) & _SEVEN_BYTES
-                marks = (x + _SEVEN_LOW7) & _SEVEN_TOPS
-                if marks != 0:
-                    j += trailing_zeros64(marks) >> 3
-                    break
-                j += 7
-        elif b == _B_DIG:  # \p{N}{1,max_digits}+
-            j = i + 1
-            while j < i + max_digits and cat[j] == _NU:
-                j += 1
-        elif b == _B_PUN:  # ' ?[^\s\p{L}\p{N}]++[\r\n]*+'
-            j = i + 1
-            while cat[j] == _OT or cat[j] == _QU:
-                j += 1
-            while j < n and cat[j] == _CR:
-                j += 1
-        elif b != _B_CON:  # whitespace: pretok_peek2._whitespace_end
-            e = i
-            while e < n and (cat[e] == _SP or cat[e] == _CR or cat[e] == _WS):
-                e += 1
-            if e == n and to_end_first:
-                j = e
-            else:
-                k = e - 1
-                while k >= i and cat[k] != _CR:
-                    k -= 1
-                if k >= i:
-                    j = k + 1
-                elif e == n or e - i == 1:
-                    j = e
+        if o200k:  # pretok_peek2._o200k_kernel's branches, data for cps
+            c0 = cat[i]
+            c1 = cat[i + 1]
+            s = -1  # where the word run starts, if a word is next
+            if _O_UP <= c0 <= _O_BO:
+                s = i
+            elif c0 != _O_CR and c0 != _O_NU and c0 != _O_MA and _O_UP <= c1 <= _O_MA:
+                s = i + 1
+            if s >= 0:
+                if cat[s] == _O_LO:  # W+ at once, 7 categories per load
+                    j = s + 1
+                    while True:
+                        x = load_le64(cat, j) & _SEVEN_BYTES
+                        marks = ((~(x + _SEVEN_FROM_LO)) | (x + _SEVEN_PAST_MA)) & _SEVEN_TOPS
+                        if marks != 0:
+                            j += trailing_zeros64(marks) >> 3
+                            break
+                        j += 7
                 else:
-                    j = e - 1
+                    j = _u_star_w_plus(cat, s, n)
+                    if j < 0:
+                        j = s
+                        while j < n and _O_UP <= cat[j] <= _O_MA:
+                            j += 1
+                if cat[j] == _O_OT and data[j] == 39:
+                    j = _o200k_contraction(data, j, n, fold_cps, fold_to)
+            elif c0 == _O_NU:  # \p{N}{1,3}
+                j = i + 1
+                while j < i + 3 and cat[j] == _O_NU:
+                    j += 1
+            elif c0 == _O_MA:  # (no ASCII character is a mark; as Peek2, for the same rules)
+                e = _u_star_w_plus(cat, i + 1, n) if i + 1 < n else -1
+                if e < 0:
+                    e = _u_star_w_plus(cat, i, n)
+                j = _o200k_contraction(data, e, n, fold_cps, fold_to)
+            elif c0 == _O_OT or (c0 == _O_SP and c1 == _O_OT):  # ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
+                j = i + 1
+                while cat[j] == _O_OT or cat[j] == _O_MA:
+                    j += 1
+                while j < n and (data[j] == 13 or data[j] == 10 or data[j] == 47):
+                    j += 1
+            else:
+                j = _whitespace_end(cat, i, n, False, _O_SP, _O_CR, _O_WS)
+        else:  # pretok_peek2._cl100k_kernel's branches, data for cps
+            b = branch[cat[i] * 7 + cat[i + 1]]
+            if b == _B_CON:  # '(?i:[sdmt]|ll|ve|re), else the letters branch; i + 1 < n (a letter)
+                f1 = _fold(data[i + 1], fold_cps, fold_to)
+                if f1 == 115 or f1 == 100 or f1 == 109 or f1 == 116:  # s d m t
+                    j = i + 2
+                elif i + 2 < n and f1 != 0:
+                    f2 = _fold(data[i + 2], fold_cps, fold_to)
+                    if (f1 == 108 and f2 == 108) or ((f1 == 118 or f1 == 114) and f2 == 101):  # ll ve re
+                        j = i + 3
+                if j < 0:
+                    b = _B_LET
+            if b == _B_LET:  # [^\r\n\p{L}\p{N}]?+\p{L}++, 7 categories per load
+                j = i + 1
+                while True:
+                    x = (load_le64(cat, j) ^ _LE_BYTES) & _SEVEN_BYTES
+                    marks = (x + _SEVEN_LOW7) & _SEVEN_TOPS
+                    if marks != 0:
+                        j += trailing_zeros64(marks) >> 3
+                        break
+                    j += 7
+            elif b == _B_DIG:  # \p{N}{1,max_digits}+
+                j = i + 1
+                while j < i + max_digits and cat[j] == _NU:
+                    j += 1
+            elif b == _B_PUN:  # ' ?[^\s\p{L}\p{N}]++[\r\n]*+'
+                j = i + 1
+                while cat[j] == _OT or cat[j] == _QU:
+                    j += 1
+                while j < n and cat[j] == _CR:
+                    j += 1
+            elif b != _B_CON:  # whitespace
+                j = _whitespace_end(cat, i, n, to_end_first, _SP, _CR, _WS)
         m = j - i
         whole = -1  # the whole-piece probe of _encode
         if m <= _PIECE_MAX and i + 16 <= n:
@@ -219,14 +256,13 @@ def splice_ids(out: np.ndarray, count: int, merged: np.ndarray, missed: np.ndarr
 
 def ascii_ids(data: np.ndarray, pattern_args: tuple[Any, ...], tables: tuple[Any, ...]) -> np.ndarray:
     """The token ids (int64) of the ASCII bytes ``data`` (every byte < 0x80, read-only; the caller
-    checks) under a cl100k-family pattern, ``pattern_args`` = its category table, Peek2 branch
-    table, ``max_digits`` and ``to_end_first`` (the first four of ``pretok_peek2.kernel_args``),
-    with the calling thread's ``CompiledBPE._tables``: :func:`ascii_scan`, then one ``_encode``
+    checks) under a Peek2 pattern, ``pattern_args`` as ``engines._ascii_args`` makes them from
+    ``pretok_peek2.kernel_args``, with the calling thread's ``CompiledBPE._tables``: :func:`ascii_scan`, then one ``_encode``
     over the missed pretokens (none: an empty call), then :func:`splice_ids`."""
     out, missed, missed_bytes = scan_buffers(len(data))
-    table, branch, max_digits, to_end_first = pattern_args
-    count, n_missed, n_bytes = ascii_scan(data, table, branch, max_digits, to_end_first, out, missed, missed_bytes,
-                                          *tables)
+    o200k, table, branch, max_digits, to_end_first, fold_cps, fold_to = pattern_args
+    count, n_missed, n_bytes = ascii_scan(data, o200k, table, branch, max_digits, to_end_first, fold_cps, fold_to,
+                                          out, missed, missed_bytes, *tables)
     cbs, starts, ends = missed_spans(missed, n_missed)
     pieces = np.frombuffer(memoryview(missed_bytes[:n_bytes]).toreadonly(), np.uint8)  # type: ignore[arg-type]  # read-only, as every
     # caller gives _encode its bytes (one compiled version)

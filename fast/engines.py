@@ -82,7 +82,7 @@ class FastBpeEncoder(Encoder):
         #: a few characters, so that every text takes the long-text path: ``tokspec.fuzz.wrapped``)
         self.block: int | None = None
         self._ids_of_text = ids_function(*kernel_args(pattern), self.bpe)  # encode_ids' two kernel calls
-        self._ascii_args = _ascii_args(pattern)  # a long ASCII block's fused pass, () if none
+        self._ascii_args = _ascii_args(pattern)  # a long ASCII block's fused pass (_bpe_ascii)
         self.info = EngineInfo(
             name=name, kind="tokenizer", library="tokspec.fast", library_version=_VERSION,
             vocab_sha256=vocab.sha256,
@@ -216,14 +216,14 @@ class FastBpeEncoder(Encoder):
         """The ids of ``text[start:end]`` from arrays the fill kernel makes, or None if the span
         holds a lone surrogate. A ``str`` subclass: its stored characters, as ``str.encode``
         reads them (the kernel reads the storage, never the subclass's methods). A block whose
-        UTF-8 is one byte per character (ASCII) under a cl100k-family pattern: Peek2 and the
-        lookups fused in one pass (``tokspec.fast._bpe_ascii``), the same ids."""
+        UTF-8 is one byte per character (ASCII): Peek2 and the lookups fused in one pass
+        (``tokspec.fast._bpe_ascii``), the same ids."""
         cps = np.empty(end - start, _U32)
         buffer = np.empty(_UTF8_MAX * (end - start), _U8)
         n_bytes = fill_text_arrays(text, start, end, cps, buffer)
         if n_bytes < 0:
             return None
-        if n_bytes == end - start and self._ascii_args:  # an ASCII block: one fused pass (_bpe_ascii)
+        if n_bytes == end - start:  # an ASCII block: one fused pass (_bpe_ascii)
             from tokspec.fast._bpe_ascii import ascii_ids
             return ascii_ids(_read_only(buffer[:n_bytes]), self._ascii_args, self.bpe._tables)
         # read-only views: the arrays' types as encode_ids makes them, so the same compiled versions
@@ -231,12 +231,18 @@ class FastBpeEncoder(Encoder):
 
 
 def _ascii_args(pattern: str) -> tuple[Any, ...]:
-    """``(table, branch, max_digits, to_end_first)`` of ``_bpe_ascii.ascii_ids`` for a cl100k-family
-    Peek2 pattern (the first of its ``kernel_args``), ``()`` for another (o200k_base's rules
-    differ: its ASCII blocks take the three-pass path)."""
+    """``_bpe_ascii.ascii_ids``' pattern arguments for a Peek2 pattern: ``(o200k, table, branch,
+    max_digits, to_end_first, fold_cps, fold_to)`` from its ``kernel_args`` (o200k_base has no
+    branch table, digit limit or end-of-text rule: unused placeholders)."""
+    args = kernel_args(pattern)[1]
     if pattern == "o200k_base":
-        return ()
-    return kernel_args(pattern)[1][:4]
+        table, fold_cps, fold_to = args
+        return (True, table, _NO_BRANCH, 3, False, fold_cps, fold_to)
+    table, branch, max_digits, to_end_first, fold_cps, fold_to = args
+    return (False, table, branch, max_digits, to_end_first, fold_cps, fold_to)
+
+
+_NO_BRANCH = np.zeros(1, dtype=np.int64)  # o200k_base's unused branch table (the kernel's one type)
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

@@ -1,5 +1,6 @@
 """The fused ASCII pass of the fast: BPE engines (``tokspec.fast._bpe_ascii``) against tiktoken and
-against the three-pass path it replaces for ASCII blocks (Peek2 spans, then ``_encode``)."""
+against the three-pass path it replaces for ASCII blocks (Peek2 spans, then ``_encode``), for the
+cl100k family's patterns and o200k_base's."""
 
 from __future__ import annotations
 
@@ -18,9 +19,11 @@ from tokspec.fast.pretok_peek2 import kernel_args
 #: CR, LF, the quote, punctuation) and the contraction letters in both cases
 _ATOMS = list("aZsStTdDmMlLvVrReExq09 \t\x0b\x0c\r\n'.,!?-_/(\x00\x7f") + [
     "'s", "'S", "'t", "'ll", "'LL", "'lL", "'ve", "'VE", "'re", "'Re", "'d", "'m", "'x", "  ", "\r\n", " \n ",
-    "123456", "hello", " world", "   \t", "!!!\n\n", "''", "'", " '"]
+    "123456", "hello", " world", "   \t", "!!!\n\n", "''", "'", " '",
+    # o200k_base's word rules (upper then lower runs) and its punctuation tail [\r\n/]*
+    "Hello", "HELLO", "helloWorld", "McDonald", "ABCdef", "aB", " X", "/", "\n/", "-/\r\n", "it'S", "DON'T"]
 _TEXTS = st.lists(st.sampled_from(_ATOMS), max_size=60).map("".join)
-_PATTERNS = ("cl100k_base", "llama3", "qwen2")
+_PATTERNS = ("cl100k_base", "llama3", "qwen2")  # on cl100k_base's tables; o200k_base on its own
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +34,16 @@ def cl100k() -> object:
 @pytest.fixture(scope="module")
 def truth() -> object:
     return load_engine("tiktoken:cl100k_base").library_encoding  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def o200k() -> object:
+    return load_engine("fast:o200k_base")
+
+
+@pytest.fixture(scope="module")
+def o200k_truth() -> object:
+    return load_engine("tiktoken:o200k_base").library_encoding  # type: ignore[attr-defined]
 
 
 def _data(text: str) -> np.ndarray:
@@ -46,21 +59,29 @@ def _three_pass(engine: object, text: str, pattern: str, tables: tuple[object, .
 
 @settings(max_examples=300, deadline=None)
 @given(_TEXTS)
-def test_ascii_ids_equal_tiktoken_and_the_three_pass_path(cl100k: object, truth: object, text: str) -> None:
+def test_ascii_ids_equal_tiktoken_and_the_three_pass_path(cl100k: object, truth: object, o200k: object,
+                                                          o200k_truth: object, text: str) -> None:
     tables = cl100k.bpe._tables  # type: ignore[attr-defined]
     got = ascii_ids(_data(text), _ascii_args("cl100k_base"), tables).tolist()
     assert got == truth.encode_ordinary(text)  # type: ignore[attr-defined]
     for pattern in _PATTERNS:  # llama3 (whitespace at the end of text) and qwen2 (one digit) too
         assert ascii_ids(_data(text), _ascii_args(pattern), tables).tolist() == _three_pass(cl100k, text, pattern, tables)
+    tables = o200k.bpe._tables  # type: ignore[attr-defined]
+    got = ascii_ids(_data(text), _ascii_args("o200k_base"), tables).tolist()
+    assert got == o200k_truth.encode_ordinary(text)  # type: ignore[attr-defined]
+    assert got == _three_pass(o200k, text, "o200k_base", tables)
 
 
 @settings(max_examples=200, deadline=None)
 @given(_TEXTS)
-def test_every_pretoken_missed_is_merged_in_place(cl100k: object, truth: object, text: str) -> None:
+def test_every_pretoken_missed_is_merged_in_place(cl100k: object, truth: object, o200k: object,
+                                                  o200k_truth: object, text: str) -> None:
     """No whole-piece table and an empty store: every pretoken goes through the one ``_encode``
     call over the missed ones and :func:`splice_ids`."""
     tables = cl100k.bpe._tables_no_shortcut  # type: ignore[attr-defined]
     assert ascii_ids(_data(text), _ascii_args("cl100k_base"), tables).tolist() == truth.encode_ordinary(text)  # type: ignore[attr-defined]
+    tables = o200k.bpe._tables_no_shortcut  # type: ignore[attr-defined]
+    assert ascii_ids(_data(text), _ascii_args("o200k_base"), tables).tolist() == o200k_truth.encode_ordinary(text)  # type: ignore[attr-defined]
 
 
 def test_scan_marks_exactly_the_missed_pretokens(cl100k: object) -> None:
@@ -104,31 +125,35 @@ def test_interpreted_kernels_give_the_compiled_ids(cl100k: object, truth: object
             assert plain.ascii_ids(_data(text), args, tables).tolist() == compiled
 
 
-def test_long_ascii_texts_through_encode_ids_equal_tiktoken(cl100k: object, truth: object) -> None:
+def test_long_ascii_texts_through_encode_ids_equal_tiktoken(cl100k: object, truth: object, o200k: object,
+                                                            o200k_truth: object) -> None:
     """encode_ids of >= 1 MB of ASCII (blocks between sound cuts, each an ASCII block), twice (the
     second finds the store warm), and with a few non-ASCII characters (their blocks take the
-    three-pass path, the others the fused one)."""
+    three-pass path, the others the fused one), for both pattern families."""
     from tokspec.app.bench.fast import code, english
     text = (english(700_000) + code(500_000)).encode("ascii", "ignore").decode()
-    want = truth.encode_ordinary(text)  # type: ignore[attr-defined]
-    assert cl100k.encode_ids(text).tolist() == want  # type: ignore[attr-defined]
-    assert cl100k.encode_ids(text).tolist() == want  # type: ignore[attr-defined]
     mixed = text[:300_000] + "caf\u00e9 \u4e2d\u6587" + text[300_000:]
-    assert cl100k.encode_ids(mixed).tolist() == truth.encode_ordinary(mixed)  # type: ignore[attr-defined]
+    for engine, production in ((cl100k, truth), (o200k, o200k_truth)):
+        want = production.encode_ordinary(text)  # type: ignore[attr-defined]
+        assert engine.encode_ids(text).tolist() == want  # type: ignore[attr-defined]
+        assert engine.encode_ids(text).tolist() == want  # type: ignore[attr-defined]
+        assert engine.encode_ids(mixed).tolist() == production.encode_ordinary(mixed)  # type: ignore[attr-defined]
 
 
-def test_ids_of_block_takes_the_fused_pass_for_ascii_blocks_only(cl100k: object, truth: object) -> None:
-    """``FastBpeEncoder._ids_of_block`` on spans not starting at 0: ASCII ones, one with non-ASCII
-    characters (the three-pass path), and o200k_base's (no fused pass)."""
+def test_ids_of_block_takes_the_fused_pass_for_ascii_blocks_only(cl100k: object, truth: object, o200k: object,
+                                                                 o200k_truth: object) -> None:
+    """``FastBpeEncoder._ids_of_block`` on spans not starting at 0: ASCII ones (the fused pass) and
+    ones with non-ASCII characters (the three-pass path), for both pattern families."""
     text = "The first block, it's ASCII.\n  Then caf\u00e9 \u4e2d\u6587 here; then ASCII again:  12345 x'LL\r\n"
     for a, b in ((4, 30), (10, 60), (31, len(text)), (0, len(text))):
         piece = text[a:b]
         assert cl100k._ids_of_block(text, a, b).tolist() == truth.encode_ordinary(piece), piece  # type: ignore[attr-defined]
-    o200k = load_engine("fast:o200k_base")
-    o200k_truth = load_engine("tiktoken:o200k_base").library_encoding  # type: ignore[attr-defined]
-    assert o200k._ids_of_block(text, 4, 30).tolist() == o200k_truth.encode_ordinary(text[4:30])  # type: ignore[attr-defined]
+        assert o200k._ids_of_block(text, a, b).tolist() == o200k_truth.encode_ordinary(piece), piece  # type: ignore[attr-defined]
 
 
-def test_o200k_has_no_fused_pass_yet() -> None:
-    assert _ascii_args("o200k_base") == ()
-    assert len(_ascii_args("cl100k_base")) == 4
+def test_ascii_args_name_each_patterns_rules() -> None:
+    """o200k_base's scan is chosen for o200k_base only; the cl100k family's limits and end rule."""
+    o200k, cl100k, llama3, qwen2 = (_ascii_args(p) for p in ("o200k_base", "cl100k_base", "llama3", "qwen2"))
+    assert o200k[0] is True and cl100k[0] is False and llama3[0] is False and qwen2[0] is False
+    assert (cl100k[3], cl100k[4]) == (3, True) and (llama3[3], llama3[4]) == (3, False) and qwen2[3] == 1
+    assert all(len(args) == 7 for args in (o200k, cl100k, llama3, qwen2))
