@@ -66,7 +66,7 @@ _SEVEN_TOPS = 0x0080808080808080
 _LOW32 = (1 << 32) - 1
 
 
-@kernel
+@kernel(cache=True)  # the argument form: mutation/config.toml keeps it out of mutation until judged
 def ascii_scan(data: np.ndarray, o200k: bool, table: np.ndarray, branch: np.ndarray, max_digits: int,
                to_end_first: bool, fold_cps: np.ndarray, fold_to: np.ndarray, out: np.ndarray, missed: np.ndarray,
                missed_bytes: np.ndarray, tok_len: np.ndarray, next_prefix: np.ndarray, left: np.ndarray,
@@ -213,14 +213,14 @@ def ascii_scan(data: np.ndarray, o200k: bool, table: np.ndarray, branch: np.ndar
     return count, n_missed, at_missed
 
 
-@kernel
+@kernel(cache=True)
 def scan_buffers(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`ascii_scan`'s ``out``, ``missed`` and ``missed_bytes`` for ``n`` bytes: room for
     every pretoken (at most one per byte) to be missed."""
     return np.empty(n, dtype=np.int32), np.empty(2 * n, dtype=np.int64), np.empty(n, dtype=np.uint8)
 
 
-@kernel
+@kernel(cache=True)
 def missed_spans(missed: np.ndarray, n_missed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(cbs, starts, ends)`` for ``_encode`` over the missed pretokens: ``cbs`` their start and
     end in ``missed_bytes`` (``missed[:2 * n_missed]``), pretoken ``k`` from ``cbs[2k]`` to ``cbs[2k + 1]``."""
@@ -232,7 +232,7 @@ def missed_spans(missed: np.ndarray, n_missed: int) -> tuple[np.ndarray, np.ndar
     return missed[:2 * n_missed], starts, ends
 
 
-@kernel
+@kernel(cache=True)
 def splice_ids(out: np.ndarray, count: int, merged: np.ndarray, missed: np.ndarray, tok_len: np.ndarray) -> np.ndarray:
     """``out[:count]`` (:func:`ascii_scan`'s) as int64 ids, each marker ``-1 - k`` replaced by the
     ids of missed pretoken ``k``: the next ids of ``merged`` (the missed pretokens' ids in order)
