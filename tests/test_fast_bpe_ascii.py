@@ -157,3 +157,38 @@ def test_ascii_args_name_each_patterns_rules() -> None:
     assert o200k[0] is True and cl100k[0] is False and llama3[0] is False and qwen2[0] is False
     assert (cl100k[3], cl100k[4]) == (3, True) and (llama3[3], llama3[4]) == (3, False) and qwen2[3] == 1
     assert all(len(args) == 7 for args in (o200k, cl100k, llama3, qwen2))
+
+
+def test_ids_of_block_sends_ascii_blocks_and_only_those_to_the_fused_pass(cl100k: object, truth: object,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dispatch itself: ASCII spans call ``ascii_ids`` (once), others do not; a ``str`` subclass
+    whose methods lie is read by its stored characters; a lone surrogate in a span still gives None."""
+    from tokspec.fast import _bpe_ascii
+    calls: list[int] = []
+    real = _bpe_ascii.ascii_ids
+
+    def counted(data: np.ndarray, *args: object) -> np.ndarray:
+        calls.append(len(data))
+        return real(data, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_bpe_ascii, "ascii_ids", counted)
+    text = "plain ASCII words, 42 of them\n  caf\u00e9 then"
+    assert cl100k._ids_of_block(text, 0, 29).tolist() == truth.encode_ordinary(text[:29])  # type: ignore[attr-defined]
+    assert calls == [29]
+    assert cl100k._ids_of_block(text, 0, len(text)).tolist() == truth.encode_ordinary(text)  # type: ignore[attr-defined]
+    assert calls == [29]
+
+    class Lying(str):
+        def __getitem__(self, key: object) -> str:
+            return "zzz"
+
+        def isascii(self) -> bool:
+            return False
+
+        def encode(self, *args: object, **kwargs: object) -> bytes:
+            return b"zzz"
+
+    lying = Lying("stored words stay what they are")
+    assert cl100k._ids_of_block(lying, 7, 20).tolist() == truth.encode_ordinary("words stay wh")  # type: ignore[attr-defined]
+    assert calls == [29, 13]
+    assert cl100k._ids_of_block("ok \ud800 no", 0, 8) is None
