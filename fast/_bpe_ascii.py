@@ -27,7 +27,16 @@ Theorems relied on, none new:
 Checked by ``tests/test_fast_bpe_ascii.py`` (against tiktoken and the three-pass path for
 cl100k_base, llama3, qwen2 and o200k_base: hypothesis over every ASCII category and the
 contractions, every pretoken missed, blocks at offsets, >= 1 MB texts, the interpreted twin).
-Used for ASCII blocks of long texts (``FastBpeEncoder._ids_of_block``).
+Used for ASCII blocks of long texts (``FastBpeEncoder._ids_of_block``, which takes a block's bytes
+from a slice of the str: made by the fill kernel with its code points, the bytes cost more than the
+fusion saved). Measured (issue 29, stop 48; one process, engines on shared tables each with its own
+store, order rotated, totals over 12-15 new 1 MB texts; ``encode_ids``, ns/B, fused vs the three
+kernels): English from many corpora (ASCII) cl100k_base 11.6 vs 13.3 and 14.4 vs 16.3 in two runs,
+o200k_base 13.9 vs 15.2; library code with a few non-ASCII characters (its blocks holding them
+take the three kernels) cl100k_base 11.9 vs 12.4 and 14.0 vs 14.5, o200k_base 13.8 vs 14.3;
+Chinese-like text unchanged (29.3 vs 30.3: no ASCII block). Cutting a non-ASCII block again into
+16K-character blocks so that its ASCII ones take this pass was tried: code x0.98, Chinese-like
+x0.91 (not kept).
 The branches and the two lookups are written out again here (Peek2's and ``_encode``'s), not
 shared through inlined kernels taking arrays: numba reference-counts each array argument of an
 inlined call, per call (``pretok_peek2._o200k_kernel``: 3.9 -> 3.1 ns/B when written out); Peek2's
