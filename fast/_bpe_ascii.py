@@ -282,5 +282,5 @@ def ascii_ids(data: np.ndarray, pattern_args: tuple[Any, ...], tables: tuple[Any
     # caller gives _encode its bytes (one compiled version)
     with np.errstate(over="ignore"):  # interpreted kernels: the hashes wrap in numpy int64
         merged = _encode(pieces, cbs, _NO_CPS, starts, ends, False, *tables)
-    spliced: np.ndarray = splice_ids(out, count, merged, missed, *tables[:1])
+    spliced: np.ndarray = splice_ids(out, count, merged, missed, tables[0])  # tables[0]: tok_len
     return spliced

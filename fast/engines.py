@@ -228,7 +228,6 @@ class FastBpeEncoder(Encoder):
             from tokspec.fast._bpe_ascii import ascii_ids
             data = np.frombuffer(str.encode(block), _U8)  # read-only, as encode_ids' bytes
             return ascii_ids(data, self._ascii_args, self.bpe._tables)
-        del block
         cps = np.empty(end - start, _U32)
         buffer = np.empty(_UTF8_MAX * (end - start), _U8)
         n_bytes = fill_text_arrays(text, start, end, cps, buffer)
