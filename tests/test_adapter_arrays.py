@@ -121,12 +121,12 @@ def test_spm_kernel_tiles_like_the_list_definition(key: str) -> None:
         out = eng.library_encode(text)
         norm, offs = eng.library_normalizer.normalize(text, with_offsets=True)
         pieces = [p.decode("utf-8", "replace") for p in out["pieces"]]
-        dummy = eng._dummy_index(norm)
+        dummy = eng._dummy_index(np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32))
         want = aligned_spans(norm, list(offs), pieces, [eng.model.types[i] for i in out["ids"]], dummy)
         assert want is not None
         args = (np.array([ord(c) for c in norm], dtype=np.int64), np.array(offs, dtype=np.int64),
                 np.array(out["ids"], dtype=np.int64), eng._kind_of_id, eng._piece_flat, eng._piece_at,
-                -1 if dummy is None else dummy)
+                -1 if dummy is None else dummy, eng._byte_of_id)
         kernels = [tile_kernel] if n == len(texts) - 1 else [tile_kernel, interpreted(tile_kernel)]
         for fn in kernels:
             starts, ends, tiled = fn(*args)

@@ -28,7 +28,14 @@ raw spans are used with the rule of :func:`contract_byte_spans`.
 ``encode`` (its own encode time; as one int32 buffer where the release has ``return_type="numpy"``), the ordinary pieces' text from the vocabulary (sentencepiece's
 pieces are the normalized text they matched, so they equal the vocabulary's), and the tiling by
 the compiled :func:`tile_kernel` (:func:`aligned_spans` over arrays; tests check they agree);
-when it does not tile, the list path above runs.
+when it does not tile, the list path above runs. The normalizer's alignment there costs the
+library's ``with_offsets`` list (a Python int per character: as long as its whole encode) only
+where the model's rules leave it open: where no charsmap key longer than one character can
+match, every normalized character comes from one input character, so the normalized text and
+its positions are rebuilt from the one-character rules (:mod:`tokspec.engines._spm_align`), and
+taken as the library's when the library's pieces spell that text exactly (byte pieces byte by
+byte; with an unknown piece, which spells nothing, when the library's plain ``normalize`` equals
+it). ``tests/test_spm_align.py`` checks the rebuilt text and positions against the library's.
 
 Older releases (0.2.0 to 0.2.2): ``return_type="offset_mapping"`` is missing (0.2.0, 0.2.1) or
 gives other spans (0.2.2), so the same ids, pieces and byte spans are read from the
@@ -52,6 +59,8 @@ from tokspec._types import Encoder, Encoding, EncodingArrays, EngineInfo
 from tokspec.formats._protowire import iter_fields
 from tokspec.errors import EngineFault
 from tokspec.formats.spm_model import SpmModel
+from tokspec.formats.spm_normalize import CharsMap
+from tokspec.engines._spm_align import UNSEEN, char_class, rebuild_normalized, unseen_code_points
 from tokspec.engines._spm_tile import _BYTE, _ORDINARY, _UNKNOWN, tile_kernel
 
 __all__ = ["SpmEngine", "contract_byte_spans", "aligned_spans", "tile_kernel", "proto_encode", "OFFSET_MAPPING"]
@@ -195,6 +204,12 @@ class SpmEngine(Encoder):
                "read from its serialized_proto output"),
             thread_safe=True)  # sentencepiece's Encode is const; tables read-only (issue 24)
         self._init_tables()
+        # the derived alignment (tokspec.engines._spm_align): a class per code point, filled as met
+        self._charsmap = CharsMap.parse(model.precompiled_charsmap, model.path)
+        self._align_table = None if model.treat_whitespace_as_suffix or not model.escape_whitespaces \
+            or not OFFSET_MAPPING else np.full(0x110000, UNSEEN, dtype=np.int32)
+        self._align_after = np.full(0x110000, -1, dtype=np.int32)
+        self._charsmap_units = np.asarray(() if self._charsmap is None else self._charsmap.units, dtype=np.uint32)
 
     def _init_tables(self) -> None:
         """Per-id kinds and the ordinary pieces' code points (flattened) for :func:`tile_kernel`."""
@@ -205,6 +220,9 @@ class SpmEngine(Encoder):
         lens = np.array([len(p) for p in pieces], dtype=np.int64)
         self._piece_at = np.zeros(size + 1, dtype=np.int64)
         np.cumsum(lens, out=self._piece_at[1:])
+        self._byte_of_id = np.array([int(p[3:5], 16) if t == "byte" else -1
+                                     for p, t in zip(pieces, self.model.types)], dtype=np.int64)
+        self._unknown_ids = np.flatnonzero(self._kind_of_id == _UNKNOWN)
         self._piece_flat = np.frombuffer("".join(pieces).encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
 
     def library_encode(self, text: str) -> dict[str, list]:  # type: ignore[type-arg]
@@ -225,7 +243,7 @@ class SpmEngine(Encoder):
         pieces = [p.decode("utf-8", "replace") for p in out["pieces"]]
         norm, offs = self.library_normalizer.normalize(text, with_offsets=True)
         offsets = aligned_spans(norm, list(offs), pieces, [self.model.types[i] for i in ids],
-                                self._dummy_index(norm))
+                                self._dummy_index(np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32)))
         if offsets is None:
             spans = contract_byte_spans(pieces, [tuple(s) for s in out["offsets"]])
             offsets = char_offsets_from_byte_spans(text, spans)
@@ -242,25 +260,74 @@ class SpmEngine(Encoder):
                 ids = np.fromiter(raw, dtype=np.int64, count=len(raw))
         except Exception as exc:
             raise EngineFault(f"{self.info.name}: sentencepiece failed on text={text!r:.80}: {exc}") from exc
-        norm, offs = self.library_normalizer.normalize(text, with_offsets=True)
-        dummy = self._dummy_index(norm)
         if len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= len(self._kind_of_id)):
             raise EngineFault(f"{self.info.name}: sentencepiece returned an id outside the vocabulary")
-        starts, ends, tiled = tile_kernel(
-            np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32),
-            np.fromiter(offs, dtype=np.int64, count=len(offs)), ids, self._kind_of_id,
-            self._piece_flat, self._piece_at, -1 if dummy is None else dummy)
-        if not tiled:
+        rebuilt = self._rebuilt(text)
+        if rebuilt is not None:
+            norm_cps, offs = rebuilt
+            if not self._has_unknown(ids):
+                # sentencepiece's pieces are its normalized text in order: if they spell the
+                # rebuilt text (tile_kernel checks every character, byte pieces byte by byte),
+                # that text is the library's; an unknown piece spells nothing, so then ask
+                spans = self._tile(norm_cps, offs, ids)
+                if spans is not None:
+                    return EncodingArrays(ids, *spans).validate(text, self.info.name)
+            library_cps = np.frombuffer(self.library_normalizer.normalize(text).encode("utf-32-le"), dtype=np.uint32)
+            if not np.array_equal(norm_cps, library_cps):
+                rebuilt = None
+        if rebuilt is None:
+            norm, offs_list = self.library_normalizer.normalize(text, with_offsets=True)
+            norm_cps = np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32)
+            offs = np.fromiter(offs_list, dtype=np.int64, count=len(offs_list))
+        spans = self._tile(norm_cps, offs, ids)
+        if spans is None:
             return EncodingArrays.from_encoding(self._encode(text))
-        return EncodingArrays(ids, starts, ends).validate(text, self.info.name)
+        return EncodingArrays(ids, *spans).validate(text, self.info.name)
 
-    def _dummy_index(self, norm: str) -> int | None:
-        """Where the normalizer inserted the dummy prefix (suffix) ``▁``, if it did."""
-        if not self.model.add_dummy_prefix or not norm.strip(_DUMMY_PREFIX + " "):
+    def _has_unknown(self, ids: np.ndarray) -> bool:
+        if len(self._unknown_ids) == 1:  # sentencepiece models have one <unk>: a compare, not isin
+            return bool((ids == self._unknown_ids[0]).any())
+        return bool(np.isin(ids, self._unknown_ids).any())
+
+    def _tile(self, norm_cps: np.ndarray, offs: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """:func:`tile_kernel`'s spans, or None when the pieces do not tile the normalized text."""
+        dummy = self._dummy_index(norm_cps)
+        starts, ends, tiled = tile_kernel(norm_cps, offs, ids, self._kind_of_id, self._piece_flat,
+                                          self._piece_at, -1 if dummy is None else dummy, self._byte_of_id)
+        return (starts, ends) if tiled else None
+
+    def _rebuilt(self, text: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The library's normalized text (code points) and ``norm_to_orig`` character positions as
+        the model's one-character rules imply them (:mod:`tokspec.engines._spm_align`), or None
+        where they do not decide them."""
+        if self._align_table is None:
             return None
+        cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+        norm = np.empty(len(cps) + 2, dtype=np.uint32)
+        offs = np.empty(len(cps) + 2, dtype=np.int64)
+        args = (cps, self._align_table, self._align_after, self._charsmap_units,
+                self.model.add_dummy_prefix, self.model.remove_extra_whitespaces, norm, offs)
+        m = rebuild_normalized(*args)
+        if m == UNSEEN:
+            for cp in unseen_code_points(cps, self._align_table).tolist():
+                klass, node = char_class(self._charsmap, chr(cp))
+                self._align_after[cp] = node  # first: a kernel in another thread trusts `after` once the class is set
+                self._align_table[cp] = klass
+            m = rebuild_normalized(*args)
+        return None if m < 0 else (norm[:m], offs[:m + 1])
+
+    def _dummy_index(self, norm_cps: np.ndarray) -> int | None:
+        """Where the normalizer inserted the dummy prefix (suffix) ``▁`` in the normalized text
+        (code points), if it did."""
+        n = len(norm_cps)
+        if not self.model.add_dummy_prefix or not n:
+            return None
+        blank = (0x2581, 0x20)
+        if norm_cps[0] in blank and norm_cps[-1] in blank and not np.any((norm_cps != 0x2581) & (norm_cps != 0x20)):
+            return None  # only spaces
         if self.model.treat_whitespace_as_suffix:
-            return len(norm) - 1 if norm.endswith(_DUMMY_PREFIX) else None
-        return 0 if norm.startswith(_DUMMY_PREFIX) else None
+            return n - 1 if norm_cps[-1] == 0x2581 else None
+        return 0 if norm_cps[0] == 0x2581 else None
 
     def decode(self, ids: list[int]) -> str:
         """sentencepiece's own ``DecodeIds`` (byte pieces joined, invalid UTF-8 replaced, ``▁`` to
