@@ -104,9 +104,7 @@ def _reorderable(ch: str) -> bool:
     if its canonical decomposition is made only of non-starters although ``ch`` itself has class 0:
     U+0F75 (class 0) decomposes to U+0F71 U+0F74 (classes 129, 132), so in U+2DF8 U+0F75 NFC moves
     U+2DF8 (class 230) after both (finding 4766982baa57d88c of prop--hf_mon-unigram). O(1)."""
-    return bool(unicodedata.combining(ch)) or (
-        ch != unicodedata.normalize("NFD", ch)
-        and all(unicodedata.combining(d) for d in unicodedata.normalize("NFD", ch)))
+    return bool(unicodedata.combining(ch)) or all(unicodedata.combining(d) for d in unicodedata.normalize("NFD", ch))
 
 
 def _one_cluster(text: str, a: int, b: int) -> bool:

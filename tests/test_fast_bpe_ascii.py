@@ -194,7 +194,6 @@ def test_ids_of_block_sends_ascii_blocks_and_only_those_to_the_fused_pass(cl100k
     assert cl100k._ids_of_block("ok \ud800 no", 0, 8) is None
 
 
-
 def _missed_flags(out: np.ndarray, count: int, spans: list[tuple[int, int]], tok_len: np.ndarray) -> list[bool]:
     """Per pretoken of ``spans``, whether :func:`ascii_scan` marked it missed (``out``: a marker
     for a missed one, else its ids, as many as its bytes take)."""
@@ -214,6 +213,14 @@ def _missed_flags(out: np.ndarray, count: int, spans: list[tuple[int, int]], tok
     return flags
 
 
+def _scan_flags(data: np.ndarray, pattern: str, tables: tuple[object, ...], spans: list[tuple[int, int]]) -> list[bool]:
+    """:func:`ascii_scan` over ``data`` with ``tables``, read by :func:`_missed_flags`."""
+    from tokspec.fast._bpe_ascii import scan_buffers
+    out, missed, missed_bytes = scan_buffers(len(data))
+    count, _, _ = ascii_scan(data, *_ascii_args(pattern), out, missed, missed_bytes, *tables)
+    return _missed_flags(out, count, spans, tables[0])  # type: ignore[arg-type]  # tables[0]: tok_len
+
+
 @pytest.mark.parametrize("pattern", ["cl100k_base", "o200k_base"])
 def test_scan_takes_every_shortcut_it_may(cl100k: object, truth: object, o200k: object, o200k_truth: object,
                                           pattern: str) -> None:
@@ -227,7 +234,6 @@ def test_scan_takes_every_shortcut_it_may(cl100k: object, truth: object, o200k: 
     ``============\r`` (13 bytes) starts with the first 12 of a longer token, whose long-prefix
     entry in the piece table (length code 13, a trie node, not a token) a 13-byte lookup would
     return: its 13th byte, CR, leaves the length code 13 when packed over it."""
-    from tokspec.fast._bpe_ascii import scan_buffers
     from tokspec.fast._piece_store import IDS_MAX, STORE_MAX, new_store
     from tokspec.fast._piece_table import PIECE_MAX, piece_id
     from tokspec.reference.pretok_regex import compiled
@@ -241,14 +247,8 @@ def test_scan_takes_every_shortcut_it_may(cl100k: object, truth: object, o200k: 
     n = len(data)
     spans = [m.span() for m in compiled(pattern).finditer(text)]
     assert {b - a for a, b in spans} >= {12, 13, 24, 25}
-
-    def scan() -> list[bool]:
-        out, missed, missed_bytes = scan_buffers(n)
-        count, _, _ = ascii_scan(data, *_ascii_args(pattern), out, missed, missed_bytes, *tables)
-        return _missed_flags(out, count, spans, tok_len)
-
     whole = [b - a <= PIECE_MAX and a + 16 <= n and piece_id(pieces, data, a, b - a) >= 0 for a, b in spans]
-    assert scan() == [not w for w in whole]
+    assert _scan_flags(data, pattern, tables, spans) == [not w for w in whole]
     assert 0 < sum(whole) < len(spans)
     ids = ascii_ids(data, _ascii_args(pattern), tables)
     assert ids.tolist() == (o200k_truth if pattern == "o200k_base" else truth).encode_ordinary(text)  # type: ignore[attr-defined]
@@ -261,7 +261,7 @@ def test_scan_takes_every_shortcut_it_may(cl100k: object, truth: object, o200k: 
         groups.append(ids[t:k])
         t = k
     stored = [b - a <= STORE_MAX and a + 24 <= n and len(g) <= IDS_MAX for (a, b), g in zip(spans, groups)]
-    assert scan() == [not (w or s) for w, s in zip(whole, stored)]
+    assert _scan_flags(data, pattern, tables, spans) == [not (w or s) for w, s in zip(whole, stored)]
     # the text reaches each edge: a whole token of PIECE_MAX bytes, one starting 16 bytes before the
     # end; stored pieces of STORE_MAX bytes and starting 24 bytes before the end; pieces still missed
     edges = [(w, s and not w, b - a, n - a) for (a, b), w, s in zip(spans, whole, stored)]
@@ -274,7 +274,6 @@ def test_scan_takes_every_shortcut_it_may(cl100k: object, truth: object, o200k: 
 def test_scan_reads_both_ways_of_a_store_set(cl100k: object, o200k: object, pattern: str) -> None:
     """A store of one two-way set (``new_store(2)``) keeps the two latest pieces merged into it (the
     text's only storable misses); a scan after them finds the older one in the second way too."""
-    from tokspec.fast._bpe_ascii import scan_buffers
     from tokspec.fast._piece_store import new_store
     from tokspec.reference.pretok_regex import compiled
     engine = o200k if pattern == "o200k_base" else cl100k
@@ -283,12 +282,6 @@ def test_scan_reads_both_ways_of_a_store_set(cl100k: object, o200k: object, patt
     text = " the qzxv the wqpk the the the" + tail
     data = _data(text)
     spans = [m.span() for m in compiled(pattern).finditer(text)]
-
-    def scan() -> list[bool]:
-        out, missed, missed_bytes = scan_buffers(len(data))
-        count, _, _ = ascii_scan(data, *_ascii_args(pattern), out, missed, missed_bytes, *tables)
-        return _missed_flags(out, count, spans, tables[0])
-
-    assert scan() == [text[a:b] in (" qzxv", " wqpk", tail) for a, b in spans]
+    assert _scan_flags(data, pattern, tables, spans) == [text[a:b] in (" qzxv", " wqpk", tail) for a, b in spans]
     ascii_ids(data, _ascii_args(pattern), tables)
-    assert scan() == [text[a:b] == tail for a, b in spans]
+    assert _scan_flags(data, pattern, tables, spans) == [text[a:b] == tail for a, b in spans]
