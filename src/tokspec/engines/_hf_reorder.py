@@ -38,7 +38,8 @@ class HfReorder:
 
     def _widen_reordered(self, text: str, tokens: list[str], ids: list[int],
                          offsets: list[Span], word_ids: list[int | None]) -> list[Span]:
-        """Case 4 of the module docstring. O(tokens) normalizer calls.
+        """Case 4 of the module docstring. O(tokens) steps; a normalizer call per distinct (span
+        text, surface) pair.
 
         A WordPiece ``[UNK]`` stands for one whole pre-tokenized word, so its normalized text is
         that word's (``_unk_surfaces``); any other unknown token (Unigram's) has no known text and
@@ -46,6 +47,19 @@ class HfReorder:
         unk = self._unk_surfaces(text, tokens, ids, word_ids)
         pieces = [unk[k] if k in unk else self._run_piece(t) for k, t in enumerate(tokens)]
         clusters: dict[Span, list[int]] = {}  # cluster -> indices of tokens that must be widened
+        # A normalizer call per token dominated (about 4.5 us a character on " \u0c4dEo" * N, 5x
+        # HF's own encode); the answer depends only on the text span and the surface, which
+        # repeat in real and adversarial text alike: one call per distinct pair (this call only).
+        explained: dict[tuple[str, bytes], bool] = {}
+        surfaces: dict[str, bytes] = {}
+
+        def explains(s: int, e: int, surface: bytes) -> bool:
+            key = (text[s:e], surface)
+            known = explained.get(key)
+            if known is None:
+                known = explained[key] = self._explains(text, s, e, surface)
+            return known
+
         i = 0
         while i < len(tokens):
             j = i + 1
@@ -59,11 +73,13 @@ class HfReorder:
             elif ids[i] == self._unk_id:
                 surface = unk[i].encode("utf-8") if i in unk else None
             else:
-                surface = self._unit_surface(tokens[i])
-            if s < e and surface is not None and (not self._explains(text, s, e, surface)
+                surface = surfaces.get(tokens[i])
+                if surface is None:
+                    surface = surfaces[tokens[i]] = self._unit_surface(tokens[i])
+            if s < e and surface is not None and (not explains(s, e, surface)
                                                   or self._unk_overreaches(text, i, unk, s, e)):
                 cluster = self._cluster(text, s, e)
-                if self._explains(text, *cluster, surface):
+                if explains(*cluster, surface):
                     clusters.setdefault(cluster, []).extend(range(i, j))
             i = j
         out = list(offsets)
