@@ -211,3 +211,19 @@ def test_tiling_refuses_pieces_that_do_not_spell_the_text() -> None:
         for other in (0x4E8D, 0x4ECC, 0x5E8C):  # U+4E8C is E4 BA 8C: the last, middle, first byte differs
             changed = np.where(norm == 0x4E8C, other, norm).astype(np.uint32)
             assert not fn(changed, offs, *args)[2], hex(other)
+
+
+def test_a_class_the_library_contradicts_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each class read from the charsmap is confirmed by the library on the character alone: a
+    wrong reading (here 'x' read as deleted, 'y' as 'z') leaves texts holding it to the library's
+    offsets list, and the arrays stay exact."""
+    shared = spm_engine("spm-unigram-bytes")
+    eng = SpmEngine(shared.info.name, shared.model)  # its own tables, not the shared engine's
+    real = align.char_class
+    wrong = {"x": (align.DELETED, -1), "y": (ord("z"), -1)}
+    monkeypatch.setattr("tokspec.engines._spm.char_class", lambda cm, ch: wrong.get(ch) or real(cm, ch))
+    for text in ("a x b", "y", "xy yx", "plain text"):
+        got = eng.encode_arrays(text)
+        assert got.same_as(_list_path(eng, text)), text
+        assert (eng._rebuilt(text) is None) == ("x" in text or "y" in text), text
+    assert eng._align_table[ord("x")] == eng._align_table[ord("y")] == align.OTHER

@@ -60,7 +60,7 @@ from tokspec.formats._protowire import iter_fields
 from tokspec.errors import EngineFault
 from tokspec.formats.spm_model import SpmModel
 from tokspec.formats.spm_normalize import CharsMap
-from tokspec.engines._spm_align import UNSEEN, char_class, rebuild_normalized, unseen_code_points
+from tokspec.engines._spm_align import OTHER, UNSEEN, char_class, rebuild_normalized, unseen_code_points
 from tokspec.engines._spm_tile import _BYTE, _ORDINARY, _UNKNOWN, tile_kernel
 
 __all__ = ["SpmEngine", "contract_byte_spans", "aligned_spans", "tile_kernel", "proto_encode", "OFFSET_MAPPING"]
@@ -296,6 +296,19 @@ class SpmEngine(Encoder):
                                           self._piece_at, -1 if dummy is None else dummy, self._byte_of_id)
         return (starts, ends) if tiled else None
 
+    def _confirmed(self, ch: str, klass: int) -> bool:
+        """Does the library normalize the text ``ch`` alone as the class read from the charsmap
+        says (text and positions)? One library call per code point the engine meets."""
+        if klass == OTHER:
+            return False
+        norm = np.empty(3, dtype=np.uint32)
+        offs = np.empty(3, dtype=np.int64)
+        m = rebuild_normalized(np.zeros(1, dtype=np.uint32), np.array([klass], dtype=np.int32),
+                               np.array([-1], dtype=np.int32), self._charsmap_units, self.model.add_dummy_prefix,
+                               self.model.remove_extra_whitespaces, norm, offs)
+        want, want_offs = self.library_normalizer.normalize(ch, with_offsets=True)
+        return m >= 0 and norm[:m].tobytes().decode("utf-32-le") == want and offs[:m + 1].tolist() == list(want_offs)
+
     def _rebuilt(self, text: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The library's normalized text (code points) and ``norm_to_orig`` character positions as
         the model's one-character rules imply them (:mod:`tokspec.engines._spm_align`), or None
@@ -312,7 +325,7 @@ class SpmEngine(Encoder):
             for cp in unseen_code_points(cps, self._align_table).tolist():
                 klass, node = char_class(self._charsmap, chr(cp))
                 self._align_after[cp] = node  # first: a kernel in another thread trusts `after` once the class is set
-                self._align_table[cp] = klass
+                self._align_table[cp] = klass if self._confirmed(chr(cp), klass) else OTHER
             m = rebuild_normalized(*args)
         return None if m < 0 else (norm[:m], offs[:m + 1])
 

@@ -18,7 +18,9 @@ decide them:
   removed with the end moved back to where they began, the dummy prefix at the first kept
   position, ``▁`` for a space) is sentencepiece's, as ``tokspec.formats.spm_normalize`` states it.
 - :func:`rebuild_normalized` makes the normalized text from those rules alongside the positions.
-  The adapter takes them as the library's only when the library's own output confirms the text:
+  The adapter confirms each character's class with the library once (the character alone,
+  normalized by sentencepiece: text and positions), and takes a rebuilt text and its positions
+  as the library's only when the library's own output confirms the text:
   its pieces spell it exactly (they are its normalized text, in order), or its plain
   ``normalize`` equals it. Anything else (a longer key that may match, a rule giving several
   characters, a character not yet classified) returns a status and the adapter asks the library
