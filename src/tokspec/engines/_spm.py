@@ -206,9 +206,9 @@ class SpmEngine(Encoder):
         self._init_tables()
         # the derived alignment (tokspec.engines._spm_align): a class per code point, filled as met
         self._charsmap = CharsMap.parse(model.precompiled_charsmap, model.path)
-        self._align_table = None if model.treat_whitespace_as_suffix or not model.escape_whitespaces \
-            or not OFFSET_MAPPING else np.full(0x110000, UNSEEN, dtype=np.int32)
-        self._align_after = np.full(0x110000, -1, dtype=np.int32)
+        rebuildable = OFFSET_MAPPING and model.escape_whitespaces and not model.treat_whitespace_as_suffix
+        self._align_table = np.full(0x110000, UNSEEN, dtype=np.int32) if rebuildable else None
+        self._align_after = np.full(0x110000 if rebuildable else 0, -1, dtype=np.int32)
         self._charsmap_units = np.asarray(() if self._charsmap is None else self._charsmap.units, dtype=np.uint32)
 
     def _init_tables(self) -> None:
