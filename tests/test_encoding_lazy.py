@@ -110,3 +110,19 @@ def test_encode_lazy_equals_eager_on_one_megabyte() -> None:
     eager = engine.encode_arrays(text).to_encoding()
     assert len(lazy) == len(eager) > 200_000
     _same(lazy, eager)
+
+
+@pytest.mark.parametrize(("starts", "ends", "bad"), [
+    ([0, 9223372036854775807], [2, -9223372036854775808], 1),  # ends - starts would overflow to 1
+    ([0, 3], [2, 2], 1), ([-1, 0], [0, 2], 0), ([0, 2], [2, 5], 1), ([0, 0], [0, 0], None)])
+def test_arrays_validate_names_the_first_bad_span_and_cannot_be_overflowed(starts: list[int], ends: list[int],
+                                                                             bad: int | None) -> None:
+    """EncodingArrays.validate checks by reductions first; extreme values from a hostile engine
+    (a start of 2**63 - 1 over an end of -2**63) are refused, with the first bad span named."""
+    arrays = EncodingArrays(np.zeros(2, dtype=np.int64), np.array(starts, dtype=np.int64),
+                            np.array(ends, dtype=np.int64))
+    if bad is None:
+        assert arrays.validate("abcd") is arrays
+        return
+    with pytest.raises(EngineFault, match=f"returned offset {bad}=\\({starts[bad]}, {ends[bad]}\\) outside text of length 4"):
+        arrays.validate("abcd", "engine")

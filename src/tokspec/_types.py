@@ -196,8 +196,10 @@ class EncodingArrays:
             raise EngineFault(f"{engine} returned arrays that are not 1-d int64 numpy arrays")
         if len({len(a) for a in arrays}) > 1:
             raise EngineFault(f"{engine} returned arrays of lengths {[len(a) for a in arrays]}")
+        # reductions first, the index only on failure; a compare, not ends - starts, which a
+        # hostile engine's extreme values would overflow
         if len(self.starts) and (self.starts.min() < 0 or self.ends.max() > len(text)
-                                 or (self.ends - self.starts).min() < 0):
+                                 or bool((self.starts > self.ends).any())):
             bad = np.flatnonzero((self.starts < 0) | (self.starts > self.ends) | (self.ends > len(text)))
             i = int(bad[0])
             raise EngineFault(f"{engine} returned offset {i}={(int(self.starts[i]), int(self.ends[i]))} "
