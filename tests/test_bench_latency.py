@@ -111,3 +111,19 @@ def test_one_per_library_keeps_the_array_variant_and_every_other_library() -> No
     fns = {"tiktoken encode_ordinary": fn, "toktok-rs": fn, "toktok-rs numpy": fn, "quicktok-v1": fn}
     assert list(one_per_library(fns)) == ["tiktoken encode_ordinary", "toktok-rs numpy", "quicktok-v1"]
     assert list(one_per_library({"toktok-rs": fn})) == ["toktok-rs"]  # a library's only variant stays
+
+
+def test_batch_rows_time_both_ways_and_mark_ids_that_differ() -> None:
+    """_batch_rows: one row for fast: on one thread and one on every core, against the library's
+    batch, each marked INEXACT when its ids differ from the library's on any text."""
+    from tokspec import load_engine
+    from tokspec.app.bench.latency import _batch_rows
+
+    fast = load_engine("fast:cl100k_base")
+    texts = short_texts(6, seed=5)
+    exact = _batch_rows("b", fast, lambda batch: [fast.encode_ids(t) for t in batch], "lib", texts, 1)  # type: ignore[attr-defined]
+    assert [(r.case, r.subject.split()[-2:]) for r in exact] == [("b batch of 6", ["1", "thread"]),
+                                                                 ("b batch of 6", ["every", "core"])]
+    assert all(r.baseline == "lib" and r.input_bytes == sum(len(t.encode()) for t in texts) for r in exact)
+    off = _batch_rows("b", fast, lambda batch: [[0] for _ in batch], "lib", texts, 1)
+    assert [r.case for r in off] == ["b batch of 6 INEXACT", "b batch of 6 INEXACT"]
