@@ -53,6 +53,7 @@ _NOT_INSTRUMENTED = ("tokspec.formats.vocab", "tokspec.spec", "tokspec.fuzz", "t
                      # bytecode (TypingError on atheris._trace_branch); their branches are fuzzed
                      # through tokspec.fast.interpreted's plain-Python copies instead
                      "tokspec._jit", "tokspec._offsets", "tokspec.engines._hf_kernels", "tokspec.engines._spm_tile",
+                     "tokspec.engines._spm_align",
                      "tokspec.fast.bpe_kernel", "tokspec.fast._bpe_encode", "tokspec.fast.pretok_peek2",
                      "tokspec.fast._spm_kernels",
                      "tokspec.fast._unigram_emit", "tokspec.fast._unigram_kernels",
