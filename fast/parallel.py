@@ -165,6 +165,27 @@ def ids_split(text: str, workers: int) -> tuple[int, list[int]]:
     return ids_chunk_len(len(text), parts), byte_balanced_targets(text, parts)
 
 
+#: characters: a batch of texts this long on average or less goes to ``encode_ids_batch``
+_BATCH_MEAN = 1 << 16
+
+
+def _shares(texts: Sequence[str], parts: int) -> list[Sequence[str]]:
+    """``texts`` in at most ``parts`` contiguous shares of about equal total length (characters),
+    none empty, in order. O(len(texts))."""
+    total = sum(str.__len__(t) if isinstance(t, str) else 1 for t in texts)
+    shares: list[Sequence[str]] = []
+    start = 0
+    seen = 0
+    for k, t in enumerate(texts):
+        seen += str.__len__(t) if isinstance(t, str) else 1
+        if seen * parts >= total * (len(shares) + 1) and len(shares) < parts - 1:
+            shares.append(texts[start:k + 1])
+            start = k + 1
+    if start < len(texts):
+        shares.append(texts[start:])
+    return shares
+
+
 def _init_worker(name: str) -> None:
     global _worker_engine
     _worker_engine = load_engine(name)
@@ -272,18 +293,27 @@ class Runner:
         threads or processes as the backend resolves; an engine whose backend is its own batch API
         serially (that API returns encodings, not ids alone).
 
+        An engine with ``encode_ids_batch`` (``fast:`` BPE) gets each share in one batch call
+        (two kernel calls), on its slot's thread: called text by text, threads spent more time
+        taking the GIL back between short kernel calls than they saved (``tokspec.fast._bpe_batch``).
         Threads: the texts dealt out in contiguous shares, one per slot, the calling thread being
         slot 0 (``tokspec.fast._slots``: a slot keeps to its share unless it runs out of work, so a
         chunk runs on the same thread call after call and finds that thread's store of merged
         pieces warm). A slot's thread calling ``ids`` again (nested) encodes serially.
         """
         ids_of = getattr(engine, "encode_ids")
+        batch_of = getattr(engine, "encode_ids_batch", None)  # fast: BPE: a share in two kernel calls
+        if batch_of is not None and sum(str.__len__(t) for t in texts if isinstance(t, str)) > _BATCH_MEAN * len(texts):
+            batch_of = None  # long texts: encode_ids' own long-text path (blocks, GIL-free fill)
         backend = self.resolve(engine)
         if (backend in ("serial", "batch") or len(texts) <= 1 or self.workers == 1
                 or in_slot_thread()):
-            return [ids_of(t) for t in texts]
+            return list(batch_of(texts)) if batch_of is not None else [ids_of(t) for t in texts]
         if backend == "processes":
             return self._in_processes(engine, texts, _ids_in_worker)
+        if batch_of is not None:  # one batch per slot: a GIL hand-off per share, not per text
+            shares = _shares(texts, self.workers)
+            return [ids for share in slot_map(batch_of, shares, self.workers) for ids in share]
         return slot_map(ids_of, texts, self.workers)
 
     def ids_ranges(self, engine: Encoder, text: str, spans: Sequence[tuple[int, int]]) -> list[np.ndarray]:

@@ -54,7 +54,7 @@ _NOT_INSTRUMENTED = ("tokspec.formats.vocab", "tokspec.spec", "tokspec.fuzz", "t
                      # through tokspec.fast.interpreted's plain-Python copies instead
                      "tokspec._jit", "tokspec._offsets", "tokspec.engines._hf_kernels", "tokspec.engines._spm_tile",
                      "tokspec.engines._spm_align",
-                     "tokspec.fast.bpe_kernel", "tokspec.fast._bpe_encode", "tokspec.fast.pretok_peek2",
+                     "tokspec.fast.bpe_kernel", "tokspec.fast._bpe_encode", "tokspec.fast.pretok_peek2", "tokspec.fast._bpe_batch",
                      "tokspec.fast._spm_kernels",
                      "tokspec.fast._unigram_emit", "tokspec.fast._unigram_kernels",
                      "tokspec.fast.unigram_datrie", "tokspec.fast._counting_kernels",
