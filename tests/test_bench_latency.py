@@ -127,3 +127,28 @@ def test_batch_rows_time_both_ways_and_mark_ids_that_differ() -> None:
     assert all(r.baseline == "lib" and r.input_bytes == sum(len(t.encode()) for t in texts) for r in exact)
     off = _batch_rows("b", fast, lambda batch: [[0] for _ in batch], "lib", texts, 1)
     assert [r.case for r in off] == ["b batch of 6 INEXACT", "b batch of 6 INEXACT"]
+
+
+@pytest.mark.parametrize("with_end", [True, False])
+def test_toktok_batch_is_split_per_text(monkeypatch: pytest.MonkeyPatch, with_end: bool) -> None:
+    """toktok-rs's batch returns one flat array and where each text's ids start (0.3.0: then the
+    end too); both forms are cut into one array per text, empty texts included. Without toktok-rs
+    there is no such row."""
+    import types
+
+    from tokspec.app.bench.latency import _toktok_batch
+
+    class _Tokenizer:
+        def encode_batch_to_numpy(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+            per = [[ord(c) for c in t] for t in texts]
+            starts = np.cumsum([0] + [len(p) for p in per])
+            return np.array([i for p in per for i in p], dtype=np.uint32), starts if with_end else starts[:-1]
+
+    fake = types.ModuleType("toktok")
+    fake._encoding = lambda name: _Tokenizer()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "toktok", fake)
+    batch = _toktok_batch("cl100k_base")
+    assert batch is not None
+    assert [a.tolist() for a in batch(["ab", "", "c", ""])] == [[97, 98], [], [99], []]  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "toktok", None)
+    assert _toktok_batch("cl100k_base") is None
