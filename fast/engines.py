@@ -59,6 +59,8 @@ FILL_MIN = 1 << 16
 #: characters per block of a long text (``FastBpeEncoder._ids_of_span``): 32K-256K measured alike
 #: serially; under ``lopt:`` x2 on new 2 MB texts (15 rounds) 128K gave x1.02-1.04, 64K x1.01-1.03
 BLOCK = 1 << 17
+#: characters: ``encode_ids_batch`` encodes at most this many in one pair of kernel calls
+BATCH_GROUP = 1 << 20
 _U8 = np.dtype(np.uint8)  # a dtype object: numpy converts a type object on every call (~0.2 us)
 
 #: named rank vocabulary -> its pretokenizer pattern (the same pairing as tokspec.reference).
@@ -175,16 +177,41 @@ class FastBpeEncoder(Encoder):
     def encode_ids_batch(self, texts: Sequence[str]) -> list[np.ndarray]:
         """``[encode_ids(t) for t in texts]`` in two kernel calls for all of them
         (``tokspec.fast._bpe_batch``): no Python step per pretoken and one GIL hand-off per batch,
-        not per text, which is what lets threads scale on short texts. The arrays are views of
-        one array. A text that is not a ``str``, or holds a lone surrogate: the error
-        ``encode_ids`` raises for it."""
+        not per text, which is what lets threads scale on short texts. Texts are taken in groups
+        of at most :data:`BATCH_GROUP` characters (the kernels' arrays are ~40 bytes a character:
+        memory by the group, not the batch); a text that long or longer alone, by ``encode_ids``.
+        A group's arrays are views of one array. A text that is not a ``str``, or holds a lone
+        surrogate: the error ``encode_ids`` raises for it."""
         if any(type(t) is not str for t in texts):
             return [self.encode_ids(t) for t in texts]
         peek2, peek2_args = kernel_args(self.pattern)
-        try:
-            return ids_of_texts(texts, spans_of_texts_for(peek2), peek2_args, self.bpe._tables)
-        except UnicodeEncodeError:
-            return [self.encode_ids(t) for t in texts]  # names the text with the lone surrogate
+        spans_loop = spans_of_texts_for(peek2)
+        out: list[np.ndarray] = []
+        group: list[str] = []
+        size = 0
+
+        def flush() -> None:
+            nonlocal size
+            if group:
+                try:
+                    out.extend(ids_of_texts(group, spans_loop, peek2_args, self.bpe._tables))
+                except UnicodeEncodeError:
+                    out.extend(self.encode_ids(t) for t in group)  # names the text with the lone surrogate
+                group.clear()
+            size = 0
+
+        for text in texts:  # groups of at most BATCH_GROUP characters: memory by the group, not the batch
+            n = str.__len__(text)
+            if n >= BATCH_GROUP:  # a long text alone: encode_ids' own long-text path
+                flush()
+                out.append(self.encode_ids(text))
+                continue
+            if size + n > BATCH_GROUP:
+                flush()
+            group.append(text)
+            size += n
+        flush()
+        return out
 
     def encode_ids_range(self, text: str, start: int, end: int) -> np.ndarray:
         """``encode_ids(text[start:end])`` without the slice, and without the GIL while the text
