@@ -335,6 +335,20 @@ def test_monotone_cover_counts_a_class_0_character_that_decomposes_to_marks_as_a
     assert [c for c in "\u0f73\u0f75\u0f81\u0f77\u0f76" if O._reorderable(c)] == ["\u0f73", "\u0f75", "\u0f81"]
 
 
+def test_monotone_cover_lets_marks_meet_across_a_character_no_token_covers() -> None:
+    """mon-unigram's normalizer removes U+200B before NFC, so U+A679 (230) and U+0859 (220) meet
+    and NFC puts U+0859 first (finding 1e2bdd6fe18869d9 of prop--hf_mon-unigram, the offsets as
+    HF, the reference and ``fast:`` gave them). Covered, the same U+200B keeps them apart, and a
+    starter between the marks still does."""
+    hf_offsets = [(0, 0), (2, 3), (2, 3), (2, 3), (0, 1), (0, 1), (0, 1)]
+    assert O.prop_monotone_cover("\ua679\u200b\u0859", hf_offsets).holds
+    covered = [(0, 0), (2, 3), (2, 3), (2, 3), (0, 2), (0, 1), (0, 1)]
+    v = O.prop_monotone_cover("\ua679\u200b\u0859", covered)
+    assert _failing(v, {"text", "index", "span", "prev"})["prev"] == [2, 3]
+    v = O.prop_monotone_cover("\ua679x\u0859", [*hf_offsets, (1, 2)])
+    assert _failing(v, {"text", "index", "span", "prev"})["prev"] == [2, 3]
+
+
 def test_empty_piece_is_never_part_of_a_segmentation() -> None:
     scores = {"": 0.0, "a": -1.0, "aa": -1.5}
     assert sorted(U.all_segmentations(scores, "aa")) == [["a", "a"], ["aa"]]
