@@ -29,13 +29,11 @@ from typing import Any
 import numpy as np
 
 from tokspec._jit import JIT_ENABLED, kernel
+from tokspec.fast._bpe_text import _I64, _NO_CBS
 from tokspec.fast.bpe_kernel import _encode
 from tokspec.fast.pretok_peek2 import _cl100k_kernel, _o200k_kernel
 
 __all__ = ["cl100k_spans_of_texts", "o200k_spans_of_texts", "ids_of_texts", "spans_of_texts_for", "token_cuts"]
-
-_NO_CBS = np.empty(0, dtype=np.int64)  # _encode counts byte positions from the code points
-_I64 = np.dtype(np.int64)
 
 
 @kernel

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from tokspec._jit import kernel
-from tokspec.formats.spm_normalize import CharsMap
+from tokspec.formats.spm_normalize import CharsMap, _label, _offset
 
 __all__ = ["OTHER", "SPACE", "DELETED", "UNSEEN", "char_class", "rebuild_normalized", "unseen_code_points"]
 
@@ -50,13 +50,12 @@ def _walk(cm: CharsMap, data: bytes) -> int | None:
     """darts-clone node reached after ``data`` (the base of its children), or None if no key
     continues along ``data``. The same steps as :meth:`CharsMap.prefix_matches`."""
     units = cm.units
-    node = (units[0] >> 10) << ((units[0] & (1 << 9)) >> 6)
+    node = _offset(units[0])
     for byte in data:
         node ^= byte
-        if node >= len(units) or (units[node] & ((1 << 31) | 0xFF)) != byte:
+        if node >= len(units) or _label(units[node]) != byte:
             return None
-        unit = units[node]
-        node ^= (unit >> 10) << ((unit & (1 << 9)) >> 6)
+        node ^= _offset(units[node])
     return node
 
 
@@ -72,14 +71,11 @@ def char_class(cm: CharsMap | None, ch: str) -> tuple[int, int]:
     data = ch.encode("utf-8")
     node = _walk(cm, data)
     units = cm.units
-    if node is not None and not any(node ^ label < len(units)
-                                    and (units[node ^ label] & ((1 << 31) | 0xFF)) == label
-                                    for label in range(1, 256)):
-        node = None  # a key may end at ch, but none goes on past it
-    # the node, doubled, plus 1 if some key goes on with an ASCII byte (most text checks only that)
-    after = -1 if node is None else 2 * node + any(node ^ label < len(units)
-                                                  and (units[node ^ label] & ((1 << 31) | 0xFF)) == label
-                                                  for label in range(1, 128))
+    onward = [] if node is None else [label for label in range(1, 256)  # label 0: a key ending at ch
+                                      if node ^ label < len(units) and _label(units[node ^ label]) == label]
+    # no key goes on past ch: -1; else the node, doubled, plus 1 if some key goes on with an
+    # ASCII byte (most text checks only that)
+    after = 2 * node + (onward[0] < 0x80) if onward and node is not None else -1
     matches = cm.prefix_matches(data, 0)
     if not matches:
         return (SPACE if ch == " " else ord(ch)), after
