@@ -27,6 +27,7 @@ kernels for those).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -35,9 +36,14 @@ from tokspec.fast._spm_norm_ids import ascii_rules, normalize_ids
 
 from tokspec._jit import kernel
 
-__all__ = ["IdsBuffers", "emit_ids", "engine_args", "forward32", "pack_model", "spm_ids"]
+__all__ = ["BATCH_BYTES", "IdsBuffers", "emit_ids", "engine_args", "forward32", "ids_of_texts", "pack_model", "spm_ids", "spm_ids_batch"]
 
 _TABLES = 256 + 256  # ascii_rules, then starters
+
+#: ``DatrieUnigram.encode_ids_batch`` encodes texts in groups of at most this many UTF-8 bytes (one
+#: text longer than that: a group of its own): :func:`ids_of_texts` takes about 10 bytes of arrays a
+#: byte (the joined text, ids as int64), so memory goes by the group, not the batch.
+BATCH_BYTES = 1 << 21
 
 
 @kernel(inline=True)
@@ -158,6 +164,64 @@ def spm_ids(data: np.ndarray, mi: np.ndarray, mu: np.ndarray, md: np.ndarray, un
     nda = mi[3]
     forward32(out, k, md[:nda], md[nda:].view(np.float32), unk_score, reset, best, bstart, bid)
     return emit_ids(out, k, bstart, bid, mi[1], mi[4 + ncm:], ids)
+
+
+@kernel
+def spm_ids_batch(data: np.ndarray, bounds: np.ndarray, first: int, mi: np.ndarray, mu: np.ndarray,
+                  md: np.ndarray, unk_score: float, reset: float, out: np.ndarray, lat: np.ndarray,
+                  tmp: np.ndarray, ids: np.ndarray, cuts: np.ndarray, state: np.ndarray) -> None:
+    """:func:`spm_ids` of each text ``data[bounds[t]:bounds[t + 1]]`` for ``t`` from ``first``, in
+    one call: text ``t``'s ids are ``ids[cuts[t]:cuts[t + 1]]`` (``cuts[first]`` set by the
+    caller). Stops at the first text that does not fit: ``state`` = (that text's index, the
+    normalized size the work buffers ``out``/``lat``/``tmp`` need, else 0; the size ``ids``
+    needs, else 0); all done: ``state[0] == len(bounds) - 1``. Each text is encoded on its own, by the same code
+    as :func:`spm_ids`, so its ids are exactly that call's."""
+    pos = cuts[first]
+    for t in range(first, len(bounds) - 1):
+        j = spm_ids(data[bounds[t]:bounds[t + 1]], mi, mu, md, unk_score, reset, out, lat, tmp)
+        state[0] = t
+        state[1] = 0
+        state[2] = 0
+        if j < 0:
+            state[1] = -1 - j
+            return
+        m = len(tmp) - j
+        if pos + m > len(ids):
+            state[2] = pos + m
+            return
+        ids[pos:pos + m] = tmp[j:]
+        pos += m
+        cuts[t + 1] = pos
+    state[0] = len(bounds) - 1
+
+
+def ids_of_texts(ik: Any, encoded: Sequence[bytes], model: tuple[Any, ...],
+                 bufs: IdsBuffers | None) -> tuple[list[np.ndarray], IdsBuffers]:
+    """``[spm_ids ids of e for e in encoded]`` (UTF-8 texts) by :func:`spm_ids_batch` of module
+    ``ik`` (this module, or its interpreted copy), in one kernel call unless a buffer has to grow;
+    the work buffers ``bufs`` (reused, regrown: returned). The ids are views of one array."""
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    bounds = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=bounds[1:])
+    data = np.frombuffer(bytearray(b"".join(encoded)), dtype=np.uint8)  # writable: spm_ids' array version
+    need = 3 * int(lengths.max(initial=0)) + 8  # an ASCII text's worst case: all spaces
+    if bufs is None or bufs.capacity < need:
+        bufs = IdsBuffers(need, model)
+    ids = np.empty(len(data) + len(encoded) + 16, dtype=np.int64)
+    cuts = np.zeros(len(encoded) + 1, dtype=np.int64)
+    state = np.zeros(3, dtype=np.int64)
+    while True:
+        ik.spm_ids_batch(data, bounds, int(state[0]), *bufs.args, ids, cuts, state)
+        if state[0] == len(encoded):
+            break
+        if state[1] > 0:  # the normalized text outgrew the work buffers: grow, and go on from it
+            bufs = IdsBuffers(max(int(state[1]), 2 * bufs.capacity), model)
+        else:  # the ids outgrew their array (a text that expands): grow it for this text and the
+            # rest's first guess, keep what is done
+            t = int(state[0])
+            size = max(int(state[2]) + len(data) - int(bounds[t + 1]) + len(encoded) - t + 16, 2 * len(ids))
+            ids = np.concatenate([ids, np.empty(size - len(ids), dtype=np.int64)])
+    return [ids[cuts[t]:cuts[t + 1]] for t in range(len(encoded))], bufs
 
 
 def pack_model(cm_units: np.ndarray, pool: np.ndarray, tables: np.ndarray, flags: int, units: np.ndarray,

@@ -16,6 +16,9 @@ The work is one compiled kernel per text (``tokspec.fast._unigram_kernels.encode
 Viterbi, backtrack, emission and offsets over numpy arrays, nogil); see that module for the theorem
 relied on and the complexity. The property that checks it is spec/ "Unigram exactness"
 (``tests/test_fast_unigram_datrie.py`` against ``tokspec.reference.unigram`` and the libraries).
+Many texts (``encode_ids_batch``): a sentencepiece model's texts in one kernel call a group
+(``tokspec.fast._spm_ids.spm_ids_batch``), so threads sharing a batch hand the GIL back once per
+share, not once per text; checked by ``tests/test_fast_spm_batch.py``.
 ``trie="hash"`` runs the same kernel over :class:`tokspec.fast._hash_trie.HashTrie` (open
 addressing over ``(node, byte)`` keys) for the benchmark.
 
@@ -35,7 +38,7 @@ Decoding: :func:`datrie_encoder` gives the engine ``decode`` (``tokspec.fast.uni
 from __future__ import annotations
 
 import itertools
-import threading
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
@@ -50,6 +53,7 @@ from tokspec.fast._double_array import DoubleArray
 from tokspec.fast._hash_trie import HashTrie
 from tokspec.fast._hf_compiled import CompiledPipeline, compiled_plan
 from tokspec.fast._hf_identity import IdentityMetaspace, identity_plan
+from tokspec.fast._unigram_workspace import Workspace as _Workspace
 from tokspec.formats.normalize import Aligned
 from tokspec.formats.spm_normalize import SpmNormalizer
 from tokspec.formats.unigram_model import (
@@ -223,6 +227,38 @@ class DatrieUnigram(Encoder):
             check_text(text)  # raises InvalidTextError
             raise
 
+    def encode_ids_batch(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """``[encode_ids(t) for t in texts]``. A sentencepiece model over the double array encodes
+        them in one kernel call per :data:`~tokspec.fast._spm_ids.BATCH_BYTES` of UTF-8
+        (``_spm_ids.ids_of_texts``: one GIL hand-off per group, not per text, which is what lets
+        threads scale on short texts; the ids are views of one array); other engines text by
+        text. A text ``encode_ids`` rejects: the same error, before any text is encoded."""
+        model = self._spm_model
+        if model is None or self.tie_break == "last" or any(type(t) is not str for t in texts):
+            return [self.encode_ids(t) for t in texts]
+        out: list[np.ndarray] = []
+        group: list[bytes] = []
+        size = 0
+        for text in texts:
+            try:
+                data = str.encode(text)
+            except UnicodeEncodeError:
+                check_text(text)  # raises InvalidTextError
+                raise
+            if group and size + len(data) > _spm_ids.BATCH_BYTES:
+                out.extend(self._ids_of_group(group))
+                group, size = [], 0
+            group.append(data)
+            size += len(data)
+        if group:
+            out.extend(self._ids_of_group(group))
+        return out
+
+    def _ids_of_group(self, group: list[bytes]) -> list[np.ndarray]:
+        assert self._spm_model is not None
+        ids, self._work.spm_ids = _spm_ids.ids_of_texts(self._ik, group, self._spm_model, self._work.spm_ids)
+        return ids
+
     def _encode_arrays(self, text: str) -> EncodingArrays:
         return EncodingArrays(*self._run(text, offsets=True))
 
@@ -251,55 +287,6 @@ class DatrieUnigram(Encoder):
             ws.get("cob", n + 1, np.int64), offsets)
         ids, starts, ends = (a[:k].copy() for a in outs)  # the buffers are reused by the next call
         return ids, starts, ends
-
-
-class _Workspace(threading.local):
-    """Per-thread buffers reused across encodes: allocating fresh arrays for every text costs page
-    faults that, measured on this machine, took longer than the kernels themselves. One per
-    engine and thread (``lopt:`` threads never share a buffer)."""
-
-    def __init__(self) -> None:
-        self.arrays: dict[str, np.ndarray] = {}
-        self.spm_ids: _spm_ids.IdsBuffers | None = None
-
-    def get(self, name: str, size: int, dtype: type) -> np.ndarray:
-        """A buffer of at least ``size`` entries (contents undefined)."""
-        have = self.arrays.get(name)
-        if have is None or len(have) < size:
-            have = np.empty(max(size, 2 * len(have) if have is not None else size), dtype=dtype)
-            self.arrays[name] = have
-        return have
-
-    def keep(self, **grown: np.ndarray) -> None:
-        """Keep buffers a kernel regrew."""
-        self.arrays.update(grown)
-
-    def ids_buffers(self, n: int, rep_size: int) -> _IdsBuffers:
-        """The buffers of ``DatrieUnigram._spm_ids`` for ``n`` input bytes (one set, regrown together)."""
-        have: _IdsBuffers | None = getattr(self, "ids", None)
-        if have is None or have.capacity < n or len(have.norm[0]) < rep_size:
-            have = _IdsBuffers(max(n, 2 * have.capacity if have else n), rep_size)
-            self.ids = have
-        return have
-
-
-class _IdsBuffers:
-    """``norm``: the normalizer's (rep, out, n2o, r1); ``viterbi``: (bounds, best, bstart, bid, es,
-    eid, ids, ts, te), for inputs up to ``capacity`` bytes normalizing to at most 1.5x + 8 of that."""
-
-    def __init__(self, capacity: int, rep_size: int) -> None:
-        self.capacity = capacity
-        self.norm = (np.empty(rep_size, dtype=np.uint8), np.empty(capacity + capacity // 2 + 8, dtype=np.uint8),
-                     np.empty(capacity + 10, dtype=np.int64), np.empty(capacity + 9, dtype=np.int64))
-        self.viterbi: tuple[np.ndarray, ...] = ()
-        self.grow_viterbi(capacity + capacity // 2 + 9)
-
-    def grow_viterbi(self, size: int) -> None:
-        """Viterbi buffers of at least ``size`` entries (a normalized text of ``size - 1`` bytes)."""
-        if self.viterbi and len(self.viterbi[1]) >= size:
-            return
-        self.viterbi = (np.zeros(2, dtype=np.int64), np.empty(size, dtype=np.float64),
-                        *(np.empty(size, dtype=np.int64) for _ in range(7)))
 
 
 def interpreted_module(module: ModuleType) -> ModuleType:
