@@ -17,8 +17,10 @@ Viterbi, backtrack, emission and offsets over numpy arrays, nogil); see that mod
 relied on and the complexity. The property that checks it is spec/ "Unigram exactness"
 (``tests/test_fast_unigram_datrie.py`` against ``tokspec.reference.unigram`` and the libraries).
 Many texts (``encode_ids_batch``): a sentencepiece model's texts in one kernel call a group
-(``tokspec.fast._spm_ids.spm_ids_batch``), so threads sharing a batch hand the GIL back once per
-share, not once per text; checked by ``tests/test_fast_spm_batch.py``.
+(``tokspec.fast._spm_ids.spm_ids_batch``), an HF pipeline's texts its normalizer leaves alone
+likewise (``tokspec.fast._unigram_batch``), so threads sharing a batch hand the GIL back once per
+group, not once per text; checked by ``tests/test_fast_spm_batch.py`` and
+``tests/test_fast_unigram_batch.py``.
 ``trie="hash"`` runs the same kernel over :class:`tokspec.fast._hash_trie.HashTrie` (open
 addressing over ``(node, byte)`` keys) for the benchmark.
 
@@ -48,7 +50,8 @@ import numpy as np
 from tokspec import Encoder, EncodingArrays, EngineInfo, _interpreted
 from tokspec import __version__ as _VERSION
 from tokspec._types import check_text
-from tokspec.fast import _hf_norm_kernels, _hf_precompiled, _hf_pretok_kernels, _metaspace, _spm_ids, _spm_kernels, _unigram_emit, _unigram_kernels
+from tokspec.fast import (_hf_norm_kernels, _hf_precompiled, _hf_pretok_kernels, _metaspace, _spm_ids, _spm_kernels,
+                          _unigram_batch, _unigram_emit, _unigram_kernels)
 from tokspec.fast._double_array import DoubleArray
 from tokspec.fast._hash_trie import HashTrie
 from tokspec.fast._hf_compiled import CompiledPipeline, compiled_plan
@@ -91,6 +94,7 @@ class DatrieUnigram(Encoder):
         self._ek = _unigram_emit if jit else interpreted_module(_unigram_emit)
         self._ik = _spm_ids if jit else interpreted_module(_spm_ids)
         self._mk = _metaspace if jit else interpreted_module(_metaspace)
+        self._bk = _unigram_batch if jit else interpreted_module(_unigram_batch)
         self.model = model
         self.offsets: OffsetMode = offsets
         self.tie_break: TieBreak = tie_break or model.flavour
@@ -228,36 +232,34 @@ class DatrieUnigram(Encoder):
             raise
 
     def encode_ids_batch(self, texts: Sequence[str]) -> list[np.ndarray]:
-        """``[encode_ids(t) for t in texts]``. A sentencepiece model over the double array encodes
-        them in one kernel call per :data:`~tokspec.fast._spm_ids.BATCH_BYTES` of UTF-8
-        (``_spm_ids.ids_of_texts``: one GIL hand-off per group, not per text, which is what lets
-        threads scale on short texts; the ids are views of one array); other engines text by
-        text. A text ``encode_ids`` rejects: the same error, before any text is encoded."""
-        model = self._spm_model
-        if model is None or self.tie_break == "last" or any(type(t) is not str for t in texts):
+        """``[encode_ids(t) for t in texts]``, in one kernel call per group of texts where it can:
+        a sentencepiece model over the double array (``_spm_ids.spm_ids_batch``, groups of
+        ``_spm_ids.BATCH_BYTES``), an HF pipeline on the texts its normalizer leaves alone
+        (``_unigram_batch.metaspace_ids_batch``); one GIL hand-off per group, not per text, is
+        what lets threads scale on short texts. Other texts and engines: text by text. A text
+        ``encode_ids`` rejects: the same error. The ids of a group are views of one array."""
+        if any(type(t) is not str for t in texts):
             return [self.encode_ids(t) for t in texts]
-        out: list[np.ndarray] = []
-        group: list[bytes] = []
-        size = 0
-        for text in texts:
-            try:
-                data = str.encode(text)
-            except UnicodeEncodeError:
-                check_text(text)  # raises InvalidTextError
-                raise
-            if group and size + len(data) > _spm_ids.BATCH_BYTES:
-                out.extend(self._ids_of_group(group))
-                group, size = [], 0
-            group.append(data)
-            size += len(data)
-        if group:
-            out.extend(self._ids_of_group(group))
-        return out
+        if self._spm_model is not None and self.tie_break != "last":
+            return _unigram_batch.in_groups(texts, _always, self._spm_group,
+                                            self.encode_ids, _spm_ids.BATCH_BYTES)
+        if self._identity is not None:
+            return _unigram_batch.in_groups(texts, self._identity.applies, self._identity_group, self.encode_ids,
+                                            _unigram_batch.BATCH_BYTES)
+        return [self.encode_ids(t) for t in texts]
 
-    def _ids_of_group(self, group: list[bytes]) -> list[np.ndarray]:
+    def _spm_group(self, group: list[bytes]) -> list[np.ndarray]:
         assert self._spm_model is not None
         ids, self._work.spm_ids = _spm_ids.ids_of_texts(self._ik, group, self._spm_model, self._work.spm_ids)
         return ids
+
+    def _identity_group(self, group: list[bytes]) -> list[np.ndarray]:
+        plan = self._identity
+        assert plan is not None
+        model = (self.trie_kind == "hash", *self._da, *self._ht, self.scores, self.unk_score, self.model.unk_id,
+                 self.model.float32, self.tie_break == "last", self.reset, self.model.flavour == "hf",
+                 self.model.fuse_unk, self.byte_ids, self.offsets == "contract")
+        return _unigram_batch.ids_of_texts(self._bk, group, plan.marker_bytes, plan.prepend, plan.split, model)
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
         return EncodingArrays(*self._run(text, offsets=True))
@@ -287,6 +289,10 @@ class DatrieUnigram(Encoder):
             ws.get("cob", n + 1, np.int64), offsets)
         ids, starts, ends = (a[:k].copy() for a in outs)  # the buffers are reused by the next call
         return ids, starts, ends
+
+
+def _always(text: str) -> bool:
+    return True
 
 
 def interpreted_module(module: ModuleType) -> ModuleType:

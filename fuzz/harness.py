@@ -56,7 +56,7 @@ _NOT_INSTRUMENTED = ("tokspec.formats.vocab", "tokspec.spec", "tokspec.fuzz", "t
                      "tokspec.engines._spm_align",
                      "tokspec.fast.bpe_kernel", "tokspec.fast._bpe_encode", "tokspec.fast.pretok_peek2", "tokspec.fast._bpe_batch",
                      "tokspec.fast._spm_kernels",
-                     "tokspec.fast._unigram_emit", "tokspec.fast._unigram_kernels",
+                     "tokspec.fast._unigram_emit", "tokspec.fast._unigram_kernels", "tokspec.fast._unigram_batch",
                      "tokspec.fast.unigram_datrie", "tokspec.fast._counting_kernels",
                      "tokspec.fast._piece_cache", "tokspec.fast._piece_table", "tokspec.fast._spm_ids",
                      "tokspec.fast._metaspace", "tokspec.fast._bpe_probe", "tokspec.fast._bpe_text",
