@@ -14,3 +14,18 @@ def run_in_threads(work: Callable[[int], object], n: int) -> None:
         thread.start()
     for thread in threads:
         thread.join()
+
+
+def batch_failures_in_threads(encode_batch: Callable[[list[str]], list[object]], batches: list[list[str]],
+                              want: list[list[list[int]]], rounds: int = 5) -> list[str]:
+    """Thread ``k`` encodes ``batches[k]`` ``rounds`` times with ``encode_batch`` (ids arrays)
+    while the others do theirs; the threads whose ids ever differed from ``want[k]``."""
+    failures: list[str] = []
+
+    def work(k: int) -> None:
+        for _ in range(rounds):
+            if [ids.tolist() for ids in encode_batch(batches[k])] != want[k]:  # type: ignore[attr-defined]
+                failures.append(f"thread {k}")
+
+    run_in_threads(work, len(batches))
+    return failures

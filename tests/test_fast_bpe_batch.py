@@ -23,7 +23,7 @@ from tokspec.fast._bpe_batch import ids_of_texts, spans_of_texts_for
 from tokspec.fast._bpe_text import ids_of_text
 from tokspec.fast.bpe_kernel import CompiledBPE
 
-from _threads import run_in_threads
+from _threads import batch_failures_in_threads
 
 # every UTF-8 length on both sides of each text's end; runs a joined text would merge
 EDGES = ["", " ", "a ", " b", "'s", "'S x", "\n\n", "\r\n", "123", "4567", " 89", "x\n", "  ", "\t", "!!",
@@ -86,15 +86,7 @@ def test_encode_ids_batch_from_threads_at_once() -> None:
     fast = load_engine("fast:cl100k_base")
     batches = [_texts(seed, 80) for seed in range(4)]
     want = [[fast.encode_ids(t).tolist() for t in b] for b in batches]  # type: ignore[attr-defined]
-    failures: list[str] = []
-
-    def work(k: int) -> None:
-        for _ in range(5):
-            if [ids.tolist() for ids in fast.encode_ids_batch(batches[k])] != want[k]:  # type: ignore[attr-defined]
-                failures.append(f"thread {k}")
-
-    run_in_threads(work, 4)
-    assert failures == []
+    assert batch_failures_in_threads(fast.encode_ids_batch, batches, want) == []  # type: ignore[attr-defined]
 
 
 def test_batch_interpreted_equals_compiled() -> None:

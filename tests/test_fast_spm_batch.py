@@ -7,7 +7,7 @@ texts, texts whose normalized form outgrows the work buffers or whose ids outgro
 (both regrow and go on from the text that did not fit), groups of bounded size, several threads
 at once, a 1 MB text among short ones; a text ``encode_ids`` rejects raises the same error.
 ``tie_break="last"`` (which ``spm_ids`` does not implement) goes text by text.
-``Runner.ids`` gives each slot its share in one batch call.
+``Runner.ids`` gives each slot its share in one batch call (``tests/test_fast_unigram_batch.py``).
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ import pytest
 import sentencepiece
 
 from tokspec import InvalidTextError
-from tokspec.fast import _spm_ids, parallel
+from tokspec.fast import _spm_ids
 from tokspec.fast.unigram_datrie import DatrieUnigram, datrie_encoder
 from tokspec.formats.models import trained_model
 
-from _threads import run_in_threads
+from _threads import batch_failures_in_threads
 
 KINDS = ["spm-unigram-bytes", "spm-unigram", "spm-unigram-identity"]
 PIECES = ["", " ", "  ", "a", "hello world", " x ", "\t\n", "\u00e9\u0301", "\u4e2d\u6587", "\U0001f642",
@@ -130,39 +130,13 @@ def test_batch_from_threads_at_once() -> None:
     fast = engine("spm-unigram-bytes")
     batches = [_texts(seed, 80) for seed in range(4)]
     want = [processor("spm-unigram-bytes").encode(b) for b in batches]
-    failures: list[str] = []
-
-    def work(k: int) -> None:
-        for _ in range(5):
-            if [ids.tolist() for ids in fast.encode_ids_batch(batches[k])] != want[k]:
-                failures.append(f"thread {k}")
-
-    run_in_threads(work, 4)
-    assert failures == []
+    assert batch_failures_in_threads(fast.encode_ids_batch, batches, want) == []
 
 
 def test_tie_break_last_goes_text_by_text() -> None:
     texts = ["hello world", "", "\u1000\u102c x"]
     last = datrie_encoder(str(trained_model("spm-unigram-bytes")), tie_break="last")
     assert [g.tolist() for g in last.encode_ids_batch(texts)] == [last.encode_ids(t).tolist() for t in texts]
-
-
-def test_runner_ids_gives_each_slot_one_batch(monkeypatch: pytest.MonkeyPatch) -> None:
-    fast = datrie_encoder(str(trained_model("spm-unigram-bytes")))
-    texts = _texts(9, 200)
-    want = processor("spm-unigram-bytes").encode(texts)
-    calls: list[int] = []
-    real = DatrieUnigram.encode_ids_batch
-
-    def spy(self: DatrieUnigram, batch: list[str]) -> list[np.ndarray]:
-        calls.append(len(batch))
-        return real(self, batch)
-
-    monkeypatch.setattr(DatrieUnigram, "encode_ids_batch", spy)
-    for workers in (1, 2, 3):
-        calls.clear()
-        assert [g.tolist() for g in parallel.Runner(workers=workers).ids(fast, texts)] == want
-        assert len(calls) == workers and sum(calls) == len(texts)
 
 
 def test_a_megabyte_text_among_short_ones() -> None:

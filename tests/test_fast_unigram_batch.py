@@ -20,8 +20,9 @@ import pytest
 from tokspec import InvalidTextError, load_engine
 from tokspec.fast import _unigram_batch, parallel
 from tokspec.fast.unigram_datrie import DatrieUnigram, datrie_encoder
+from tokspec.formats.models import trained_model
 
-from _threads import run_in_threads
+from _threads import batch_failures_in_threads
 
 # ASCII, Burmese (the model's script), marks NFC composes (the normalizer changes those texts),
 # characters the vocabulary lacks (byte fallback), spaces everywhere
@@ -116,19 +117,13 @@ def test_batch_from_threads_at_once() -> None:
     fast = engine()
     batches = [_texts(seed, 80) for seed in range(4)]
     want = [[fast.encode_ids(t).tolist() for t in b] for b in batches]
-    failures: list[str] = []
-
-    def work(k: int) -> None:
-        for _ in range(5):
-            if [ids.tolist() for ids in fast.encode_ids_batch(batches[k])] != want[k]:
-                failures.append(f"thread {k}")
-
-    run_in_threads(work, 4)
-    assert failures == []
+    assert batch_failures_in_threads(fast.encode_ids_batch, batches, want) == []
 
 
-def test_runner_ids_gives_each_slot_one_batch(monkeypatch: pytest.MonkeyPatch) -> None:
-    fast = datrie_encoder("mon-unigram")
+@pytest.mark.parametrize("model", ["mon-unigram", "spm-unigram-bytes"])
+def test_runner_ids_gives_each_slot_one_batch(model: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both batch paths (an HF pipeline's, a ``.model``'s): one batch call a slot, ids as the loop."""
+    fast = datrie_encoder(model if model == "mon-unigram" else str(trained_model(model)))
     texts = _texts(9, 200)
     want = [fast.encode_ids(t).tolist() for t in texts]
     calls: list[int] = []
@@ -139,7 +134,7 @@ def test_runner_ids_gives_each_slot_one_batch(monkeypatch: pytest.MonkeyPatch) -
         return real(self, batch)
 
     monkeypatch.setattr(DatrieUnigram, "encode_ids_batch", spy)
-    for workers in (1, 2):
+    for workers in (1, 2, 3):
         calls.clear()
         assert [g.tolist() for g in parallel.Runner(workers=workers).ids(fast, texts)] == want
         assert len(calls) == workers and sum(calls) == len(texts)
