@@ -36,7 +36,8 @@ from tokspec.fast._spm_norm_ids import ascii_rules, normalize_ids
 
 from tokspec._jit import kernel
 
-__all__ = ["BATCH_BYTES", "IdsBuffers", "emit_ids", "engine_args", "forward32", "ids_of_texts", "pack_model", "spm_ids", "spm_ids_batch"]
+__all__ = ["BATCH_BYTES", "IdsBuffers", "emit_ids", "engine_args", "forward32", "ids_of_texts", "pack_model", "spm_ids",
+           "spm_ids_batch"]
 
 _TABLES = 256 + 256  # ascii_rules, then starters
 
@@ -174,8 +175,8 @@ def spm_ids_batch(data: np.ndarray, bounds: np.ndarray, first: int, mi: np.ndarr
     one call: text ``t``'s ids are ``ids[cuts[t]:cuts[t + 1]]`` (``cuts[first]`` set by the
     caller). Stops at the first text that does not fit: ``state`` = (that text's index, the
     normalized size the work buffers ``out``/``lat``/``tmp`` need, else 0; the size ``ids``
-    needs, else 0); all done: ``state[0] == len(bounds) - 1``. Each text is encoded on its own, by the same code
-    as :func:`spm_ids`, so its ids are exactly that call's."""
+    needs, else 0); all done: ``state[0] == len(bounds) - 1``. Each text is encoded on its own,
+    by :func:`spm_ids` itself, so its ids are exactly that call's."""
     pos = cuts[first]
     for t in range(first, len(bounds) - 1):
         j = spm_ids(data[bounds[t]:bounds[t + 1]], mi, mu, md, unk_score, reset, out, lat, tmp)
