@@ -15,7 +15,8 @@ the per-text path's own is relied on. Checked by ``tests/test_fast_unigram_batch
 
 Sizes: the work arrays are sized by the longest text of the group (its normalized form is at most
 ``len(marker) * (bytes + 1)`` bytes, a token at least one byte), so nothing overflows; the ids
-array by the group's total. Out of scope: texts the normalizer changes (the engine encodes those
+array by the group's total. Only texts shorter than :data:`BATCH_TEXT_MAX` characters are taken
+(the engine encodes longer ones alone): batching pays on short texts, and the work arrays stay small. Out of scope: texts the normalizer changes (the engine encodes those
 one by one), offsets.
 """
 
@@ -31,12 +32,17 @@ from tokspec._types import check_text
 from tokspec.fast._metaspace import metaspace_bytes
 from tokspec.fast._unigram_emit import encode_pretokens
 
-__all__ = ["BATCH_BYTES", "in_groups", "metaspace_ids_batch", "ids_of_texts"]
+__all__ = ["BATCH_BYTES", "BATCH_TEXT_MAX", "in_groups", "metaspace_ids_batch", "ids_of_texts"]
 
 #: texts go to a group kernel call in groups of at most this many UTF-8 bytes (one longer text: a
 #: group of its own): the arrays of a group take about 25 bytes a byte (the joined text, ids as
 #: int64 for up to ``len(marker)`` tokens a byte), so memory goes by the group, not the batch
 BATCH_BYTES = 1 << 20
+
+#: characters: a longer text goes through ``encode_ids`` alone, whose per-thread buffers are reused
+#: and sized by its normalized form; the group's fresh work arrays are sized by the worst case of
+#: the longest text (8 arrays of ``len(marker) * (bytes + 1)`` entries: 190 MB for a 1 MiB text)
+BATCH_TEXT_MAX = 1 << 15
 
 
 @kernel

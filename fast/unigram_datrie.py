@@ -234,7 +234,7 @@ class DatrieUnigram(Encoder):
     def encode_ids_batch(self, texts: Sequence[str]) -> list[np.ndarray]:
         """``[encode_ids(t) for t in texts]``, in one kernel call per group of texts where it can:
         a sentencepiece model over the double array (``_spm_ids.spm_ids_batch``, groups of
-        ``_spm_ids.BATCH_BYTES``), an HF pipeline on the texts its normalizer leaves alone
+        ``_spm_ids.BATCH_BYTES``), an HF pipeline on the short texts its normalizer leaves alone
         (``_unigram_batch.metaspace_ids_batch``); one GIL hand-off per group, not per text, is
         what lets threads scale on short texts. Other texts and engines: text by text. A text
         ``encode_ids`` rejects: the same error. The ids of a group are views of one array."""
@@ -244,7 +244,7 @@ class DatrieUnigram(Encoder):
             return _unigram_batch.in_groups(texts, _always, self._spm_group,
                                             self.encode_ids, _spm_ids.BATCH_BYTES)
         if self._identity is not None:
-            return _unigram_batch.in_groups(texts, self._identity.applies, self._identity_group, self.encode_ids,
+            return _unigram_batch.in_groups(texts, self._short_identity, self._identity_group, self.encode_ids,
                                             _unigram_batch.BATCH_BYTES)
         return [self.encode_ids(t) for t in texts]
 
@@ -252,6 +252,12 @@ class DatrieUnigram(Encoder):
         assert self._spm_model is not None
         ids, self._work.spm_ids = _spm_ids.ids_of_texts(self._ik, group, self._spm_model, self._work.spm_ids)
         return ids
+
+    def _short_identity(self, text: str) -> bool:
+        """Does ``text`` go to an HF batch group: shorter than ``_unigram_batch.BATCH_TEXT_MAX``
+        characters, and left alone by the normalizer?"""
+        plan = self._identity
+        return plan is not None and str.__len__(text) < _unigram_batch.BATCH_TEXT_MAX and plan.applies(text)
 
     def _identity_group(self, group: list[bytes]) -> list[np.ndarray]:
         plan = self._identity

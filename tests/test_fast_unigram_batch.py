@@ -6,7 +6,8 @@ Contract: ``encode_ids_batch(texts)`` is ``[encode_ids(t) for t in texts]`` and 
 texts it changes (one by one) mixed in order, empty texts, leading, trailing and repeated spaces,
 byte fallback; both tries and both tie-breaks; compiled and interpreted alike; groups of bounded
 size; several threads at once; a 1 MB text among short ones. A text ``encode_ids`` rejects raises
-the same error. ``in_groups`` keeps the order whatever goes to the group call.
+the same error. ``in_groups`` keeps the order whatever goes to the group call; texts of
+``BATCH_TEXT_MAX`` characters or more go through ``encode_ids`` alone.
 """
 
 from __future__ import annotations
@@ -96,6 +97,11 @@ def test_groups_are_bounded_and_in_order(monkeypatch: pytest.MonkeyPatch) -> Non
     got = fast.encode_ids_batch(texts)
     assert [g.tolist() for g in got] == [list(hf_ids().encode(t).ids) for t in texts]  # type: ignore[attr-defined]
     assert groups == [[b"abc", b"defg", b"hi"], [b"x" * 12], [b"jk", b"lmnopqrs"], [b"t"]]
+    groups.clear()
+    monkeypatch.setattr(_unigram_batch, "BATCH_TEXT_MAX", 4)  # longer texts: encode_ids alone
+    got = fast.encode_ids_batch(texts)
+    assert [g.tolist() for g in got] == [list(hf_ids().encode(t).ids) for t in texts]  # type: ignore[attr-defined]
+    assert groups == [[b"abc", b"hi", b"jk", b"t"]]
 
 
 def test_in_groups_keeps_the_order() -> None:
@@ -146,6 +152,6 @@ def test_a_megabyte_text_among_short_ones() -> None:
     words = ["the", "of", "tokenizer", "\u1000\u102c\u1004\u103a", "\u4e2d\u6587", "  ", "42", "\U0001f642"]
     long_text = " ".join(rng.choice(words) for _ in range(200_000))
     assert len(long_text.encode()) > 1_000_000 and fast._identity is not None and fast._identity.applies(long_text)
-    texts = ["short one", long_text, "", "tail text "]
+    texts = ["short one", long_text, "", "tail text ", long_text[:_unigram_batch.BATCH_TEXT_MAX - 1]]
     got = fast.encode_ids_batch(texts)
     assert [g.tolist() for g in got] == [list(hf_ids().encode(t).ids) for t in texts]  # type: ignore[attr-defined]
