@@ -16,8 +16,8 @@ the per-text path's own is relied on. Checked by ``tests/test_fast_unigram_batch
 Sizes: the work arrays are sized by the longest text of the group (its normalized form is at most
 ``len(marker) * (bytes + 1)`` bytes, a token at least one byte), so nothing overflows; the ids
 array by the group's total. Only texts shorter than :data:`BATCH_TEXT_MAX` characters are taken
-(the engine encodes longer ones alone): batching pays on short texts, and the work arrays stay small. Out of scope: texts the normalizer changes (the engine encodes those
-one by one), offsets.
+(the engine encodes longer ones alone): batching pays on short texts, and the work arrays stay
+small. Out of scope: texts the normalizer changes (the engine encodes those one by one), offsets.
 """
 
 from __future__ import annotations
@@ -118,9 +118,10 @@ def ids_of_texts(bk: Any, encoded: Sequence[bytes], marker: np.ndarray, prepend:
     np.cumsum(lengths, out=text_bounds[1:])
     data = np.frombuffer(bytearray(b"".join(encoded)), dtype=np.uint8)
     ml = len(marker)
-    longest = ml * (int(lengths.max(initial=0)) + 1)  # normalized bytes of the longest text, at most
+    longest_raw = int(lengths.max(initial=0))
+    longest = ml * (longest_raw + 1)  # normalized bytes of the longest text, at most
     out = np.empty(longest, dtype=np.uint8)
-    cuts = np.empty(int(lengths.max(initial=0)) + 2, dtype=np.int64)
+    cuts = np.empty(longest_raw + 2, dtype=np.int64)
     best = np.empty(longest + 1, dtype=np.float64)
     work = [np.empty(longest + 1, dtype=np.int64) for _ in range(7)]  # bstart, bid, es, eid, ids, ts, te
     ids_out = np.empty(ml * (len(data) + len(encoded)) + 1, dtype=np.int64)

@@ -262,10 +262,15 @@ class DatrieUnigram(Encoder):
     def _identity_group(self, group: list[bytes]) -> list[np.ndarray]:
         plan = self._identity
         assert plan is not None
-        model = (self.trie_kind == "hash", *self._da, *self._ht, self.scores, self.unk_score, self.model.unk_id,
-                 self.model.float32, self.tie_break == "last", self.reset, self.model.flavour == "hf",
-                 self.model.fuse_unk, self.byte_ids, self.offsets == "contract")
-        return _unigram_batch.ids_of_texts(self._bk, group, plan.marker_bytes, plan.prepend, plan.split, model)
+        return _unigram_batch.ids_of_texts(self._bk, group, plan.marker_bytes, plan.prepend, plan.split,
+                                           self._pretoken_args())
+
+    def _pretoken_args(self) -> tuple[Any, ...]:
+        """``encode_pretokens``' model arguments, ``use_hash`` .. ``contract`` (tie-break and offset
+        mode read now: tests switch them)."""
+        return (self.trie_kind == "hash", *self._da, *self._ht, self.scores, self.unk_score, self.model.unk_id,
+                self.model.float32, self.tie_break == "last", self.reset, self.model.flavour == "hf",
+                self.model.fuse_unk, self.byte_ids, self.offsets == "contract")
 
     def _encode_arrays(self, text: str) -> EncodingArrays:
         return EncodingArrays(*self._run(text, offsets=True))
@@ -279,20 +284,14 @@ class DatrieUnigram(Encoder):
             bufs.grow_viterbi(n + 1)
             _, *viterbi = bufs.viterbi
             k = self._ek.encode_pretokens(
-                data, bounds, self.trie_kind == "hash", *self._da, *self._ht, self.scores, self.unk_score,
-                self.model.unk_id, self.model.float32, self.tie_break == "last", self.reset,
-                self.model.flavour == "hf", self.model.fuse_unk, self.byte_ids, self.offsets == "contract",
-                o_start, o_end, sp_start, sp_end, *viterbi, _NONE, False)
+                data, bounds, *self._pretoken_args(), o_start, o_end, sp_start, sp_end, *viterbi, _NONE, False)
             return viterbi[5][:k].copy(), _NONE, _NONE
         width = int(np.diff(bounds).max(initial=0)) + 1
         scratch = [ws.get(name, width, np.int64) for name in ("bstart", "bid", "es", "eid")]
         outs = [ws.get(name, max(n, 1), np.int64) for name in ("ids", "ts", "te")]
         k = self._ek.encode_pretokens(
-            data, bounds, self.trie_kind == "hash", *self._da, *self._ht, self.scores, self.unk_score,
-            self.model.unk_id, self.model.float32, self.tie_break == "last", self.reset,
-            self.model.flavour == "hf", self.model.fuse_unk, self.byte_ids, self.offsets == "contract",
-            o_start, o_end, sp_start, sp_end, ws.get("best", width, np.float64), *scratch, *outs,
-            ws.get("cob", n + 1, np.int64), offsets)
+            data, bounds, *self._pretoken_args(), o_start, o_end, sp_start, sp_end,
+            ws.get("best", width, np.float64), *scratch, *outs, ws.get("cob", n + 1, np.int64), offsets)
         ids, starts, ends = (a[:k].copy() for a in outs)  # the buffers are reused by the next call
         return ids, starts, ends
 
