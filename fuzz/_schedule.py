@@ -17,6 +17,13 @@ running while the slot-seconds left after stopping it (its own slot included, le
 needs to stop) still cover the pending targets' minimum; it is interrupted once they would not. So
 every target gets its minimum before any gets more, whatever the others' start-up costs, and a run
 that merely tears down a little late is not cut.
+Top-up: a run that ends on its own (no finding, normal exit) with fewer than
+:data:`tokspec.fuzz._coverage.MIN_EXECS` inputs (a slow target: kernels run interpreted, long
+inputs) is started once more, at once, for the time its measured rate needs to reach that minimum
+(+25%, at most its first share), if the slot-seconds left then still cover every pending
+target's minimum share; its inputs, known hits and findings are added to the first run's (table
+note ``topped up``). So one slow target is not reported starved while fast ones had time to
+spare (CI, stop 51: the interpreted cl100k target ran 721 inputs in its 29 s, 25 per second).
 A run still going ``GRACE_S`` after its planned end, or one second after ``end``, is interrupted
 (SIGINT to its process group: libFuzzer prints its final statistics), then killed.
 Reserve: ``reserve`` seconds after ``end`` (the runner's replay reserve) are lent to the targets
@@ -46,6 +53,7 @@ from typing import Any
 
 from tokspec import _procs
 from tokspec.fuzz import _findings
+from tokspec.fuzz._coverage import MIN_EXECS
 
 __all__ = ["TargetRun", "Scheduler", "spawn", "kill_group", "parse_stats", "live_execs", "GRACE_S", "PROGRESS_S",
            "EXIT_S", "LIBFUZZER_EXITS", "exit_note", "rotation", "remember"]
@@ -108,6 +116,7 @@ class TargetRun:
     findings: list[tuple[str, float, str]] = field(default_factory=list)
     note: str = ""
     hang: Path | None = None  # libFuzzer's timeout- artifact if one call exceeded the per-call timeout
+    first_run: dict[str, float] | None = None  # a topped-up run: the first run's stats (module docstring)
 
 
 def parse_stats(stderr: str) -> tuple[dict[str, float], list[tuple[str, float, str]], str]:
@@ -169,13 +178,14 @@ def live_execs(run: TargetRun) -> int:
 
 
 class Scheduler:
-    """Runs ``runs`` (their ``argv`` end with ``-max_total_time=`` set at launch) by the module's rule."""
+    """Runs ``runs`` (their ``argv`` end with ``-max_total_time=`` set at launch) by the module's rule;
+    ``min_execs``: the inputs under which a run is starved (and topped up)."""
 
     def __init__(self, runs: list[TargetRun], jobs: int, run_dir: Path, env: dict[str, str], end: float,
                  *, start: float | None = None, say: Callable[[str], None] = print, startup_s: float = 5.0,
-                 min_share: float = 0.0, reserve: float = 0.0):
+                 min_share: float = 0.0, reserve: float = 0.0, min_execs: int = MIN_EXECS):
         self.runs, self.jobs, self.run_dir, self.env, self.base_end = runs, jobs, run_dir, env, end
-        self.min_share, self.reserve = min_share, reserve
+        self.min_share, self.reserve, self.min_execs = min_share, reserve, min_execs
         self._pending = 0
         self.start = time.monotonic() if start is None else start
         self.say, self.startup, self.exit = say, startup_s, EXIT_S
@@ -229,7 +239,7 @@ class Scheduler:
         run.argv = [a if not a.startswith("-max_total_time=") else f"-max_total_time={max(1, int(seconds))}"
                     for a in run.argv]
         env = dict(os.environ, TOKSPEC_FUZZ_REPORT_DIR=str(self.run_dir / "reports" / safe), **self.env)
-        run.stderr_path = self.run_dir / f"{safe}.stderr"
+        run.stderr_path = self.run_dir / f"{safe}{'.top-up' if run.first_run is not None else ''}.stderr"
         run.started = time.monotonic()
         run.proc = spawn(run.argv, log=run.stderr_path, env=env)
 
@@ -250,6 +260,33 @@ class Scheduler:
         run.hang = hang_artifact(text)
         if run.hang is not None:  # one hang per target and run: it is never launched again
             run.note = "hung: not run again"
+        if run.first_run is not None:  # a top-up: the two runs' counts together
+            first = run.first_run
+            for key in ("number_of_executed_units", "known_hits"):
+                if key in first or key in run.stats:
+                    run.stats[key] = run.stats.get(key, 0.0) + first.get(key, 0.0)
+            run.stats["cov"] = max(run.stats.get("cov", 0.0), first.get("cov", 0.0))
+            run.note = run.note or f"topped up: +{run.seconds:.0f} s after {int(first.get('number_of_executed_units', 0))} inputs"
+
+    def _top_up(self, run: TargetRun, now: float, pending: int, active: list[TargetRun]) -> bool:
+        """Start ``run`` once more if it just ended starved (module docstring, "Top-up"); True if started."""
+        execs = run.stats.get("number_of_executed_units", 0.0)
+        if (not self.min_share or run.first_run is not None or run.findings or run.note or run.hang is not None
+                or run.returncode != 0 or run.ready is None or execs >= self.min_execs):
+            return False
+        rate = run.stats.get("average_exec_per_sec", 0.0) or execs / max(1.0, run.seconds)
+        if rate <= 0:
+            return False
+        fuzz = max(1.0, min(run.seconds, 1.25 * (self.min_execs - execs) / rate))
+        plan = run.ready + fuzz + self.exit
+        committed = sum(max(0.0, self._planned_end(r) - now) for r in active)
+        left = (self.end - now) * self.jobs - committed - self.min_share * pending
+        if plan > min(left, self.end - now):
+            return False
+        run.first_run = dict(run.stats)
+        run.proc, run.returncode, run.ready, run.stats = None, None, None, {}
+        self._launch(run, fuzz)
+        return True
 
     def _watch(self, run: TargetRun, now: float, active: list[TargetRun] | None = None) -> None:
         """Record start-up time; interrupt a run past its planned end (or the phase end) + grace."""
@@ -298,6 +335,8 @@ class Scheduler:
                     _procs.stop(run.proc)  # forget it (its group is gone with it)
                     self._finish(run)
                     active.remove(run)
+                    if self._top_up(run, now, len(pending), active):
+                        active.append(run)
             if now >= next_progress:
                 self._progress(now, active, len(pending), total_s)
                 next_progress = now + PROGRESS_S

@@ -73,7 +73,7 @@ def test_every_toy_target_gets_inputs_and_a_slow_one_is_reported_starved(tmp_pat
     t0 = time.monotonic()
     floor = min_share(10.0, len(runs), 1)  # 1.25 s each on one worker
     left = Scheduler(runs, 1, tmp_path, {}, t0 + 10.0, start=t0, startup_s=0.5, min_share=floor,
-                     say=lambda line: None).run(10.0)
+                     min_execs=100, say=lambda line: None).run(10.0)
     assert left == []  # nobody deferred
     for run in runs:
         assert run.proc is not None and run.seconds >= floor - 0.5 - 1e-9, (run.name, run.seconds)
@@ -106,7 +106,7 @@ def test_a_run_that_ends_a_little_late_is_not_interrupted(tmp_path: Path) -> Non
     runs = [_toy(f"late-{i}", 0.1, 0.002, "late=1.5") for i in range(3)]
     t0 = time.monotonic()
     Scheduler(runs, 1, tmp_path, {}, t0 + 15.0, start=t0, startup_s=0.5, min_share=min_share(15.0, 3, 1),
-              say=lambda line: None).run(15.0)
+              min_execs=100, say=lambda line: None).run(15.0)
     assert [r.note for r in runs] == ["", "", ""], [(r.name, r.note) for r in runs]
     assert all(r.stats.get("number_of_executed_units", 0) > 0 for r in runs)
 
@@ -118,7 +118,7 @@ def test_a_ci_like_run_uses_its_budget_and_runs_every_target(tmp_path: Path) -> 
     budget = 16.0
     t0 = time.monotonic()
     left = Scheduler(runs, 2, tmp_path, {}, t0 + budget, start=t0, startup_s=0.5,
-                     min_share=min_share(budget, len(runs), 2), say=lambda line: None).run(budget)
+                     min_share=min_share(budget, len(runs), 2), min_execs=100, say=lambda line: None).run(budget)
     elapsed = time.monotonic() - t0
     assert left == [] and all(r.proc is not None for r in runs)
     assert [r.note for r in runs] == [""] * len(runs), [(r.name, r.note) for r in runs]
@@ -184,3 +184,55 @@ def test_start_up_is_estimated_per_kind_of_target(tmp_path: Path) -> None:
     sched._kind_startups["hyp"] = [1.5, 2.5]
     assert sched.startup_of(hyp) == 2.0 and sched.startup_of(diff) == 12.0
     assert sched._share(now, 1, [], hyp) - sched._share(now, 1, [], diff) == 10.0  # 10 s more fuzzing
+
+
+def test_a_starved_run_is_topped_up_while_the_others_keep_their_minimum(tmp_path: Path) -> None:
+    """CI, stop 51: the interpreted cl100k target ran 721 inputs (< 1000) in its share, 25 per
+    second, and the run was no all-clear. A run that ends on its own under ``min_execs`` inputs is
+    started once more, for what its rate needs (+25%), and its inputs count together; the targets
+    after it still run and keep their minimum."""
+    runs = [_toy("slowish", 0.1, 0.015), _toy("fast-a", 0.0, 0.002), _toy("fast-b", 0.0, 0.002),
+            _toy("fast-c", 0.0, 0.002)]
+    budget = 12.0
+    floor = min_share(budget, len(runs), 1)
+    t0 = time.monotonic()
+    left = Scheduler(runs, 1, tmp_path, {}, t0 + budget, start=t0, startup_s=0.3, min_share=floor,
+                     min_execs=100, say=lambda line: None).run(budget)
+    assert left == []
+    slow = runs[0]
+    assert slow.first_run is not None and slow.note.startswith("topped up: +"), (slow.note, slow.stats)
+    first = int(slow.first_run["number_of_executed_units"])
+    assert 0 < first < 100 and f"after {first} inputs" in slow.note
+    assert slow.stats["number_of_executed_units"] >= 100, slow.stats  # both runs' inputs
+    assert (tmp_path / "slowish.stderr").is_file() and (tmp_path / "slowish.top-up.stderr").is_file()
+    assert not not_covered(runs, min_execs=100), [(r.name, r.stats, r.note) for r in runs]
+    for run in runs[1:]:  # the others ran after it, each at least its minimum less start-up and exit
+        assert run.seconds >= floor - 0.3 - EXIT_S - 0.5 and run.note == "", (run.name, run.seconds, run.note)
+    assert time.monotonic() - t0 <= budget + 1.5
+
+
+def test_no_top_up_for_a_run_that_found_something_or_when_the_minimum_would_suffer(tmp_path: Path) -> None:
+    now = time.monotonic()
+    sched = Scheduler([], 1, tmp_path, {}, now + 10.0, start=now, startup_s=0.3, min_share=3.0, min_execs=100)
+
+    def ended(**kw: object) -> TargetRun:
+        run = TargetRun("slow", 2.0, [sys.executable, "-c", "pass", "-max_total_time=0"], returncode=0, ready=0.2,
+                        stats={"number_of_executed_units": 40.0, "average_exec_per_sec": 20.0})
+        for key, value in kw.items():
+            setattr(run, key, value)
+        return run
+
+    assert not sched._top_up(ended(findings=[("f", 1.0, "p")]), now, 0, [])
+    assert not sched._top_up(ended(returncode=72, note="exit 72: libFuzzer interrupted"), now, 0, [])
+    assert not sched._top_up(ended(stats={"number_of_executed_units": 100.0}), now, 0, [])
+    assert not sched._top_up(ended(), now, 3, [])  # 10 slot-seconds left, 3 pending x 3 s minimum: no room
+    again = ended(first_run={"number_of_executed_units": 10.0})
+    assert not sched._top_up(again, now, 0, [])  # once per run
+    run = ended()
+    assert sched._top_up(run, now, 1, [])  # room: 10 - 3 > 0.2 + 2 + exit
+    try:
+        assert run.first_run == {"number_of_executed_units": 40.0, "average_exec_per_sec": 20.0}
+        assert run.seconds == 2.0 and run.returncode is None and run.stats == {}  # min(its share, 1.25 * 60 / 20)
+    finally:
+        assert run.proc is not None
+        run.proc.wait()
