@@ -19,8 +19,9 @@ byte, a dispatch of 9 arguments instead of 27, no alignment arrays, no intermedi
   there is one walk along the predecessors and no edge arrays.
 
 Buffers are the caller's (reused across calls); the return value is ``j``, the tokens being
-``ids[j:]``, or ``-1 - size`` when a buffer is too short (``out`` needs ``size`` bytes, ``lat``
-``3 * (size + 1)`` entries, ``ids`` ``size + 1``: grow them and call again; :class:`IdsBuffers`). O(n * L) for n normalized bytes, L the longest piece.
+``ids[j:]``, or ``-1 - size`` when a buffer is too short (``out`` needs at least ``size`` bytes: the
+normalizer may ask again for more, ``lat`` ``3 * (size + 1)`` entries, ``ids`` ``size + 1``: grow them and
+call again; :class:`IdsBuffers`). O(n * L) for n normalized bytes, L the longest piece.
 Out of scope: HF pipelines, offsets, ``tie_break="last"``, the hash trie (the engine takes the general
 kernels for those).
 """
