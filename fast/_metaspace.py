@@ -34,8 +34,9 @@ def _marker_at(data: np.ndarray, q: int, end: int, marker: np.ndarray) -> bool:
 @kernel
 def metaspace_bytes(raw: np.ndarray, marker: np.ndarray, prepend: bool, split: bool, out: np.ndarray,
                     bounds: np.ndarray) -> tuple[int, int]:
-    """``(k, b)``: ``out[:k]`` the normalized bytes of the text ``raw`` (UTF-8, non-empty) and
-    ``bounds[:b]`` its pretoken byte bounds (``0``, the cuts, ``k``). ``out`` needs
+    """``(k, b)``: ``out[:k]`` the normalized bytes of the text ``raw`` (UTF-8; an empty one gives
+    the prepended marker alone, so callers skip empty texts) and ``bounds[:b]`` its pretoken byte
+    bounds (``0``, the cuts, ``k``). ``out`` needs
     ``len(marker) * (len(raw) + 1)`` entries, ``bounds`` ``len(raw) + 2``."""
     n = len(raw)
     ml = len(marker)

@@ -41,7 +41,7 @@ BATCH_BYTES = 1 << 20
 
 #: characters: a longer text goes through ``encode_ids`` alone, whose per-thread buffers are reused
 #: and sized by its normalized form; the group's fresh work arrays are sized by the worst case of
-#: the longest text (8 arrays of ``len(marker) * (bytes + 1)`` entries: 190 MB for a 1 MiB text)
+#: the longest text (8 arrays of ``len(marker) * (bytes + 1) + 1`` entries: 190 MB for a 1 MiB text)
 BATCH_TEXT_MAX = 1 << 15
 
 
@@ -127,7 +127,7 @@ def ids_of_texts(bk: Any, encoded: Sequence[bytes], marker: np.ndarray, prepend:
     ids_out = np.empty(ml * (len(data) + len(encoded)) + 1, dtype=np.int64)
     id_cuts = np.zeros(len(encoded) + 1, dtype=np.int64)
     none = np.zeros(0, dtype=np.int64)
-    with np.errstate(over="ignore"):  # interpreted kernels: hashes wrap in numpy int64 as compiled
+    with np.errstate(over="ignore"):  # interpreted: a hash past int64 wraps as compiled (no real trie's does)
         bk.metaspace_ids_batch(data, text_bounds, marker, prepend, split, *model, none, out, cuts, best, *work,
                                ids_out, id_cuts)
     return [ids_out[id_cuts[t]:id_cuts[t + 1]] for t in range(len(encoded))]
