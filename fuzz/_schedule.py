@@ -17,7 +17,8 @@ running while the slot-seconds left after stopping it (its own slot included, le
 needs to stop) still cover the pending targets' minimum; it is interrupted once they would not. So
 every target gets its minimum before any gets more, whatever the others' start-up costs, and a run
 that merely tears down a little late is not cut.
-Top-up: a run that ends on its own (no finding, normal exit) with fewer than
+Top-up: a run that ends (no finding, no hang; on its own, or interrupted for running past its plan:
+one slow input) with fewer than
 :data:`tokspec.fuzz._coverage.MIN_EXECS` inputs (a slow target: kernels run interpreted, long
 inputs) is started once more, at once, for the time its measured rate needs to reach that minimum
 (+25%, at most its first share), if the slot-seconds left then still cover every pending
@@ -63,6 +64,7 @@ PROGRESS_S = 4.0
 MIN_FUZZ_S = 3.0
 PROGRESS_TICK_S = 0.25  # the scheduler's polling interval
 EXIT_S = 2.0  # planned end-of-run overshoot (final stats, teardown) until measured
+_OVER_PLAN = "interrupted: over its budget"  # the note of a run cut GRACE_S past its plan or at the phase end
 
 
 def spawn(argv: list[str], *, log: Path | None = None, env: dict[str, str] | None = None,
@@ -117,6 +119,7 @@ class TargetRun:
     note: str = ""
     hang: Path | None = None  # libFuzzer's timeout- artifact if one call exceeded the per-call timeout
     first_run: dict[str, float] | None = None  # a topped-up run: the first run's stats (module docstring)
+    first_note: str = ""  # ... and its note
 
 
 def parse_stats(stderr: str) -> tuple[dict[str, float], list[tuple[str, float, str]], str]:
@@ -266,13 +269,16 @@ class Scheduler:
                 if key in first or key in run.stats:
                     run.stats[key] = run.stats.get(key, 0.0) + first.get(key, 0.0)
             run.stats["cov"] = max(run.stats.get("cov", 0.0), first.get("cov", 0.0))
-            run.note = run.note or f"topped up: +{run.seconds:.0f} s after {int(first.get('number_of_executed_units', 0))} inputs"
+            topped = f"topped up: +{run.seconds:.0f} s after {int(first.get('number_of_executed_units', 0))} inputs"
+            topped += f" ({run.first_note})" if run.first_note else ""
+            run.note = f"{run.note} ({topped})" if run.note else topped  # the second run's own note first
 
     def _top_up(self, run: TargetRun, now: float, pending: int, active: list[TargetRun]) -> bool:
         """Start ``run`` once more if it just ended starved (module docstring, "Top-up"); True if started."""
         execs = run.stats.get("number_of_executed_units", 0.0)
-        if (not self.min_share or run.first_run is not None or run.findings or run.note or run.hang is not None
-                or run.returncode != 0 or run.ready is None or execs >= self.min_execs):
+        ended = (not run.note and run.returncode == 0) or run.note == _OVER_PLAN  # not cut for the others' minimum
+        if (not self.min_share or not ended or run.first_run is not None or run.findings or run.hang is not None
+                or run.ready is None or execs >= self.min_execs):
             return False
         rate = run.stats.get("average_exec_per_sec", 0.0) or execs / max(1.0, run.seconds)
         if rate <= 0:
@@ -283,8 +289,8 @@ class Scheduler:
         left = (self.end - now) * self.jobs - committed - self.min_share * pending
         if plan > min(left, self.end - now):
             return False
-        run.first_run = dict(run.stats)
-        run.proc, run.returncode, run.ready, run.stats = None, None, None, {}
+        run.first_run, run.first_note = dict(run.stats), run.note
+        run.proc, run.returncode, run.ready, run.stats, run.note = None, None, None, {}, ""
         self._launch(run, fuzz)
         return True
 
@@ -300,7 +306,7 @@ class Scheduler:
         planned_end = self._planned_end(run) if run.ready is not None else float("inf")
         if run.proc.poll() is None and now > min(planned_end + GRACE_S, self.end + 1.0):
             kill_group(run.proc)
-            run.note = "interrupted: over its budget"
+            run.note = _OVER_PLAN
         elif run.proc.poll() is None and now > planned_end and self._eats_minimum(run, now, active or []):
             kill_group(run.proc)
             run.note = "interrupted: over its budget (others' minimum share)"

@@ -224,6 +224,8 @@ def test_no_top_up_for_a_run_that_found_something_or_when_the_minimum_would_suff
 
     assert not sched._top_up(ended(findings=[("f", 1.0, "p")]), now, 0, [])
     assert not sched._top_up(ended(returncode=72, note="exit 72: libFuzzer interrupted"), now, 0, [])
+    cut = ended(returncode=-2, note="interrupted: over its budget (others' minimum share)")
+    assert not sched._top_up(cut, now, 0, [])  # cut for the others: they come first
     assert not sched._top_up(ended(stats={"number_of_executed_units": 100.0}), now, 0, [])
     assert not sched._top_up(ended(), now, 3, [])  # 10 slot-seconds left, 3 pending x 3 s minimum: no room
     again = ended(first_run={"number_of_executed_units": 10.0})
@@ -236,3 +238,29 @@ def test_no_top_up_for_a_run_that_found_something_or_when_the_minimum_would_suff
     finally:
         assert run.proc is not None
         run.proc.wait()
+
+
+def test_a_run_cut_past_its_plan_under_the_minimum_is_topped_up_and_says_so(tmp_path: Path) -> None:
+    """CI, stop 52: ``lopt_small_mon`` was cut 10 s past its plan (one slow input) at 790 inputs and
+    so reported starved. Such a run is topped up like one that ended on its own; the table note
+    keeps both runs' stories, the second run's own note first."""
+    now = time.monotonic()
+    sched = Scheduler([], 1, tmp_path, {}, now + 30.0, start=now, startup_s=0.3, min_share=3.0, min_execs=100)
+    run = TargetRun("slow", 2.0, [sys.executable, "-c", "pass", "-max_total_time=0"], returncode=-2, ready=0.2,
+                    note="interrupted: over its budget", stats={"number_of_executed_units": 40.0})
+    assert sched._top_up(run, now, 1, [])
+    assert run.proc is not None
+    run.proc.wait()
+    assert run.first_note == "interrupted: over its budget" and run.note == ""
+    run.returncode = 0
+    sched._finish(run)
+    assert run.stats["number_of_executed_units"] == 40.0  # "pass" printed no stats: the first run's 40
+    assert run.note == "topped up: +2 s after 40 inputs (interrupted: over its budget)", run.note
+    again = TargetRun("again", 2.0, [], returncode=0, ready=0.2, stats={"number_of_executed_units": 40.0},
+                      first_run={"number_of_executed_units": 10.0}, note="exit 71: libFuzzer out of memory")
+    again.stderr_path = tmp_path / "again.top-up.stderr"
+    again.stderr_path.write_text("stat::number_of_executed_units: 5\n")
+    again.proc = run.proc
+    sched._finish(again)  # a second run's abnormal end stays first in the note: still NOT covered
+    assert again.note.startswith("exit 71") and "topped up" in again.note
+    assert again.stats["number_of_executed_units"] == 15.0
