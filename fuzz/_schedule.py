@@ -18,13 +18,13 @@ needs to stop) still cover the pending targets' minimum; it is interrupted once 
 every target gets its minimum before any gets more, whatever the others' start-up costs, and a run
 that merely tears down a little late is not cut.
 Top-up: a run that ends (no finding, no hang; on its own, or interrupted for running past its plan:
-one slow input) with fewer than
-:data:`tokspec.fuzz._coverage.MIN_EXECS` inputs (a slow target: kernels run interpreted, long
-inputs) is started once more, at once, for the time its measured rate needs to reach that minimum
-(+25%, at most its first share), if the slot-seconds left then still cover every pending
-target's minimum share; its inputs, known hits and findings are added to the first run's (table
-note ``topped up``). So one slow target is not reported starved while fast ones had time to
-spare (CI, stop 51: the interpreted cl100k target ran 721 inputs in its 29 s, 25 per second).
+one slow input) with fewer than :data:`tokspec.fuzz._coverage.MIN_EXECS` inputs (a slow target:
+kernels run interpreted, long inputs) is started once more, at once, for the time its measured
+rate needs to reach that minimum (+25%, at most its first share), if the slot-seconds left then
+still cover every pending target's minimum share; its inputs, known hits and findings are added to
+the first run's (table note ``topped up``, after the second run's own note if it has one). So one
+slow target is not reported starved while fast ones had time to spare (CI, stop 51: the
+interpreted cl100k target ran 721 inputs in its 29 s, 25 per second).
 A run still going ``GRACE_S`` after its planned end, or one second after ``end``, is interrupted
 (SIGINT to its process group: libFuzzer prints its final statistics), then killed.
 Reserve: ``reserve`` seconds after ``end`` (the runner's replay reserve) are lent to the targets
