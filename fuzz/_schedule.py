@@ -206,6 +206,10 @@ class Scheduler:
         """When ``run`` should be gone: start + start-up (measured, else estimated) + its time + exit."""
         return run.started + (self.startup_of(run) if run.ready is None else run.ready) + run.seconds + self.exit
 
+    def _committed(self, now: float, runs: list[TargetRun]) -> float:
+        """Slot-seconds the running ``runs`` still plan to use from ``now``."""
+        return sum(max(0.0, self._planned_end(r) - now) for r in runs)
+
     def startup_of(self, run: TargetRun | None) -> float:
         """Estimated start-up of ``run``: the mean measured for targets of its kind (name prefix
         ``hyp``/``diff``/``prop``: hypothesis targets load no engine), else of all, else ``startup_s``."""
@@ -214,7 +218,7 @@ class Scheduler:
 
     def _share(self, now: float, pending: int, active: list[TargetRun], run: TargetRun | None = None) -> float:
         end = self.end
-        committed = sum(max(0.0, self._planned_end(r) - now) for r in active)
+        committed = self._committed(now, active)
         left = (end - now) * self.jobs - committed
         share = min(left / max(1, pending), left - self.min_share * (pending - 1))  # keep the others' minimum
         share = max(share, self.min_share)  # and this one's
@@ -231,7 +235,7 @@ class Scheduler:
         if not self.min_share or not self._pending:
             return False
         others = [r for r in active if r is not run]
-        committed = sum(max(0.0, self._planned_end(r) - now) for r in others)
+        committed = self._committed(now, others)
         free_slots = self.jobs - len(others) - 1  # slots free now (this run holds one)
         left = (self.end - now) * self.jobs - committed - self.exit - PROGRESS_TICK_S * self.jobs
         return left < self.min_share * self._pending and free_slots < self._pending
@@ -285,7 +289,7 @@ class Scheduler:
             return False
         fuzz = max(1.0, min(run.seconds, 1.25 * (self.min_execs - execs) / rate))
         plan = run.ready + fuzz + self.exit
-        committed = sum(max(0.0, self._planned_end(r) - now) for r in active)
+        committed = self._committed(now, active)
         left = (self.end - now) * self.jobs - committed - self.min_share * pending
         if plan > min(left, self.end - now):
             return False
