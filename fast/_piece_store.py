@@ -47,6 +47,7 @@ _LOW32 = (1 << 32) - 1
 _M0 = 0x5851F42D4C957F2D  # odd multipliers < 2**63 (int64 literals in both modes)
 _M1 = 0x2545F4914F6CDD1D
 _M2 = 0x1B873593CC9E2D51
+_M3 = 0x4CF5AD432745937F
 
 
 def new_store(slots: int = SLOTS) -> np.ndarray:
@@ -72,9 +73,17 @@ def store_words(w0: np.int64, w1: np.int64, w2: np.int64, n: int) -> tuple[np.in
 @kernel
 def store_set(k0: np.int64, k1: np.int64, k2: np.int64, n: int, set_mask: int) -> np.int64:
     """The first word of the set of the piece with packed words ``k0..k2`` and length ``n``, in a
-    store of ``set_mask + 1`` sets (16 words each): a multiply-shift hash (``mul64``/``add64``
-    wrap, ``_wrapping``)."""
-    return 16 * ((add64(add64(mul64(k0, _M0) ^ mul64(k1, _M1), mul64(k2, _M2)), n) >> 32) & set_mask)
+    store of ``set_mask + 1`` sets (16 words each): ``h = k0*M0 ^ k1*M1 + k2*M2 + n``, then its high
+    half folded onto its low half and mixed by a fourth multiply, ``(h ^ h >> 32) * M3``; the set
+    is bits 32 up of that (``mul64``/``add64`` wrap, ``_wrapping``; ``>>`` is arithmetic).
+
+    Why the fold: a product's bit ``j`` depends only on the factor's bits ``<= j``, so bytes 6 and
+    7 of each word (bits 48-63) never reached bits 32-45 of ``h`` alone, the set index of the
+    default store. Runs of one byte of lengths 6-8, 14-16 and 22-24 then shared a set, three pieces
+    for two ways: on issue 29's 2 MB of English (cl100k_base, second call), 1,622 runs of 15
+    spaces were merged again each time they came, about 1 ms of the call."""
+    h = add64(add64(mul64(k0, _M0) ^ mul64(k1, _M1), mul64(k2, _M2)), n)
+    return 16 * ((mul64(h ^ (h >> 32), _M3) >> 32) & set_mask)
 
 
 @kernel
