@@ -106,7 +106,7 @@ _AHEAD_SPAN = 4096  # pretokens: only the first ones of a call are prefetched (m
 _HIGH_BITS = -0x7F7F7F7F7F7F7F80  # 0x8080808080808080 as an int64: the top bit of each of 8 bytes
 
 
-@kernel
+@kernel(lean=True)
 def _encode(data: np.ndarray, cbs: np.ndarray, cps: np.ndarray, starts: np.ndarray, ends: np.ndarray,
             want_offsets: bool, tok_len: np.ndarray, next_prefix: np.ndarray, left: np.ndarray,
             right: np.ndarray, root: np.ndarray, trie: np.ndarray, pairs: np.ndarray, memo: np.ndarray,

@@ -37,7 +37,7 @@ _PAIR_SHIFT = PAIR_SHIFT  # as plain module ints: the kernels' (frozen) globals
 _NODE_BITS = NODE_BITS
 
 
-@kernel
+@kernel(lean=True)
 def _slot(key: int, mask: int) -> int:
     return (mul64(key, _M) >> 32) & mask  # mul64: wraps (``_wrapping``; numba's ``*`` may not)
 
@@ -75,7 +75,7 @@ def fill_table(keys: np.ndarray, vals: np.ndarray, vbits: int, table: np.ndarray
     table[used] = (keys[who] << vbits) | vals[who]
 
 
-@kernel
+@kernel(lean=True)
 def _get(table: np.ndarray, key: int, vbits: int) -> int:
     """The value stored for ``key`` in a packed table, -1 if none. One memory access expected."""
     mask = len(table) - 1
@@ -89,7 +89,7 @@ def _get(table: np.ndarray, key: int, vbits: int) -> int:
         h = (h + 1) & mask
 
 
-@kernel
+@kernel(lean=True)
 def _pair_valid(a: int, b: int, left: np.ndarray, right: np.ndarray, pairs: np.ndarray) -> bool:
     """``BacktrackBPE._pair_valid(a, b, inf)``: replay the merge history at the boundary."""
     limit = 1 << 62

@@ -38,7 +38,7 @@ _M0 = 0x5851F42D4C957F2D  # odd multipliers < 2**63 (int64 literals in both mode
 _M1 = 0x2545F4914F6CDD1D
 
 
-@kernel
+@kernel(lean=True)
 def cache_for(n_bytes: int) -> np.ndarray:
     """An empty cache for a call over ``n_bytes`` bytes: one slot per 64 bytes, 16..4096 slots.
     ``np.empty`` and a loop rather than ``np.zeros``: a cold start then compiles no ``np.zeros``

@@ -58,7 +58,7 @@ def new_store(slots: int = SLOTS) -> np.ndarray:
     return np.zeros(8 * slots, dtype=np.int64)
 
 
-@kernel
+@kernel(lean=True)
 def store_words(w0: np.int64, w1: np.int64, w2: np.int64, n: int) -> tuple[np.int64, np.int64, np.int64]:
     """The three packed words of a piece of ``1 <= n <= 24`` bytes whose first 24 bytes, loaded
     little-endian, are ``w0``, ``w1``, ``w2``: each masked to the piece, zero past it (the same bits
@@ -70,7 +70,7 @@ def store_words(w0: np.int64, w1: np.int64, w2: np.int64, n: int) -> tuple[np.in
     return k0, k1, k2
 
 
-@kernel
+@kernel(lean=True)
 def store_set(k0: np.int64, k1: np.int64, k2: np.int64, n: int, set_mask: int) -> np.int64:
     """The first word of the set of the piece with packed words ``k0..k2`` and length ``n``, in a
     store of ``set_mask + 1`` sets (16 words each): ``h = k0*M0 ^ k1*M1 + k2*M2 + n``, then its high
@@ -86,7 +86,7 @@ def store_set(k0: np.int64, k1: np.int64, k2: np.int64, n: int, set_mask: int) -
     return 16 * ((mul64(h ^ (h >> 32), _M3) >> 32) & set_mask)
 
 
-@kernel
+@kernel(lean=True)
 def store_op(store: np.ndarray, data: np.ndarray, b0: int, n: int, out: np.ndarray, base: int, count: int,
              put: int) -> int:
     """``put == 1``: keep ``data[b0:b0+n]`` -> ``out[base:count]`` in way 0 of its set, the entry

@@ -73,7 +73,7 @@ _M1 = 0x2545F4914F6CDD1D
 _FILTER_SHIFT = 40  # filter bits are hash bits 40 up (distinct up to 2**24 bits; more only collide more)
 
 
-@kernel
+@kernel(lean=True)
 def _key_of_words(w0: np.int64, w1: np.int64, n: int) -> tuple[np.int64, np.int64]:
     """(word 0, word 1 without the id) of the piece of ``1 <= n <= 12`` bytes whose first 16 bytes,
     loaded little-endian, are ``w0`` and ``w1``: the words masked to the piece, ``n`` above the
@@ -107,14 +107,14 @@ def _home(k0: int, k1: int, mask: int) -> int:
     return (_hash_of_key(k0, k1) >> 32) & mask
 
 
-@kernel
+@kernel(lean=True)
 def _hash_of_key(k0: int, k1: int) -> int:
     """The 64-bit hash of the key ``(k0, k1)``: :func:`_home` takes bits 32 up, the filter bits
     40 up (:func:`filter_bit`)."""
     return mul64(k0, _M0) ^ mul64(k1, _M1)  # mul64: wraps (_wrapping)
 
 
-@kernel
+@kernel(lean=True)
 def filter_bit(k0: int, k1: int, filter_mask: int) -> int:
     """The bit of the key ``(k0, k1)`` in a filter of ``filter_mask + 1`` bits (:func:`piece_filter`)."""
     return (_hash_of_key(k0, k1) >> _FILTER_SHIFT) & filter_mask

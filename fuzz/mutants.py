@@ -79,13 +79,13 @@ def mutant_target(name: str) -> Target:
                   {"seed_from": m.seed_from})
 
 
-def _uncached_kernel(fn: Any = None, *, inline: bool = False, cache: bool = False) -> Any:
-    """``tokspec._jit.kernel`` (``@kernel`` and ``@kernel(inline=True)``) with ``cache=False``: a
-    mutant's kernels share their source file with the real ones, so cached machine code (with the
-    mutant's globals baked in) would be loaded by the real engine later, in any process using the
-    same cache. ``cache`` is accepted and ignored (always off). Bound to the real ``kernel`` at
-    import, since :func:`_module_copy` swaps it."""
-    return _REAL_KERNEL(fn, inline=inline, cache=False)
+def _uncached_kernel(fn: Any = None, *, inline: bool = False, cache: bool = False, lean: bool = False) -> Any:
+    """``tokspec._jit.kernel`` (``@kernel``, ``@kernel(inline=True)``, ``@kernel(lean=True)``) with
+    ``cache=False``: a mutant's kernels share their source file with the real ones, so cached
+    machine code (with the mutant's globals baked in) would be loaded by the real engine later, in
+    any process using the same cache. ``cache`` is accepted and ignored (always off). Bound to the
+    real ``kernel`` at import, since :func:`_module_copy` swaps it."""
+    return _REAL_KERNEL(fn, inline=inline, cache=False, lean=lean)
 
 
 def _module_copy(module_name: str) -> Any:

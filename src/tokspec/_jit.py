@@ -31,6 +31,22 @@ slower (best of 21: 15.3/14.2/25.2 ms against 16.0/14.5/26.3 ms). The level is s
 numba's compiler lock is held for one of tokspec's kernels, then restored: other numba code in the
 process compiles at its own level.
 
+Lean kernels (``kernel(lean=True)``): compiled without numba's rewrite passes (``no_rewrites``: its
+constant folding of branches and getitems, and its fusion of array expressions) and without its
+SSA reconstruction. Each is an optimization or a convenience of typing that a large scalar kernel
+over arrays does not use; LLVM still optimizes the code, so the machine code runs as fast. The
+fast BPE's merge kernel (``_bpe_encode._encode``) and its callees are lean: their compile is most
+of a cold first use of ``fast:cl100k_base`` (issue 29). Measured on this project's 2-core VM, cold
+first uses (empty cache, load and one ``encode_ids``) alternating between the full and the lean
+pipeline, medians: the merge kernel alone lean, 5 each, 5.96 -> 4.94 s wall (its compile, numba's
+own timer, 5.13 -> 4.15 s); its callees lean too, 4 each, 6.45 -> 5.11 s (5.52 -> 4.23 s).
+``encode_ids`` of 2 MB of English, code and Chinese-like text and of 0.5-2 KB texts: no change
+beyond the machine's noise. Dropping a rewrite or SSA changes what numba must type, not what the
+code computes (numba itself retries a failed compile without its rewrites): a construct only they
+make typable would fail at the kernel's first call, an error, not other results.
+``tests/test_jit_lean.py`` checks a lean kernel against the full pipeline and Python, and that the
+merge kernels are lean.
+
 Calls without the dispatcher: :func:`entry_point` gives the machine-code entry of a version a kernel
 has compiled already, for a caller that builds every argument itself and so knows their types (the
 dispatcher's typing costs about 15 ns per argument per call; ``tokspec.fast._bpe_text``).
@@ -126,10 +142,10 @@ def _ensure_cache() -> bool:
 
 
 @overload
-def kernel(fn: F, *, inline: bool = False, cache: bool = True) -> F: ...
+def kernel(fn: F, *, inline: bool = False, cache: bool = True, lean: bool = False) -> F: ...
 @overload
-def kernel(fn: None = None, *, inline: bool = False, cache: bool = True) -> Callable[[F], F]: ...
-def kernel(fn: F | None = None, *, inline: bool = False, cache: bool = True) -> F | Callable[[F], F]:
+def kernel(fn: None = None, *, inline: bool = False, cache: bool = True, lean: bool = False) -> Callable[[F], F]: ...
+def kernel(fn: F | None = None, *, inline: bool = False, cache: bool = True, lean: bool = False) -> F | Callable[[F], F]:
     """Compile ``fn`` with numba (nopython, nogil, cached), or return it as is when interpreted.
 
     The compiled function keeps the plain one as ``.py_func`` (numba's attribute), which
@@ -138,15 +154,17 @@ def kernel(fn: F | None = None, *, inline: bool = False, cache: bool = True) -> 
     arguments, whose call would otherwise pass and reference-count each array per call.
     ``cache=False``: never read or write numba's disk cache for this kernel (a copy of a module
     whose kernels must not share cached machine code with the real ones, e.g. a mutant's).
+    ``lean=True``: compile through :data:`_LEAN` passes only (module docstring, "Lean kernels"), for
+    a large scalar kernel whose compile a cold start waits for.
     """
     if fn is None:
         def decorate(f: F) -> F:
-            return _compile(f, inline, cache)
+            return _compile(f, inline, cache, lean)
         return decorate
-    return _compile(fn, inline, cache)
+    return _compile(fn, inline, cache, lean)
 
 
-def _compile(fn: F, inline: bool, cache: bool) -> F:
+def _compile(fn: F, inline: bool, cache: bool, lean: bool = False) -> F:
     """:func:`kernel`'s work (not through the module global ``kernel``, which a module copy may
     have swapped while its decorators run, see ``tokspec.fuzz.mutants``)."""
     if not JIT_ENABLED:
@@ -154,7 +172,8 @@ def _compile(fn: F, inline: bool, cache: bool) -> F:
     import numba
 
     cached = cache and _ensure_cache()
-    compiled = numba.njit(nogil=True, cache=cached, inline="always" if inline else "never")(fn)
+    options: dict[str, Any] = _lean_options() if lean else {}
+    compiled = numba.njit(nogil=True, cache=cached, inline="always" if inline else "never", **options)(fn)
     if KERNEL_OPT is not None:
         _compile_at(compiled, KERNEL_OPT)
     if cached:
@@ -162,6 +181,38 @@ def _compile(fn: F, inline: bool, cache: bool) -> F:
 
         guard_cache(compiled)
     return cast(F, compiled)  # a numba Dispatcher, called like fn
+
+
+def _lean_options() -> dict[str, Any]:
+    """numba options of a lean kernel: ``no_rewrites`` (a numba target option) and a compiler
+    class whose nopython pipeline is numba's own without SSA reconstruction; ``{}`` (numba's full
+    pipeline) where this numba lacks those internals."""
+    global _LEAN
+    if _LEAN is None:
+        try:
+            from numba.core.compiler import CompilerBase, DefaultPassBuilder
+            from numba.core.typed_passes import PreLowerStripPhis
+            from numba.core.untyped_passes import ReconstructSSA
+        except ImportError:  # pragma: no cover - another numba
+            _LEAN = {}
+            return _LEAN
+
+        class LeanCompiler(CompilerBase):
+            """numba's nopython pipeline less its SSA passes (pre-0.53 numba typed without them)."""
+
+            def define_pipelines(self) -> list[Any]:
+                build = DefaultPassBuilder.define_nopython_pipeline
+                pipeline = build(self.state)  # type: ignore[no-untyped-call]  # numba is untyped
+                pipeline.passes = [(p, d) for p, d in pipeline.passes if p not in (ReconstructSSA, PreLowerStripPhis)]
+                pipeline.finalize()
+                return [pipeline]
+
+        _LEAN = {"no_rewrites": True, "pipeline_class": LeanCompiler}
+    return _LEAN
+
+
+#: the numba options of ``kernel(lean=True)`` (:func:`_lean_options`; None until first needed)
+_LEAN: dict[str, Any] | None = None
 
 
 def _compile_at(dispatcher: Any, level: int) -> None:
