@@ -113,7 +113,8 @@ def test_store_and_cache_hashes_equal_the_wrapped_formula() -> None:
         words = [int.from_bytes(raw[8 * w:8 * w + 8], "little") for w in range(3)]
         k0, k1, k2 = (_wrap(w) for w in words)
         mixed = _wrap(_wrap(_wrap(k0 * _piece_store._M0) ^ _wrap(k1 * _piece_store._M1)) + _wrap(k2 * _piece_store._M2) + n)
-        at = 16 * ((mixed >> 32) & ((len(store) >> 4) - 1))
+        folded = _wrap((mixed ^ (mixed >> 32)) * _piece_store._M3)  # the high half folded down, mixed again
+        at = 16 * ((folded >> 32) & ((len(store) >> 4) - 1))
         assert int(store[at + 3]) & 0xFF == n and [int(store[at + w]) for w in range(3)] == [k0, k1, k2]
         got = np.zeros(8, dtype=np.int32)
         assert _piece_store.store_op(store, data, 0, n, got, 0, 0, 0) == 3
