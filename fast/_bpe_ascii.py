@@ -272,7 +272,7 @@ def splice_ids(out: np.ndarray, count: int, merged: np.ndarray, missed: np.ndarr
 
 def ascii_ids(data: np.ndarray, pattern_args: tuple[Any, ...], tables: tuple[Any, ...]) -> np.ndarray:
     """The token ids (int64) of the ASCII bytes ``data`` (every byte < 0x80, read-only; the caller
-    checks) under a Peek2 pattern, ``pattern_args`` as ``engines._ascii_args`` makes them from
+    checks) under a Peek2 pattern, ``pattern_args`` as ``bpe_encoder._ascii_args`` makes them from
     ``pretok_peek2.kernel_args``, with the calling thread's ``CompiledBPE._tables``: :func:`ascii_scan`, then one ``_encode``
     over the missed pretokens (none: an empty call), then :func:`splice_ids`."""
     out, missed, missed_bytes = scan_buffers(len(data))

@@ -1,6 +1,6 @@
 """A range of a ``str``'s code points and UTF-8 bytes, read from the string itself by a GIL-free
 kernel: :func:`fill_text_arrays` (``FastBpeEncoder.encode_ids_range``, the chunks of ``lopt:``,
-and ``encode_ids`` of a text of ``engines.FILL_MIN`` characters or more).
+and ``encode_ids`` of a text of ``bpe_encoder.FILL_MIN`` characters or more).
 
 Why: ``encode_ids(text)`` turns its text into the kernels' two arrays with ``str.encode`` (UTF-8)
 and a UTF-32 encode (code points). Both hold the GIL. Under ``lopt:`` each chunk was first sliced

@@ -52,7 +52,7 @@ def fast_blocks_o200k() -> Encoder:
     short texts: ``tests/test_fast_blocks.py``'s hypothesis property)."""
     import dataclasses
 
-    from tokspec.fast.engines import FastBpeEncoder
+    from tokspec.fast.bpe_encoder import FastBpeEncoder
     engine = load_engine("fast:o200k_base")
     assert isinstance(engine, FastBpeEncoder)
     blocks = engine.sharing_tables()
@@ -92,7 +92,7 @@ def _ids_blocks(encoding: str) -> Encoder:
 
     from tokspec._offsets import char_spans_from_byte_lengths
     from tokspec._types import EncodingArrays, check_text
-    from tokspec.fast.engines import FastBpeEncoder
+    from tokspec.fast.bpe_encoder import FastBpeEncoder
 
     engine = load_engine(f"fast:{encoding}")
     assert isinstance(engine, FastBpeEncoder)

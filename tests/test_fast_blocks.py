@@ -38,7 +38,7 @@ def cl100k() -> object:
 @pytest.fixture()
 def blocks(cl100k: object, monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     """The spans given to ``_ids_of_block``, with BLOCK = 40 characters."""
-    import tokspec.fast.engines as fe
+    import tokspec.fast.bpe_encoder as fe
 
     seen: list[tuple[int, int]] = []
     real = fe.FastBpeEncoder._ids_of_block
@@ -111,7 +111,7 @@ def test_each_target_takes_the_first_cut_within_block_of_it(cl100k: object, bloc
 
 def test_a_lone_surrogate_in_a_later_block_is_named_as_in_one_piece(
         cl100k: object, blocks: list[tuple[int, int]], monkeypatch: pytest.MonkeyPatch) -> None:
-    import tokspec.fast.engines as fe
+    import tokspec.fast.bpe_encoder as fe
 
     text = _text(150, 3)
     bad = text[:400] + "\udc80" + text[400:]
@@ -157,7 +157,7 @@ def test_the_rule_is_m2s_for_every_peek2_pattern() -> None:
 @pytest.mark.skipif(not JIT_ENABLED, reason="a 1.3 MB text: compiled kernels only (the interpreted "
                     "ones are checked on the same code path by the tests above, with small blocks)")
 def test_a_long_text_in_real_blocks_is_tiktokens(cl100k: object, monkeypatch: pytest.MonkeyPatch) -> None:
-    import tokspec.fast.engines as fe
+    import tokspec.fast.bpe_encoder as fe
 
     text = _text(360_000, 21)
     assert len(text) > 10 * fe.BLOCK > 1_000_000
@@ -187,7 +187,7 @@ class _LyingStr(str):
 
 def test_encode_arrays_of_a_long_text_shifts_each_blocks_offsets(
         cl100k: object, monkeypatch: pytest.MonkeyPatch) -> None:
-    import tokspec.fast.engines as fe
+    import tokspec.fast.bpe_encoder as fe
 
     texts = [_text(130, seed) for seed in range(5)] + ["中文字" * 80, "x" * 45 + " " + "1" * 80 + "b " + "2" * 200]
     want = [cl100k.encode_arrays(t) for t in texts]  # type: ignore[attr-defined]  # BLOCK 128K: one piece
@@ -224,7 +224,7 @@ def test_hyp_blocks_of_any_size_give_the_ids_and_offsets_of_one_piece(parts: lis
     """Theorem M2 through the blocks: with BLOCK from 1 character, a cut lands at nearly every
     space after a letter (hypothesis draws letters, marks, contractions, digits, no-break
     spaces, CR LF and CJK around them)."""
-    import tokspec.fast.engines as fe
+    import tokspec.fast.bpe_encoder as fe
 
     engine = load_engine(encoding)
     text = "".join(parts)
@@ -244,7 +244,7 @@ def test_hyp_blocks_of_any_size_give_the_ids_and_offsets_of_one_piece(parts: lis
 
 
 def test_an_engines_own_block_size_overrides_block(cl100k: object, monkeypatch: pytest.MonkeyPatch) -> None:
-    import tokspec.fast.engines as fe
+    import tokspec.fast.bpe_encoder as fe
     from tokspec.fuzz.wrapped import BLOCK_CHARS, fast_blocks_o200k
 
     assert cl100k.block is None  # type: ignore[attr-defined]  # the module's BLOCK

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tokspec import load_engine
 from tokspec.fast._bpe_ascii import ascii_ids, ascii_scan, splice_ids
 from tokspec.fast._bpe_text import ids_of_text
-from tokspec.fast.engines import _ascii_args
+from tokspec.fast.bpe_encoder import _ascii_args
 from tokspec.fast.pretok_peek2 import kernel_args
 
 #: every cl100k category in ASCII (letters of both cases, digits, space, tab and other whitespace,

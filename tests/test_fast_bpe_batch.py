@@ -184,18 +184,18 @@ def test_spans_of_texts_are_each_texts_own_spans_shifted(pattern: str) -> None:
 def test_batch_goes_in_groups_of_bounded_size(monkeypatch: pytest.MonkeyPatch) -> None:
     """Texts are encoded in groups of at most BATCH_GROUP characters, a text that long alone by
     encode_ids, in order; the ids are the same as text by text."""
-    from tokspec.fast import engines
+    from tokspec.fast import bpe_encoder
 
     fast = load_engine("fast:cl100k_base")
-    monkeypatch.setattr(engines, "BATCH_GROUP", 10)
+    monkeypatch.setattr(bpe_encoder, "BATCH_GROUP", 10)
     groups: list[list[str]] = []
-    real = engines.ids_of_texts
+    real = bpe_encoder.ids_of_texts
 
     def spy(texts: list[str], *rest: object) -> list[np.ndarray]:
         groups.append(list(texts))
         return real(texts, *rest)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(engines, "ids_of_texts", spy)
+    monkeypatch.setattr(bpe_encoder, "ids_of_texts", spy)
     texts = ["abc", "defg", "hi", "x" * 12, "", "jk", "lmnopqrs", "t"]
     got = fast.encode_ids_batch(texts)  # type: ignore[attr-defined]
     assert [g.tolist() for g in got] == [fast.encode_ids(t).tolist() for t in texts]  # type: ignore[attr-defined]

@@ -119,7 +119,7 @@ def test_fast_engine_caches_its_tables_under_the_vocabulary_hash(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """``FastBpeEncoder`` passes its vocabulary's hash on, so a second engine over the same
     vocabulary loads the tables instead of rebuilding them."""
-    from tokspec.fast.engines import FastBpeEncoder
+    from tokspec.fast.bpe_encoder import FastBpeEncoder
     from tokspec.formats.vocab import TiktokenVocab
 
     monkeypatch.setenv("TOKSPEC_CACHE", str(tmp_path))

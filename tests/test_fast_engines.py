@@ -39,7 +39,7 @@ def test_engines_listed_and_described() -> None:
 def test_fast_bpe_engine_info_built_directly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A ``FastBpeEncoder`` built here (not through the cached loader): a tokenizer whose work is
     done by this package, carrying the vocabulary's hash and the name it was given."""
-    from tokspec.fast.engines import FastBpeEncoder
+    from tokspec.fast.bpe_encoder import FastBpeEncoder
     from tokspec.fuzz.strategies import trained_bpe_ranks
     from tokspec.formats.vocab import TiktokenVocab
 

@@ -166,7 +166,7 @@ def test_the_fill_path_is_taken_from_fill_min_characters(cl100k: object, monkeyp
     """Which path a call takes is not visible in its ids, so it is watched: the fill kernel from
     FILL_MIN characters on (and then no UTF-32 encode), the codecs below it, and an empty range
     never falls back to ``encode_ids``."""
-    import tokspec.fast.engines as fe
+    import tokspec.fast.bpe_encoder as fe
 
     long_text = ("ab é " * fe.FILL_MIN)[:fe.FILL_MIN]
     short_text = long_text[:-1]

@@ -10,7 +10,7 @@ import pytest
 from tokspec import load_engine
 from tokspec.errors import VocabularyError
 from tokspec.fast.bpe_tables import cache_path
-from tokspec.fast.engines import FastBpeEncoder
+from tokspec.fast.bpe_encoder import FastBpeEncoder
 from tokspec.formats import vocab as vocab_module
 from tokspec.formats.vocab import load_named_tiktoken, named_tiktoken_lazily
 
