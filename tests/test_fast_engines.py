@@ -48,6 +48,7 @@ def test_fast_bpe_engine_info_built_directly(tmp_path: Path, monkeypatch: pytest
     info = FastBpeEncoder(vocab, "cl100k_base", "fast:generated").info
     assert (info.name, info.kind, info.library, info.library_version, info.vocab_sha256) == (
         "fast:generated", "tokenizer", "tokspec.fast", tokspec.__version__, vocab.sha256)
+    assert info.thread_safe is True  # declared: its kernels allocate per call (tests/test_concurrency.py checks)
 
 
 @pytest.mark.parametrize("pattern", ["cl100k_base", "o200k_base", "llama3", "qwen2"])
