@@ -34,7 +34,7 @@ process compiles at its own level.
 Lean kernels (``kernel(lean=True)``): compiled without numba's rewrite passes (``no_rewrites``: its
 constant folding of branches and getitems, and its fusion of array expressions) and without its
 SSA reconstruction. Each is an optimization or a convenience of typing that a large scalar kernel
-over arrays does not use; LLVM still optimizes the code, so the machine code runs as fast. The
+over arrays does not use; LLVM still optimizes the code. The
 fast BPE's merge kernel (``_bpe_encode._encode``) and its callees are lean: their compile is most
 of a cold first use of ``fast:cl100k_base`` (issue 29). Measured on this project's 2-core VM, cold
 first uses (empty cache, load and one ``encode_ids``) alternating between the full and the lean
@@ -56,6 +56,7 @@ Out of scope: parallel=True loops (threads come from the callers, e.g. ``lopt:``
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
@@ -154,7 +155,7 @@ def kernel(fn: F | None = None, *, inline: bool = False, cache: bool = True, lea
     arguments, whose call would otherwise pass and reference-count each array per call.
     ``cache=False``: never read or write numba's disk cache for this kernel (a copy of a module
     whose kernels must not share cached machine code with the real ones, e.g. a mutant's).
-    ``lean=True``: compile through :data:`_LEAN` passes only (module docstring, "Lean kernels"), for
+    ``lean=True``: compile with :func:`_lean_options` (module docstring, "Lean kernels"), for
     a large scalar kernel whose compile a cold start waits for.
     """
     if fn is None:
@@ -164,7 +165,7 @@ def kernel(fn: F | None = None, *, inline: bool = False, cache: bool = True, lea
     return _compile(fn, inline, cache, lean)
 
 
-def _compile(fn: F, inline: bool, cache: bool, lean: bool = False) -> F:
+def _compile(fn: F, inline: bool, cache: bool, lean: bool) -> F:
     """:func:`kernel`'s work (not through the module global ``kernel``, which a module copy may
     have swapped while its decorators run, see ``tokspec.fuzz.mutants``)."""
     if not JIT_ENABLED:
@@ -183,36 +184,29 @@ def _compile(fn: F, inline: bool, cache: bool, lean: bool = False) -> F:
     return cast(F, compiled)  # a numba Dispatcher, called like fn
 
 
+@functools.cache
 def _lean_options() -> dict[str, Any]:
-    """numba options of a lean kernel: ``no_rewrites`` (a numba target option) and a compiler
-    class whose nopython pipeline is numba's own without SSA reconstruction; ``{}`` (numba's full
-    pipeline) where this numba lacks those internals."""
-    global _LEAN
-    if _LEAN is None:
-        try:
-            from numba.core.compiler import CompilerBase, DefaultPassBuilder
-            from numba.core.typed_passes import PreLowerStripPhis
-            from numba.core.untyped_passes import ReconstructSSA
-        except ImportError:  # pragma: no cover - another numba
-            _LEAN = {}
-            return _LEAN
+    """numba options of a lean kernel (made once): ``no_rewrites`` (a numba target option) and a
+    compiler class whose nopython pipeline is numba's own without SSA reconstruction; ``{}``
+    (numba's full pipeline) where this numba lacks those internals."""
+    try:
+        from numba.core.compiler import CompilerBase, DefaultPassBuilder
+        from numba.core.typed_passes import PreLowerStripPhis
+        from numba.core.untyped_passes import ReconstructSSA
+    except ImportError:  # pragma: no cover - another numba
+        return {}
 
-        class LeanCompiler(CompilerBase):
-            """numba's nopython pipeline less its SSA passes (pre-0.53 numba typed without them)."""
+    class LeanCompiler(CompilerBase):
+        """numba's nopython pipeline less its SSA passes (older numba releases typed without them)."""
 
-            def define_pipelines(self) -> list[Any]:
-                build = DefaultPassBuilder.define_nopython_pipeline
-                pipeline = build(self.state)  # type: ignore[no-untyped-call]  # numba is untyped
-                pipeline.passes = [(p, d) for p, d in pipeline.passes if p not in (ReconstructSSA, PreLowerStripPhis)]
-                pipeline.finalize()
-                return [pipeline]
+        def define_pipelines(self) -> list[Any]:
+            build = DefaultPassBuilder.define_nopython_pipeline
+            pipeline = build(self.state)  # type: ignore[no-untyped-call]  # numba is untyped
+            pipeline.passes = [(p, d) for p, d in pipeline.passes if p not in (ReconstructSSA, PreLowerStripPhis)]
+            pipeline.finalize()
+            return [pipeline]
 
-        _LEAN = {"no_rewrites": True, "pipeline_class": LeanCompiler}
-    return _LEAN
-
-
-#: the numba options of ``kernel(lean=True)`` (:func:`_lean_options`; None until first needed)
-_LEAN: dict[str, Any] | None = None
+    return {"no_rewrites": True, "pipeline_class": LeanCompiler}
 
 
 def _compile_at(dispatcher: Any, level: int) -> None:
