@@ -19,12 +19,18 @@ every target gets its minimum before any gets more, whatever the others' start-u
 that merely tears down a little late is not cut.
 Top-up: a run that ends (no finding, no hang; on its own, or interrupted for running past its plan:
 one slow input) with fewer than :data:`tokspec.fuzz._coverage.MIN_EXECS` inputs (a slow target:
-kernels run interpreted, long inputs) is started once more, at once, for the time its measured
-rate needs to reach that minimum (+25%, at most its first share), if the slot-seconds left then
-still cover every pending target's minimum share; its inputs, known hits and findings are added to
-the first run's (table note ``topped up``, after the second run's own note if it has one). So one
-slow target is not reported starved while fast ones had time to spare (CI, stop 51: the
-interpreted cl100k target ran 721 inputs in its 29 s, 25 per second).
+kernels run interpreted, long inputs) is started again, at once, for the time its rate needs to reach
+that minimum (+25%; at least a second, at most its first share, and no more than the slot-seconds
+left then allow beyond every pending target's minimum share); its inputs, known hits and findings
+are added to the earlier runs' (table note ``topped up``, after the last run's own note if it has
+one). The rate planned from is the slower of the run's average and its late rate
+(:func:`late_rate`, from libFuzzer's status lines over the run's second half): a run is fast while
+its corpus is small, and a top-up starts by replaying the corpus. A top-up that still ends short is
+topped up again, at most :data:`MAX_TOP_UPS` times. So one slow target is not reported starved
+while fast ones had time to spare (CI, stop 51: the interpreted cl100k target ran 721 inputs in its
+29 s, 25 per second; stop 53: the interpreted Unigram target ran 170 inputs/s up to its 512th input
+and 697 in all, 27/s on average; topped up once for 14 s planned at 27/s, it ran 15/s and ended at
+927).
 A run still going ``GRACE_S`` after its planned end, or one second after ``end``, is interrupted
 (SIGINT to its process group: libFuzzer prints its final statistics), then killed.
 Reserve: ``reserve`` seconds after ``end`` (the runner's replay reserve) are lent to the targets
@@ -57,13 +63,14 @@ from tokspec.fuzz import _findings
 from tokspec.fuzz._coverage import MIN_EXECS
 
 __all__ = ["TargetRun", "Scheduler", "spawn", "kill_group", "parse_stats", "live_execs", "GRACE_S", "PROGRESS_S",
-           "EXIT_S", "LIBFUZZER_EXITS", "exit_note", "rotation", "remember"]
+           "EXIT_S", "LIBFUZZER_EXITS", "MAX_TOP_UPS", "late_rate", "exit_note", "rotation", "remember"]
 
 GRACE_S = 10.0
 PROGRESS_S = 4.0
 MIN_FUZZ_S = 3.0
 PROGRESS_TICK_S = 0.25  # the scheduler's polling interval
 EXIT_S = 2.0  # planned end-of-run overshoot (final stats, teardown) until measured
+MAX_TOP_UPS = 3  # a starved run is started again at most this many times (module docstring, "Top-up")
 _OVER_PLAN = "interrupted: over its budget"  # the note of a run cut GRACE_S past its plan or at the phase end
 
 
@@ -118,8 +125,10 @@ class TargetRun:
     findings: list[tuple[str, float, str]] = field(default_factory=list)
     note: str = ""
     hang: Path | None = None  # libFuzzer's timeout- artifact if one call exceeded the per-call timeout
-    first_run: dict[str, float] | None = None  # a topped-up run: the first run's stats (module docstring)
-    first_note: str = ""  # ... and its note
+    first_run: dict[str, float] | None = None  # a topped-up run: the earlier runs' stats (module docstring)
+    first_note: str = ""  # ... and the last one's note
+    top_ups: int = 0  # how many times it was started again
+    own_note: str = ""  # a topped-up run: the last process's own note (``note`` tells the whole story)
 
 
 def parse_stats(stderr: str) -> tuple[dict[str, float], list[tuple[str, float, str]], str]:
@@ -147,6 +156,22 @@ def parse_stats(stderr: str) -> tuple[dict[str, float], list[tuple[str, float, s
 
 #: libFuzzer's own exit codes (its FuzzingOptions defaults), named in the table's note column
 LIBFUZZER_EXITS = {70: "timeout", 71: "out of memory", 72: "interrupted"}
+
+
+def late_rate(stderr: str) -> float | None:
+    """Inputs per second over (at least) the second half of a libFuzzer run, from its status lines
+    (``#N ... exec/s: R``: ``R`` is ``N`` over the whole seconds since start, so ``N / R`` dates a
+    line): from the last line dated at or before half the last line's time (else the first line) to
+    the last line (``DONE``). None without two dated lines at least a second apart."""
+    dated = [(int(n), int(n) / int(r)) for n, r in re.findall(r"^#(\d+)\s.*?\bexec/s: (\d+)", stderr, re.M)
+             if int(r) > 0]
+    if len(dated) < 2:
+        return None
+    n1, t1 = dated[-1]
+    n0, t0 = ([(n, t) for n, t in dated if t <= t1 / 2] or dated[:1])[-1]
+    if t1 - t0 < 1.0 or n1 <= n0:
+        return None
+    return (n1 - n0) / (t1 - t0)
 
 
 def exit_note(returncode: int | None, stderr_tail: str = "") -> str:
@@ -246,7 +271,8 @@ class Scheduler:
         run.argv = [a if not a.startswith("-max_total_time=") else f"-max_total_time={max(1, int(seconds))}"
                     for a in run.argv]
         env = dict(os.environ, TOKSPEC_FUZZ_REPORT_DIR=str(self.run_dir / "reports" / safe), **self.env)
-        run.stderr_path = self.run_dir / f"{safe}{'.top-up' if run.first_run is not None else ''}.stderr"
+        again = "" if not run.top_ups else ".top-up" if run.top_ups == 1 else f".top-up{run.top_ups}"
+        run.stderr_path = self.run_dir / f"{safe}{again}.stderr"
         run.started = time.monotonic()
         run.proc = spawn(run.argv, log=run.stderr_path, env=env)
 
@@ -258,6 +284,9 @@ class Scheduler:
         fuzzing = time.monotonic() - run.started - (run.ready or self.startup)
         if "average_exec_per_sec" not in run.stats and fuzzing > 0:  # interrupted: no final stats
             run.stats["average_exec_per_sec"] = run.stats.get("number_of_executed_units", 0) / fuzzing
+        late = late_rate(text)
+        if late is not None:
+            run.stats["late_exec_per_sec"] = late
         run.note = run.note or note or ("" if run.returncode in (0, 77, -2, 130) or run.note else
                                         exit_note(run.returncode, text[-8192:]))
         if run.ready is not None and not run.note and run.returncode == 0:  # ended on its own: its exit
@@ -267,7 +296,8 @@ class Scheduler:
         run.hang = hang_artifact(text)
         if run.hang is not None:  # one hang per target and run: it is never launched again
             run.note = "hung: not run again"
-        if run.first_run is not None:  # a top-up: the two runs' counts together
+        if run.first_run is not None:  # a top-up: the runs' counts together
+            run.own_note = run.note
             first = run.first_run
             for key in ("number_of_executed_units", "known_hits"):
                 if key in first or key in run.stats:
@@ -278,23 +308,27 @@ class Scheduler:
             run.note = f"{run.note} ({topped})" if run.note else topped  # the second run's own note first
 
     def _top_up(self, run: TargetRun, now: float, pending: int, active: list[TargetRun]) -> bool:
-        """Start ``run`` once more if it just ended starved (module docstring, "Top-up"); True if started."""
+        """Start ``run`` again if it just ended starved (module docstring, "Top-up"); True if started."""
         execs = run.stats.get("number_of_executed_units", 0.0)
-        ended = (not run.note and run.returncode == 0) or run.note == _OVER_PLAN  # not cut for the others' minimum
-        if (not self.min_share or not ended or run.first_run is not None or run.findings or run.hang is not None
+        note = run.own_note if run.top_ups else run.note
+        ended = (not note and run.returncode == 0) or note == _OVER_PLAN  # not cut for the others' minimum
+        if (not self.min_share or not ended or run.top_ups >= MAX_TOP_UPS or run.findings or run.hang is not None
                 or run.ready is None or execs >= self.min_execs):
             return False
-        rate = run.stats.get("average_exec_per_sec", 0.0) or execs / max(1.0, run.seconds)
+        rates = [r for r in (run.stats.get("average_exec_per_sec", 0.0), run.stats.get("late_exec_per_sec"))
+                 if r]
+        rate = min(rates) if rates else execs / max(1.0, run.seconds)
         if rate <= 0:
             return False
-        fuzz = max(1.0, min(run.seconds, 1.25 * (self.min_execs - execs) / rate))
-        plan = run.ready + fuzz + self.exit
         committed = self._committed(now, active)
         left = (self.end - now) * self.jobs - committed - self.min_share * pending
-        if plan > min(left, self.end - now):
+        room = min(left, self.end - now) - run.ready - self.exit  # fuzzing time the others' minimum allows
+        fuzz = min(max(1.0, min(run.seconds, 1.25 * (self.min_execs - execs) / rate)), room)
+        if fuzz < 1.0:
             return False
         run.first_run, run.first_note = dict(run.stats), run.note
         run.proc, run.returncode, run.ready, run.stats, run.note = None, None, None, {}, ""
+        run.top_ups += 1
         self._launch(run, fuzz)
         return True
 

@@ -17,9 +17,9 @@ Usage::
   ``-max_total_time`` is its share of the slot-seconds left (``tokspec.fuzz._schedule``), so the
   per-target budget grows with the number of workers, and every target is guaranteed
   :func:`min_share` before any gets more (a target still under ``MIN_EXECS`` inputs is reported
-  "starved", never inside an all-clear; a run that ends under it is first topped up once, for the
-  time its rate needs, when the others' minimum allows: ``tokspec.fuzz._schedule``). When the
-  budget cannot give every target start-up plus ``MIN_TARGET_S`` of fuzzing, the least recently
+  "starved", never inside an all-clear; a run that ends under it is first topped up, again if
+  still short (at most ``MAX_TOP_UPS`` times), for the time its late rate needs, when the others'
+  minimum allows: ``tokspec.fuzz._schedule``). When the budget cannot give every target start-up plus ``MIN_TARGET_S`` of fuzzing, the least recently
   fuzzed targets run and the others are deferred to the next run (the rotation is kept in
   ``<cache>/last-fuzzed.json``).
 - Progress: a line at least every 5 s (elapsed/budget, running targets, executions, findings).

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from tokspec.fuzz._coverage import not_covered, verdict_line
-from tokspec.fuzz._schedule import EXIT_S, Scheduler, TargetRun, exit_note, rotation
+from tokspec.fuzz._schedule import EXIT_S, MAX_TOP_UPS, Scheduler, TargetRun, exit_note, late_rate, rotation
 from tokspec.fuzz.run import _STARTUP_S, MIN_TARGET_S, min_share, plan_phases
 
 _TOY = r"""
@@ -26,14 +26,22 @@ budget = float(next(a for a in sys.argv if a.startswith("-max_total_time=")).spl
 if "hog" in sys.argv:
     budget = float("inf")  # ignores its budget (like a harness whose start-up was underestimated)
 late = float(next((a.split("=")[1] for a in sys.argv if a.startswith("late=")), "0"))
+fast_start = float(next((a.split("=")[1] for a in sys.argv if a.startswith("fast_start=")), "0"))
+once = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("fast_once=")), "")  # a first run's small corpus
+if once:
+    try:
+        open(once, "x").close()
+    except FileExistsError:
+        fast_start = 0.0
+begun = time.monotonic()
 time.sleep(startup)
 print("TOKSPEC-READY toy", file=sys.stderr, flush=True)
 t0, n = time.monotonic(), 0
 while time.monotonic() - t0 < budget:
-    time.sleep(per_input)
+    time.sleep(per_input / 20 if time.monotonic() - t0 < fast_start else per_input)
     n += 1
-    if n % 10 == 0:
-        print(f"#{n}\tNEW cov: 1", file=sys.stderr, flush=True)
+    if n % 10 == 0:  # libFuzzer's exec/s: inputs over the whole seconds since the process began
+        print(f"#{n}\tNEW cov: 1 exec/s: {n // max(1, int(time.monotonic() - begun))}", file=sys.stderr, flush=True)
     if "find" in sys.argv and n == 5:
         print(f"TOKSPEC-FINDING toyfinding {time.monotonic() - t0:.3f} /dev/null", file=sys.stderr, flush=True)
 print(f"stat::number_of_executed_units: {n}", file=sys.stderr, flush=True)
@@ -228,8 +236,8 @@ def test_no_top_up_for_a_run_that_found_something_or_when_the_minimum_would_suff
     assert not sched._top_up(cut, now, 0, [])  # cut for the others: they come first
     assert not sched._top_up(ended(stats={"number_of_executed_units": 100.0}), now, 0, [])
     assert not sched._top_up(ended(), now, 3, [])  # 10 slot-seconds left, 3 pending x 3 s minimum: no room
-    again = ended(first_run={"number_of_executed_units": 10.0})
-    assert not sched._top_up(again, now, 0, [])  # once per run
+    again = ended(first_run={"number_of_executed_units": 10.0}, top_ups=MAX_TOP_UPS)
+    assert not sched._top_up(again, now, 0, [])  # at most MAX_TOP_UPS times per target
     run = ended()
     assert sched._top_up(run, now, 1, [])  # room: 10 - 3 > 0.2 + 2 + exit
     try:
@@ -264,3 +272,71 @@ def test_a_run_cut_past_its_plan_under_the_minimum_is_topped_up_and_says_so(tmp_
     sched._finish(again)  # a second run's abnormal end stays first in the note: still NOT covered
     assert again.note.startswith("exit 71") and "topped up" in again.note
     assert again.stats["number_of_executed_units"] == 15.0
+
+
+def test_late_rate_reads_the_second_half_of_a_run() -> None:
+    """libFuzzer dates nothing, but ``N / exec/s`` dates a status line (whole seconds since start).
+    The shape of stop 53's starved target: 170/s up to input 512, 697 inputs at 27/s on average."""
+    text = ("#2\tINITED cov: 9 ft: 9 corp: 1/1b exec/s: 0 rss: 300Mb\n"
+            "#512\tpulse  cov: 40 ft: 80 corp: 20/1Kb lim: 8 exec/s: 170 rss: 400Mb\n"
+            "#600\tNEW    cov: 41 ft: 81 corp: 21/1Kb lim: 9 exec/s: 40 rss: 400Mb L: 3/9 MS: 1 ChangeBit-\n"
+            "#697\tDONE   cov: 41 ft: 81 corp: 21/1Kb lim: 9 exec/s: 27 rss: 400Mb\n")
+    rate = late_rate(text)  # from #512 (3.0 s, the last line at or before 12.9 s) to #697 (25.8 s)
+    assert rate is not None and abs(rate - (697 - 512) / (697 / 27 - 512 / 170)) < 1e-9, rate
+    assert rate < 27 / 3  # a third of the run's average: a plan from the average would fall short
+    assert late_rate("#512\tpulse exec/s: 170\n") is None  # one dated line
+    assert late_rate("#1\tINITED exec/s: 0\n#5\tDONE exec/s: 0\n") is None  # under a second: undated
+    assert late_rate("") is None
+
+
+def test_a_top_up_that_ends_short_is_topped_up_again(tmp_path: Path) -> None:
+    """CI, stop 53: a top-up planned from the first run's average rate (fast while its corpus was
+    small) ran at the slow rate and ended at 927 of 1000 inputs. A top-up that ends short is topped
+    up again (at most MAX_TOP_UPS times); its note tells every run."""
+    now = time.monotonic()
+    sched = Scheduler([], 1, tmp_path, {}, now + 60.0, start=now, startup_s=0.3, min_share=3.0, min_execs=100)
+    run = TargetRun("slow", 4.0, [sys.executable, "-c", "pass", "-max_total_time=0"], returncode=0, ready=0.2,
+                    stats={"number_of_executed_units": 60.0, "average_exec_per_sec": 15.0,
+                           "late_exec_per_sec": 5.0})
+    assert sched._top_up(run, now, 0, [])
+    assert run.proc is not None and run.top_ups == 1
+    assert run.seconds == 4.0  # the late rate: 1.25 * 40 / 5 = 10 s, capped at its first share
+    run.proc.wait()
+    run.ready = 0.2  # (the scheduler's watch reads it from the harness's TOKSPEC-READY line)
+    run.stderr_path.write_text("stat::number_of_executed_units: 20\nstat::average_exec_per_sec: 5\n")
+    sched._finish(run)
+    assert run.stats["number_of_executed_units"] == 80.0 and run.note == "topped up: +4 s after 60 inputs"
+    assert sched._top_up(run, now, 0, [])  # still short: again
+    assert run.top_ups == 2 and run.stderr_path.name == "slow.top-up2.stderr"
+    assert run.proc is not None
+    run.proc.wait()
+    run.ready = 0.2
+    run.stderr_path.write_text("stat::number_of_executed_units: 30\nstat::average_exec_per_sec: 5\n")
+    sched._finish(run)
+    assert run.stats["number_of_executed_units"] == 110.0
+    assert run.note == "topped up: +4 s after 80 inputs (topped up: +4 s after 60 inputs)", run.note
+    assert not sched._top_up(run, now, 0, [])  # covered now
+    short = TargetRun("short", 4.0, [sys.executable, "-c", "pass", "-max_total_time=0"], returncode=0, ready=0.2,
+                      top_ups=1, note="exit 71: libFuzzer out of memory (topped up: +4 s after 60 inputs)",
+                      own_note="exit 71: libFuzzer out of memory", stats={"number_of_executed_units": 80.0})
+    assert not sched._top_up(short, now, 0, [])  # a top-up that ended badly is not run again
+
+
+def test_a_slow_target_reaches_its_minimum_through_top_ups(tmp_path: Path) -> None:
+    """End to end: a target fast for its first half second (a small corpus), then slow, ends under
+    its minimum; topped up (again if need be), it is covered, and the others keep their minimum."""
+    runs = [_toy("slowing", 0.1, 0.03, "fast_start=0.5", f"fast_once={tmp_path / 'corpus-grown'}"),
+            _toy("fast-a", 0.0, 0.002), _toy("fast-b", 0.0, 0.002)]
+    budget = 18.0
+    floor = min_share(budget, len(runs), 1)
+    t0 = time.monotonic()
+    left = Scheduler(runs, 1, tmp_path, {}, t0 + budget, start=t0, startup_s=0.3, min_share=floor,
+                     min_execs=500, say=lambda line: None).run(budget)
+    assert left == []
+    slow = runs[0]
+    assert slow.top_ups >= 1 and "topped up: +" in slow.note, (slow.note, slow.stats)
+    assert slow.stats["number_of_executed_units"] >= 500, (slow.note, slow.stats)
+    assert not not_covered(runs, min_execs=500), [(r.name, r.stats, r.note) for r in runs]
+    for run in runs[1:]:
+        assert run.seconds >= floor - 0.3 - EXIT_S - 0.5 and run.note == "", (run.name, run.seconds, run.note)
+    assert time.monotonic() - t0 <= budget + 1.5
