@@ -19,9 +19,9 @@ Usage::
   :func:`min_share` before any gets more (a target still under ``MIN_EXECS`` inputs is reported
   "starved", never inside an all-clear; a run that ends under it is first topped up, again if
   still short (at most ``MAX_TOP_UPS`` times), for the time its late rate needs, when the others'
-  minimum allows: ``tokspec.fuzz._schedule``). When the budget cannot give every target start-up plus ``MIN_TARGET_S`` of fuzzing, the least recently
-  fuzzed targets run and the others are deferred to the next run (the rotation is kept in
-  ``<cache>/last-fuzzed.json``).
+  minimum allows: ``tokspec.fuzz._schedule``). When the budget cannot give every target start-up
+  plus ``MIN_TARGET_S`` of fuzzing, the least recently fuzzed targets run and the others are
+  deferred to the next run (the rotation is kept in ``<cache>/last-fuzzed.json``).
 - Progress: a line at least every 5 s (elapsed/budget, running targets, executions, findings).
 - Property stage (``--property-seconds``, default 180, 0 skips it): the tiny-vocabulary theorems
   and the stored-finding replay (:data:`DEEP_PROPERTY_TESTS`) under pytest with
