@@ -1,7 +1,9 @@
-"""``tokspec.fast._bits.trailing_zeros64``: compiled (``llvm.cttz``) and interpreted, the same count.
+"""``tokspec.fast._bits.trailing_zeros64`` and ``leading_zeros64``: compiled (``llvm.cttz``,
+``llvm.ctlz``) and interpreted, the same counts.
 
-Contract: the number of zero bits below the lowest set bit of the 64-bit word, 64 for zero; a
-negative int64 counts its two's-complement bits (the top bit alone gives 63).
+Contract: the number of zero bits below the lowest set bit of the 64-bit word (above the highest),
+64 for zero; a negative int64 counts its two's-complement bits (the top bit alone gives 63 trailing
+zeros and no leading zero).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import random
 
 import numpy as np
 from tokspec._jit import kernel
-from tokspec.fast._bits import trailing_zeros64
+from tokspec.fast._bits import leading_zeros64, trailing_zeros64
 
 
 @kernel
@@ -58,3 +60,38 @@ def test_byte_index_of_the_first_marked_byte() -> None:
                                                  if above >> k & 1)
             got = _counts(np.array([marks], dtype=np.int64))[0] >> 3
             assert got == lane, (lane, above)
+
+
+@kernel
+def _leading(words: np.ndarray) -> np.ndarray:
+    """``leading_zeros64`` of each word (compiled when the JIT is on)."""
+    out = np.empty(len(words), dtype=np.int64)
+    for k in range(len(words)):
+        out[k] = leading_zeros64(words[k])
+    return out
+
+
+def _leading_by_loop(word: int) -> int:
+    """Leading zeros the slow way: shift left until the top bit is set."""
+    bits = word & ((1 << 64) - 1)
+    count = 0
+    while count < 64 and not bits & (1 << 63):
+        bits = (bits << 1) & ((1 << 64) - 1)
+        count += 1
+    return count
+
+
+def test_leading_zeros_at_every_bit_position_with_any_bits_below() -> None:
+    rng = random.Random(11)
+    words = [0]
+    for position in range(64):
+        high = 1 << position
+        words.append(high)
+        words.append(high | rng.getrandbits(position))  # bits below only
+    signed = [w - (1 << 64) if w >= 1 << 63 else w for w in words]
+    array = np.array(signed, dtype=np.int64)
+    want = [_leading_by_loop(w) for w in words]
+    assert want[:3] == [64, 63, 63] and want[-2:] == [0, 0]
+    assert _leading(array).tolist() == want
+    assert [int(leading_zeros64(w)) for w in array] == want  # the plain function
+    assert int(leading_zeros64(-1)) == 0 and int(leading_zeros64(np.int64(1))) == 63

@@ -72,6 +72,24 @@ def test_ascii_ids_equal_tiktoken_and_the_three_pass_path(cl100k: object, truth:
     assert got == _three_pass(o200k, text, "o200k_base", tables)
 
 
+def test_runs_of_every_length_at_every_offset_equal_tiktoken(cl100k: object, truth: object, o200k: object,
+                                                             o200k_truth: object) -> None:
+    """The runs the scan finds seven categories per load (letters, words, punctuation, whitespace
+    forwards and its last CR/LF backwards): lengths 1..24 at offsets 0..9, before each kind of
+    character and the end, for both pattern families, every pretoken through the merge (no
+    shortcut) and with the lookups."""
+    runs = ("abcXyZ", "hello", "!'(.-/", " ", " \t", "\r\n", "  \n\t\r ", "\x0b \x0c")
+    texts = [fill * offset + (unit * length)[:length] + after
+             for unit in runs for length in range(1, 25) for offset in range(10) for fill in "q "
+             for after in ("", "a", "7", "!", " ", "\n", " x")]
+    for engine, production in ((cl100k, truth), (o200k, o200k_truth)):
+        pattern = "o200k_base" if engine is o200k else "cl100k_base"
+        for tables in (engine.bpe._tables, engine.bpe._tables_no_shortcut):  # type: ignore[attr-defined]
+            for text in texts:
+                got = ascii_ids(_data(text), _ascii_args(pattern), tables).tolist()
+                assert got == production.encode_ordinary(text), (pattern, text)  # type: ignore[attr-defined]
+
+
 @settings(max_examples=200, deadline=None)
 @given(_TEXTS)
 def test_every_pretoken_missed_is_merged_in_place(cl100k: object, truth: object, o200k: object,

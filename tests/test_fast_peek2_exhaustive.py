@@ -51,3 +51,30 @@ def test_kernel_equals_regex_on_all_short_strings(pattern: str) -> None:
 def test_run_search_equals_regex_on_all_short_strings(pattern: str) -> None:
     texts = _short_strings() + _random_strings(2, 1500)
     assert _first_difference(pattern, texts, p2.split_runs) is None
+
+
+# The runs Peek2 finds seven categories per 8-byte load (letters, o200k's lower-case words,
+# punctuation, whitespace forwards and its last CR/LF backwards): every run length 1..24 of each
+# kind, at every offset 0..9 from the text's start (the backward search reads one at a time within
+# six characters of it), before a letter, a digit, punctuation, whitespace and the end of text.
+_RUNS = {"letters": "abcXyZ", "lower": "hello", "punctuation": "!'(.-/", "o200k punctuation": "!(.-\u0301",
+         "spaces": " ", "space and tab": " \t", "line ends": "\r\n", "whitespace with line ends": "  \n\t\r ",
+         "whitespace with NBSP": "\xa0 \t"}
+_AFTER = ("", "a", "7", "!", " ", "\n", " x")
+
+
+def _run_texts() -> list[str]:
+    texts = []
+    for unit in _RUNS.values():
+        for length in range(1, 25):
+            run = (unit * length)[:length]
+            for offset in range(10):
+                for after in _AFTER:
+                    texts.append("q" * offset + run + after)
+                    texts.append(" " * offset + run + after)
+    return texts
+
+
+@pytest.mark.parametrize("pattern", p2.PATTERN_NAMES)
+def test_kernel_equals_regex_on_runs_of_every_length_at_every_offset(pattern: str) -> None:
+    assert _first_difference(pattern, _run_texts(), p2.split) is None
