@@ -16,11 +16,11 @@ from tokspec.fast._bits import leading_zeros64, trailing_zeros64
 
 
 @kernel
-def _counts(words: np.ndarray) -> np.ndarray:
-    """``trailing_zeros64`` of each word (compiled when the JIT is on)."""
+def _counts(words: np.ndarray, leading: bool = False) -> np.ndarray:
+    """``trailing_zeros64`` (``leading_zeros64`` if ``leading``) of each word (compiled when the JIT is on)."""
     out = np.empty(len(words), dtype=np.int64)
     for k in range(len(words)):
-        out[k] = trailing_zeros64(words[k])
+        out[k] = leading_zeros64(words[k]) if leading else trailing_zeros64(words[k])
     return out
 
 
@@ -62,15 +62,6 @@ def test_byte_index_of_the_first_marked_byte() -> None:
             assert got == lane, (lane, above)
 
 
-@kernel
-def _leading(words: np.ndarray) -> np.ndarray:
-    """``leading_zeros64`` of each word (compiled when the JIT is on)."""
-    out = np.empty(len(words), dtype=np.int64)
-    for k in range(len(words)):
-        out[k] = leading_zeros64(words[k])
-    return out
-
-
 def _leading_by_loop(word: int) -> int:
     """Leading zeros the slow way: shift left until the top bit is set."""
     bits = word & ((1 << 64) - 1)
@@ -92,6 +83,6 @@ def test_leading_zeros_at_every_bit_position_with_any_bits_below() -> None:
     array = np.array(signed, dtype=np.int64)
     want = [_leading_by_loop(w) for w in words]
     assert want[:3] == [64, 63, 63] and want[-2:] == [0, 0]
-    assert _leading(array).tolist() == want
+    assert _counts(array, True).tolist() == want
     assert [int(leading_zeros64(w)) for w in array] == want  # the plain function
     assert int(leading_zeros64(-1)) == 0 and int(leading_zeros64(np.int64(1))) == 63

@@ -194,6 +194,20 @@ def test_start_up_is_estimated_per_kind_of_target(tmp_path: Path) -> None:
     assert sched._share(now, 1, [], hyp) - sched._share(now, 1, [], diff) == 10.0  # 10 s more fuzzing
 
 
+def _run_with_a_slow_first_target(runs: list[TargetRun], tmp_path: Path, budget: float, min_execs: int) -> None:
+    """One worker runs ``runs`` within ``budget``; every target is covered (``min_execs``), and the
+    ones after the first ran after it, each at least its minimum share less start-up and exit."""
+    floor = min_share(budget, len(runs), 1)
+    t0 = time.monotonic()
+    left = Scheduler(runs, 1, tmp_path, {}, t0 + budget, start=t0, startup_s=0.3, min_share=floor,
+                     min_execs=min_execs, say=lambda line: None).run(budget)
+    assert left == []
+    assert not not_covered(runs, min_execs=min_execs), [(r.name, r.stats, r.note) for r in runs]
+    for run in runs[1:]:
+        assert run.seconds >= floor - 0.3 - EXIT_S - 0.5 and run.note == "", (run.name, run.seconds, run.note)
+    assert time.monotonic() - t0 <= budget + 1.5
+
+
 def test_a_starved_run_is_topped_up_while_the_others_keep_their_minimum(tmp_path: Path) -> None:
     """CI, stop 51: the interpreted cl100k target ran 721 inputs (< 1000) in its share, 25 per
     second, and the run was no all-clear. A run that ends on its own under ``min_execs`` inputs is
@@ -201,22 +215,13 @@ def test_a_starved_run_is_topped_up_while_the_others_keep_their_minimum(tmp_path
     after it still run and keep their minimum."""
     runs = [_toy("slowish", 0.1, 0.015), _toy("fast-a", 0.0, 0.002), _toy("fast-b", 0.0, 0.002),
             _toy("fast-c", 0.0, 0.002)]
-    budget = 12.0
-    floor = min_share(budget, len(runs), 1)
-    t0 = time.monotonic()
-    left = Scheduler(runs, 1, tmp_path, {}, t0 + budget, start=t0, startup_s=0.3, min_share=floor,
-                     min_execs=100, say=lambda line: None).run(budget)
-    assert left == []
+    _run_with_a_slow_first_target(runs, tmp_path, 12.0, 100)
     slow = runs[0]
     assert slow.first_run is not None and slow.note.startswith("topped up: +"), (slow.note, slow.stats)
     first = int(slow.first_run["number_of_executed_units"])
     assert 0 < first < 100 and f"after {first} inputs" in slow.note
     assert slow.stats["number_of_executed_units"] >= 100, slow.stats  # both runs' inputs
     assert (tmp_path / "slowish.stderr").is_file() and (tmp_path / "slowish.top-up.stderr").is_file()
-    assert not not_covered(runs, min_execs=100), [(r.name, r.stats, r.note) for r in runs]
-    for run in runs[1:]:  # the others ran after it, each at least its minimum less start-up and exit
-        assert run.seconds >= floor - 0.3 - EXIT_S - 0.5 and run.note == "", (run.name, run.seconds, run.note)
-    assert time.monotonic() - t0 <= budget + 1.5
 
 
 def test_no_top_up_for_a_run_that_found_something_or_when_the_minimum_would_suffer(tmp_path: Path) -> None:
@@ -327,16 +332,7 @@ def test_a_slow_target_reaches_its_minimum_through_top_ups(tmp_path: Path) -> No
     its minimum; topped up (again if need be), it is covered, and the others keep their minimum."""
     runs = [_toy("slowing", 0.1, 0.03, "fast_start=0.5", f"fast_once={tmp_path / 'corpus-grown'}"),
             _toy("fast-a", 0.0, 0.002), _toy("fast-b", 0.0, 0.002)]
-    budget = 18.0
-    floor = min_share(budget, len(runs), 1)
-    t0 = time.monotonic()
-    left = Scheduler(runs, 1, tmp_path, {}, t0 + budget, start=t0, startup_s=0.3, min_share=floor,
-                     min_execs=500, say=lambda line: None).run(budget)
-    assert left == []
+    _run_with_a_slow_first_target(runs, tmp_path, 18.0, 500)
     slow = runs[0]
     assert slow.top_ups >= 1 and "topped up: +" in slow.note, (slow.note, slow.stats)
     assert slow.stats["number_of_executed_units"] >= 500, (slow.note, slow.stats)
-    assert not not_covered(runs, min_execs=500), [(r.name, r.stats, r.note) for r in runs]
-    for run in runs[1:]:
-        assert run.seconds >= floor - 0.3 - EXIT_S - 0.5 and run.note == "", (run.name, run.seconds, run.note)
-    assert time.monotonic() - t0 <= budget + 1.5
