@@ -63,13 +63,8 @@ def test_byte_index_of_the_first_marked_byte() -> None:
 
 
 def _leading_by_loop(word: int) -> int:
-    """Leading zeros the slow way: shift left until the top bit is set."""
-    bits = word & ((1 << 64) - 1)
-    count = 0
-    while count < 64 and not bits & (1 << 63):
-        bits = (bits << 1) & ((1 << 64) - 1)
-        count += 1
-    return count
+    """Leading zeros the slow way: the trailing zeros of the word with its 64 bits reversed."""
+    return _by_loop(int(format(word & ((1 << 64) - 1), "064b")[::-1], 2))
 
 
 def test_leading_zeros_at_every_bit_position_with_any_bits_below() -> None:

@@ -34,9 +34,9 @@ process compiles at its own level.
 Lean kernels (``kernel(lean=True)``): compiled without numba's rewrite passes (``no_rewrites``: its
 constant folding of branches and getitems, and its fusion of array expressions) and without its
 SSA reconstruction. Each is an optimization or a convenience of typing that a large scalar kernel
-over arrays does not use; LLVM still optimizes the code. The
-fast BPE's merge kernel (``_bpe_encode._encode``) and its callees are lean: their compile is most
-of a cold first use of ``fast:cl100k_base`` (issue 29). Measured on this project's 2-core VM, cold
+over arrays does not use; LLVM still optimizes the code. The fast BPE's merge kernel
+(``_bpe_encode._encode``) and its callees are lean: their compile is most of a cold first use of
+``fast:cl100k_base`` (issue 29). Measured on this project's 2-core VM, cold
 first uses (empty cache, load and one ``encode_ids``) alternating between the full and the lean
 pipeline, medians: the merge kernel alone lean, 5 each, 5.96 -> 4.94 s wall (its compile, numba's
 own timer, 5.13 -> 4.15 s); its callees lean too, 4 each, 6.45 -> 5.11 s (5.52 -> 4.23 s).
