@@ -4,6 +4,7 @@ bench --suite latency``, never asserted): text sizes, percentiles per call, the 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -12,6 +13,8 @@ from _str_utf8 import make_utf8
 
 from tokspec.app.bench import SUITES, fresh_copy
 from tokspec.app.bench.latency import SUITE, _latency_rows, per_call_seconds, short_texts
+
+IdsFnLike = Callable[[str], list[int]]
 
 
 def test_fresh_copy_is_equal_new_and_without_the_utf8_an_extension_made() -> None:
@@ -152,3 +155,32 @@ def test_toktok_batch_is_split_per_text(monkeypatch: pytest.MonkeyPatch, with_en
     assert [a.tolist() for a in batch(["ab", "", "c", ""])] == [[97, 98], [], [99], []]  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "toktok", None)
     assert _toktok_batch("cl100k_base") is None
+
+
+def test_latency_rows_time_a_librarys_variants_in_separate_passes() -> None:
+    """No two functions of one library are timed on the same text in the same pass (the second
+    would find the first's caches warm: ``library_passes``); each row pairs the subject with one
+    contestant timed in the same pass, so every contestant still gets its row."""
+    from tokspec.app.bench.latency import library_passes
+
+    assert library_passes(["tiktoken encode_ordinary", "toktok-rs", "toktok-rs numpy", "quicktok-v1"]) == [
+        ["tiktoken encode_ordinary", "toktok-rs", "quicktok-v1"], ["toktok-rs numpy"]]
+    assert library_passes(["a x", "a y", "a z", "b"]) == [["a x", "b"], ["a y"], ["a z"]]
+    texts = ["one text", "another text", "a third"]
+    log: list[tuple[str, str]] = []  # (function, text) in call order
+
+    def logging(name: str) -> IdsFnLike:
+        def fn(text: str) -> list[int]:
+            log.append((name, text))
+            return [len(text)]
+        return fn
+
+    fns = {"subject": logging("subject"), "lib list": logging("lib list"), "lib numpy": logging("lib numpy"),
+           "other": logging("other")}
+    rows = _latency_rows("lat", "subj", fns, texts, rounds=2)
+    assert [r.baseline for r in rows] == ["lib list", "lib list", "lib numpy", "lib numpy", "other", "other"]
+    called = {(name, text) for name, text in log}
+    assert all((name, t) in called for name in fns for t in texts)
+    for i in range(1, len(log)):  # a variant of lib never follows the other on the same text
+        (a, text_a), (b, text_b) = log[i - 1], log[i]
+        assert not (text_a == text_b and {a, b} == {"lib list", "lib numpy"}), log[i - 1:i + 1]
