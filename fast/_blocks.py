@@ -9,6 +9,12 @@ one call with its arrays reused instead of allocated: about the same as blocks; 
 256K-character blocks alike. A 20M-character text: ``encode_ids`` 363 -> 180 ms, peak memory
 +224 -> +71 MB.
 
+An ASCII text's ``encode_ids`` takes blocks of ``bpe_encoder.ASCII_BLOCK`` (1M characters) instead:
+each is one fused pass (``_bpe_ascii``: about 7 bytes a character of arrays, no code points or span
+arrays), and there the per-call work (a merge call over the block's missed pretokens, whose cache
+merges a repeated piece once per call; the concatenation of the blocks' ids) outweighed locality:
+2 MB of English, 7.5 -> 5.3 ms (issue 29, stop 55; ``bpe_encoder.ASCII_BLOCK`` has the figures).
+
 Theorem relied on: M2 of ``tokspec.spec.merge`` (the rule ``lopt:`` cuts by): at a space after a
 letter the ids and offsets of a text are those of its two sides concatenated (the right side's
 offsets shifted), so blocks between such cuts give the text's. Checked by

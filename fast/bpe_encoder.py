@@ -29,7 +29,7 @@ from tokspec.fast._text_arrays import fill_text_arrays
 from tokspec.fast.pretok_peek2 import kernel_args, spans_of_code_points
 from tokspec.formats.vocab import NamedTiktoken, TiktokenVocab
 
-__all__ = ["FastBpeEncoder", "FILL_MIN", "BLOCK", "BATCH_GROUP"]
+__all__ = ["FastBpeEncoder", "FILL_MIN", "BLOCK", "ASCII_BLOCK", "BATCH_GROUP"]
 
 _UTF8_MAX = 4  # UTF-8 bytes per character, at most
 #: characters from which ``encode_ids`` makes its arrays with the fill kernel (``_text_arrays``)
@@ -38,6 +38,14 @@ FILL_MIN = 1 << 16
 #: characters per block of a long text (``FastBpeEncoder._ids_of_span``): 32K-256K measured alike
 #: serially; under ``lopt:`` x2 on new 2 MB texts (15 rounds) 128K gave x1.02-1.04, 64K x1.01-1.03
 BLOCK = 1 << 17
+#: characters per block of ``encode_ids`` on a long text that is all ASCII: each block one fused
+#: pass (``_bpe_ascii``), whose arrays (~7 bytes a character touched) stay small, and whose one
+#: merge call over the block's missed pretokens merges a repeated one once (its per-call cache).
+#: Measured (issue 29, stop 55; new copies of one 2 MB text, best of 5, one process, vs toktok-rs
+#: ``encode_to_numpy``): cl100k_base English 7.5 -> 5.3 ms (0.76x -> 1.08x), English from many
+#: corpora 0.73x -> 0.91x, code 0.75x -> 0.97x; o200k_base 0.76x -> 1.10x, 0.69x -> 0.86x,
+#: 0.73x -> 0.94x; 1M and 2M characters alike, 8M slower on a 20 MB text (memory)
+ASCII_BLOCK = 1 << 20
 #: characters: ``encode_ids_batch`` encodes at most this many in one pair of kernel calls
 BATCH_GROUP = 1 << 20
 _U8 = np.dtype(np.uint8)  # a dtype object: numpy converts a type object on every call (~0.2 us)
@@ -47,7 +55,7 @@ class FastBpeEncoder(Encoder):
     """Peek2 pretokens, all encoded by ONE call of the compiled backtracking BPE kernel, which also
     converts byte spans to character offsets (``tokspec.fast.bpe_kernel``). O(n) per text beyond
     the backtracking's per-pretoken cost; no Python object per token or pretoken. ``encode_ids``
-    of a text of ``2 * BLOCK`` characters or more: one such call per block between sound cuts
+    of a text of ``2 * BLOCK`` characters or more (``2 * ASCII_BLOCK`` if all ASCII): one such call per block between sound cuts
     (theorem M2 of ``tokspec.spec.merge``; :meth:`_ids_of_span`); of :data:`FILL_MIN` or more, an
     ASCII block in one fused pass of Peek2 and the lookups (``tokspec.fast._bpe_ascii``)."""
 
@@ -207,11 +215,13 @@ class FastBpeEncoder(Encoder):
 
     def _ids_of_span(self, text: str, start: int, end: int) -> np.ndarray | None:
         """The ids of ``text[start:end]``, or None if the span holds a lone surrogate: a block at a
-        time (:data:`BLOCK`) between sound cuts when the span is long and the pattern has M2's
+        time (:data:`BLOCK`, or :data:`ASCII_BLOCK` when the whole text is ASCII: ``str.isascii``
+        is a flag CPython keeps) between sound cuts when the span is long and the pattern has M2's
         rule, else in one piece (:meth:`_ids_of_block`).
 
         Why blocks, and the theorem they rely on: ``tokspec.fast._blocks``."""
-        cuts = self._block_cuts(text, start, end) if end - start >= 2 * (self.block or BLOCK) else []
+        block = self.block or (ASCII_BLOCK if str.isascii(text) else BLOCK)
+        cuts = self._block_cuts(text, start, end, block) if end - start >= 2 * block else []
         if not cuts:
             return self._ids_of_block(text, start, end)
         parts: list[np.ndarray] = []
@@ -223,14 +233,14 @@ class FastBpeEncoder(Encoder):
         joined: np.ndarray = np.concatenate(parts)
         return joined
 
-    def _block_cuts(self, text: str, start: int, end: int) -> list[int]:
+    def _block_cuts(self, text: str, start: int, end: int, block: int | None = None) -> list[int]:
         """Where a long span is cut into blocks (``tokspec.fast._blocks``); none without a rule."""
         from tokspec.fast._blocks import block_cuts, cut_rule  # (merge_rules: 3 ms, when needed)
         if self._cut_rule is None:
             self._cut_rule = cut_rule(self.pattern) or False
         if self._cut_rule is False:
             return []
-        return block_cuts(self._cut_rule, text, start, end, self.block or BLOCK)
+        return block_cuts(self._cut_rule, text, start, end, block or self.block or BLOCK)
 
     def _ids_of_block(self, text: str, start: int, end: int) -> np.ndarray | None:
         """The ids of ``text[start:end]`` from arrays the fill kernel makes, or None if the span

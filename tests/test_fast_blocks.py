@@ -37,12 +37,13 @@ def cl100k() -> object:
 
 @pytest.fixture()
 def blocks(cl100k: object, monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    """The spans given to ``_ids_of_block``, with BLOCK = 40 characters."""
+    """The spans given to ``_ids_of_block``, with BLOCK = ASCII_BLOCK = 40 characters."""
     import tokspec.fast.bpe_encoder as fe
 
     seen: list[tuple[int, int]] = []
     real = fe.FastBpeEncoder._ids_of_block
     monkeypatch.setattr(fe, "BLOCK", 40)
+    monkeypatch.setattr(fe, "ASCII_BLOCK", 40)
     monkeypatch.setattr(fe.FastBpeEncoder, "_ids_of_block",
                         lambda self, text, a, b: seen.append((a, b)) or real(self, text, a, b))
     return seen
@@ -107,6 +108,45 @@ def test_each_target_takes_the_first_cut_within_block_of_it(cl100k: object, bloc
     text = "2" * 90 + "b" + " " + "2" * 28  # 91: past the last target's window, [40, 80)
     assert cl100k.encode_ids_range(text, 0, len(text)).tolist() == _one_piece(cl100k, text)  # type: ignore[attr-defined]
     assert blocks == [(0, 120)]
+
+
+def test_an_ascii_text_is_cut_into_ascii_blocks(cl100k: object, blocks: list[tuple[int, int]],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text whose every character is ASCII (the whole text, not only the span) is cut about
+    ``ASCII_BLOCK`` characters apart (its blocks each take one fused pass, ``_bpe_ascii``: fewer,
+    longer calls), any other text about ``BLOCK`` apart; the ids are one piece's either way."""
+    import tokspec.fast.bpe_encoder as fe
+
+    monkeypatch.setattr(fe, "ASCII_BLOCK", 200)
+    ascii_text = _text(400, 8).encode("ascii", "ignore").decode()
+    assert ascii_text.isascii() and len(ascii_text) > 1000
+    mixed = ascii_text[:-1] + "\u00e9"  # one non-ASCII character, at the end
+    for text, apart in ((ascii_text, 200), (mixed, 40)):
+        blocks.clear()
+        assert cl100k.encode_ids_range(text, 0, len(text)).tolist() == _one_piece(cl100k, text)  # type: ignore[attr-defined]
+        cuts = [a for a, _ in blocks[1:]]
+        windows = [a // apart for a in cuts]  # one cut in each window [k * apart, (k + 1) * apart)
+        assert windows == list(range(1, len(text) // apart)), (apart, cuts)
+    blocks.clear()  # a span of the mixed text: the text's ASCII-ness decides, not the span's
+    cl100k.encode_ids_range(mixed, 0, 1000)  # type: ignore[attr-defined]
+    assert [a // 40 for a, _ in blocks[1:]] == list(range(1, 1000 // 40 - 1))
+
+
+@pytest.mark.skipif(not JIT_ENABLED, reason="a 2.2 MB text: compiled kernels only (the interpreted "
+                    "ones are checked on the same code path by the tests above, with small blocks)")
+def test_a_long_ascii_text_in_real_ascii_blocks_is_tiktokens(cl100k: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tokspec.fast.bpe_encoder as fe
+    from tokspec.app.bench.fast import english
+
+    text = english(2 * fe.ASCII_BLOCK + 200_000, seed=3)
+    assert text.isascii() and len(text) > 2 * fe.ASCII_BLOCK
+    seen: list[tuple[int, int]] = []
+    real = fe.FastBpeEncoder._ids_of_block
+    monkeypatch.setattr(fe.FastBpeEncoder, "_ids_of_block",
+                        lambda self, t, a, b: seen.append((a, b)) or real(self, t, a, b))
+    got = cl100k.encode_ids(text).tolist()  # type: ignore[attr-defined]
+    assert len(seen) == 2 and seen[0][1] == seen[1][0] and seen[-1][1] == len(text)
+    assert got == load_engine("tiktoken:cl100k_base").library_encoding.encode_ordinary(text)  # type: ignore[attr-defined]
 
 
 def test_a_lone_surrogate_in_a_later_block_is_named_as_in_one_piece(
