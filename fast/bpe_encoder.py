@@ -55,9 +55,10 @@ class FastBpeEncoder(Encoder):
     """Peek2 pretokens, all encoded by ONE call of the compiled backtracking BPE kernel, which also
     converts byte spans to character offsets (``tokspec.fast.bpe_kernel``). O(n) per text beyond
     the backtracking's per-pretoken cost; no Python object per token or pretoken. ``encode_ids``
-    of a text of ``2 * BLOCK`` characters or more (``2 * ASCII_BLOCK`` if all ASCII): one such call per block between sound cuts
-    (theorem M2 of ``tokspec.spec.merge``; :meth:`_ids_of_span`); of :data:`FILL_MIN` or more, an
-    ASCII block in one fused pass of Peek2 and the lookups (``tokspec.fast._bpe_ascii``)."""
+    of a text of ``2 * BLOCK`` characters or more (``2 * ASCII_BLOCK`` if all ASCII): one such
+    call per block between sound cuts (theorem M2 of ``tokspec.spec.merge``; :meth:`_ids_of_span`);
+    of :data:`FILL_MIN` or more, an ASCII block in one fused pass of Peek2 and the lookups
+    (``tokspec.fast._bpe_ascii``)."""
 
     def __init__(self, vocab: TiktokenVocab | NamedTiktoken, pattern: str, name: str) -> None:
         self.bpe = compiled_bpe(vocab.ranks, vocab.sha256, pattern)  # = CompiledBPE.from_ranks, faster cold
