@@ -1,4 +1,5 @@
-"""ASCII text in one pass: Peek2's scan fused with the whole-piece and store lookups of the fast BPE.
+"""ASCII text in one pass: Peek2's scan fused with the whole-piece and store lookups of the fast BPE
+(and mostly-ASCII text, its non-ASCII parts as foreign segments: "Mixed text" below).
 
 Why (issue 29): ``encode_ids`` makes three passes with arrays between them (the text to code points
 and UTF-8, Peek2 writing every pretoken's span, the merge kernel reading them back), and on
@@ -61,233 +62,43 @@ code 7.78/7.84 -> 7.57/7.57. Peek2's own kernels (``pretok_peek2``, the non-ASCI
 loops one category at a time: there the same change measured English +6% and Chinese-like +12%
 slower for cl100k_base (code -6%), a short predicted loop being cheaper than a load on the chain
 of dependent operations from one pretoken to the next.
+
+Mixed text (issue 29, stop 55): ``data`` may be any UTF-8 (``FastBpeEncoder._ids_of_block`` sends
+a block here when at most one character in 256 is non-ASCII, ``bpe_encoder._mostly_ascii``). The
+scan runs as for ASCII; a pretoken whose bytes, or the ``_WINDOW`` bytes after it (more than any
+rule reads past a pretoken's end: the character that stops a run, the one after a whitespace run,
+o200k's contraction letters), hold a non-ASCII byte is not trusted. Instead the output goes back to
+the last sound cut a pretoken started at (or the text's start), and everything from there to the
+next sound cut after that byte (or the text's end) becomes one foreign segment. Sound cuts are
+M2's (``tokspec.spec.merge``; the rule of every Peek2 pattern, ``merge_rules``): a space after a
+letter (here an ASCII one), where the ids of a text are those of its two sides. So the text is
+ASCII stretches, each encoded by the scan as if it were the whole text from its cut, and foreign
+segments; all foreign segments, joined in order, are encoded by ONE call of the engine's path for
+any text (Peek2 on code points, then ``_encode``: ``foreign_ids_of``). Their join is sound too:
+each segment but the last ends with a letter before a cut's space, and each but the first starts
+with that space, so the joined text is cut by M2 where they meet. :func:`splice_ids` puts each
+segment's ids at its marker. The category table read at a non-ASCII byte gives a Latin-1
+character's category, which is why such pretokens are never kept. Checked by
+``tests/test_fast_bpe_ascii.py`` (hypothesis over ASCII and non-ASCII atoms of every category and
+the case folds, four patterns, with and without the lookups; a non-ASCII character 0..6 places
+after each kind of pretoken; the segments' ends at sound cuts; >= 1 MB through ``encode_ids``
+against tiktoken). Measured (2 MB of English with a non-ASCII character after some words,
+cl100k_base, against the three kernels in 128K blocks): 0.06% non-ASCII 11.2 -> 8.8 ms, 0.26%
+12.8 -> 10.8 ms, 1% even, 1.3% 14.5 -> 16.4 ms (hence the 1 in 256); toktok-rs 7.2-8.3 ms.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from tokspec._jit import kernel
-from tokspec.fast._bits import leading_zeros64, trailing_zeros64
-from tokspec.fast._le_load import load_le64
-from tokspec.fast._piece_store import STORE_MAX, store_set, store_words
-from tokspec.fast._piece_table import PIECE_MAX, _home, _key_of_words
-from tokspec.fast._piece_table import _KEY_BITS as _PIECE_KEY_BITS, _KEY_MASK as _PIECE_KEY_MASK
+from tokspec.fast._bpe_ascii_scan import ascii_scan
 from tokspec.fast.bpe_kernel import _NO_CPS, _encode
-from tokspec.fast.pretok_peek2 import _fold, _o200k_contraction, _u_star_w_plus
 
-__all__ = ["ascii_scan", "scan_buffers", "missed_spans", "splice_ids", "ascii_ids"]
-
-_PIECE_MAX = PIECE_MAX  # plain module ints: the kernels' (frozen) globals
-_STORE_MAX = STORE_MAX
-# Peek2's cl100k categories and branches (pretok_peek2), as plain ints
-_OT, _SP, _QU, _CR, _LE, _WS, _NU = 0, 1, 2, 3, 4, 5, 6
-_B_CON, _B_LET, _B_DIG, _B_PUN = 0, 1, 2, 3
-_O_OT, _O_SP, _O_CR, _O_WS, _O_UP, _O_LO, _O_BO, _O_MA, _O_NU = 0, 1, 2, 3, 4, 5, 6, 7, 8  # o200k's
-_SEVEN_FROM_LO = (0x80 - _O_LO) * 0x01010101010101  # o200k's W+ run (pretok_peek2)
-_SEVEN_PAST_MA = (0x80 - _O_MA - 1) * 0x01010101010101
-_LE_BYTES = _LE * 0x0101010101010101  # the letters run, seven categories per load (pretok_peek2)
-_SEVEN_BYTES = 0x00FFFFFFFFFFFFFF
-_SEVEN_LOW7 = 0x007F7F7F7F7F7F7F
-_SEVEN_TOPS = 0x0080808080808080
-_LOW32 = (1 << 32) - 1
-_SEVEN_NOT_QU = 0x00FDFDFDFDFDFDFD  # cl100k's punctuation run (module docstring, "Runs")
-_ONES7 = 0x0001010101010101
-_SEVEN_MA = _O_MA * _ONES7  # o200k's
-
-
-# the argument form: mutation/config.toml keeps it out of mutation until judged (a comment after the
-# decorator would keep it out for good: the stage drops only a bare decorator line)
-@kernel(cache=True)
-def ascii_scan(data: np.ndarray, o200k: bool, table: np.ndarray, branch: np.ndarray, max_digits: int,
-               to_end_first: bool, fold_cps: np.ndarray, fold_to: np.ndarray, out: np.ndarray, missed: np.ndarray,
-               missed_bytes: np.ndarray, tok_len: np.ndarray, next_prefix: np.ndarray, left: np.ndarray,
-               right: np.ndarray, root: np.ndarray, trie: np.ndarray, pairs: np.ndarray, memo: np.ndarray,
-               max_len: int, pieces: np.ndarray, pieces_filter: np.ndarray, level3: np.ndarray,
-               store: np.ndarray) -> tuple[int, int, int]:
-    """Scan the ASCII bytes ``data`` into pretokens by Peek2's rules (``pretok_peek2``: o200k_base's
-    if ``o200k``, else the cl100k family's with ``branch``, ``max_digits`` and ``to_end_first``;
-    the category ``table`` and the contraction folds read at bytes) and look each up whole
-    (``pieces``), then in ``store`` (the trailing arguments are ``CompiledBPE._tables``, as
-    ``_encode`` takes them; the others are not read). Writes to ``out`` (int32, ``len(data)``
-    entries) each found pretoken's ids and, for each missed one, ``-1 - k`` (``k``: its number
-    among the missed); the missed pretokens' bytes one after another to ``missed_bytes``
-    (``len(data)`` entries), and pretoken ``k``'s start and end there to ``missed[2k]``,
-    ``missed[2k + 1]``. Returns (entries written, pretokens missed, bytes missed). O(n) plus a
-    probe per pretoken."""
-    n = len(data)
-    cat = np.empty(n + 8, dtype=np.uint8)  # 7 bytes of padding: the runs load 8 at a time
-    for k in range(n):
-        cat[k] = table[data[k]]
-    end_cat = _O_CR if o200k else _CR  # end of text: CR/LF's category (pretok_peek2)
-    ws_space = (_O_SP if o200k else _SP) * _ONES7  # the whitespace categories, in each of 7 bytes
-    ws_crlf = end_cat * _ONES7
-    ws_other = (_O_WS if o200k else _WS) * _ONES7
-    ws_to_end_first = to_end_first and not o200k
-    for k in range(n, n + 8):
-        cat[k] = end_cat
-    piece_mask = (len(pieces) >> 1) - 1
-    store_mask = (len(store) >> 4) - 1
-    count = 0
-    n_missed = 0
-    at_missed = 0  # bytes written to missed_bytes
-    i = 0
-    while i < n:
-        j = -1
-        if o200k:  # pretok_peek2._o200k_kernel's branches, data for cps
-            c0 = cat[i]
-            c1 = cat[i + 1]
-            s = -1  # where the word run starts, if a word is next
-            if _O_UP <= c0 <= _O_BO:
-                s = i
-            elif c0 != _O_CR and c0 != _O_NU and c0 != _O_MA and _O_UP <= c1 <= _O_MA:
-                s = i + 1
-            if s >= 0:
-                if cat[s] == _O_LO:  # W+ at once, 7 categories per load
-                    j = s + 1
-                    while True:
-                        x = load_le64(cat, j) & _SEVEN_BYTES
-                        marks = ((~(x + _SEVEN_FROM_LO)) | (x + _SEVEN_PAST_MA)) & _SEVEN_TOPS
-                        if marks != 0:
-                            j += trailing_zeros64(marks) >> 3
-                            break
-                        j += 7
-                else:
-                    j = _u_star_w_plus(cat, s, n)
-                    if j < 0:
-                        j = s
-                        while j < n and _O_UP <= cat[j] <= _O_MA:
-                            j += 1
-                if cat[j] == _O_OT and data[j] == 39:
-                    j = _o200k_contraction(data, j, n, fold_cps, fold_to)
-            elif c0 == _O_NU:  # \p{N}{1,3}
-                j = i + 1
-                while j < i + 3 and cat[j] == _O_NU:
-                    j += 1
-            elif c0 == _O_MA:  # (no ASCII character is a mark; as Peek2, for the same rules)
-                e = _u_star_w_plus(cat, i + 1, n) if i + 1 < n else -1
-                if e < 0:
-                    e = _u_star_w_plus(cat, i, n)
-                j = _o200k_contraction(data, e, n, fold_cps, fold_to)
-            elif c0 == _O_OT or (c0 == _O_SP and c1 == _O_OT):  # ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
-                j = i + 1
-                while True:  # other and mark, 7 categories per load (module docstring, "Runs")
-                    x = load_le64(cat, j) & _SEVEN_BYTES
-                    marks = (x + _SEVEN_LOW7) & ((x ^ _SEVEN_MA) + _SEVEN_LOW7) & _SEVEN_TOPS
-                    if marks != 0:
-                        j += trailing_zeros64(marks) >> 3
-                        break
-                    j += 7
-                while j < n and (data[j] == 13 or data[j] == 10 or data[j] == 47):
-                    j += 1
-        else:  # pretok_peek2._cl100k_kernel's branches, data for cps
-            b = branch[cat[i] * 7 + cat[i + 1]]
-            if b == _B_CON:  # '(?i:[sdmt]|ll|ve|re), else the letters branch; i + 1 < n (a letter)
-                f1 = _fold(data[i + 1], fold_cps, fold_to)
-                if f1 == 115 or f1 == 100 or f1 == 109 or f1 == 116:  # s d m t
-                    j = i + 2
-                elif i + 2 < n and f1 != 0:
-                    f2 = _fold(data[i + 2], fold_cps, fold_to)
-                    if (f1 == 108 and f2 == 108) or ((f1 == 118 or f1 == 114) and f2 == 101):  # ll ve re
-                        j = i + 3
-                if j < 0:
-                    b = _B_LET
-            if b == _B_LET:  # [^\r\n\p{L}\p{N}]?+\p{L}++, 7 categories per load
-                j = i + 1
-                while True:
-                    x = (load_le64(cat, j) ^ _LE_BYTES) & _SEVEN_BYTES
-                    marks = (x + _SEVEN_LOW7) & _SEVEN_TOPS
-                    if marks != 0:
-                        j += trailing_zeros64(marks) >> 3
-                        break
-                    j += 7
-            elif b == _B_DIG:  # \p{N}{1,max_digits}+
-                j = i + 1
-                while j < i + max_digits and cat[j] == _NU:
-                    j += 1
-            elif b == _B_PUN:  # ' ?[^\s\p{L}\p{N}]++[\r\n]*+'
-                j = i + 1
-                while True:  # other and quote, 7 categories per load (module docstring, "Runs")
-                    marks = ((load_le64(cat, j) & _SEVEN_NOT_QU) + _SEVEN_LOW7) & _SEVEN_TOPS
-                    if marks != 0:
-                        j += trailing_zeros64(marks) >> 3
-                        break
-                    j += 7
-                while j < n and cat[j] == _CR:
-                    j += 1
-        if j < 0:  # whitespace: pretok_peek2._whitespace_end's rule, its run forwards and its last
-            # CR/LF backwards seven categories per load (module docstring, "Runs")
-            j = i
-            while True:
-                x = load_le64(cat, j) & _SEVEN_BYTES
-                marks = (((x ^ ws_space) + _SEVEN_LOW7) & ((x ^ ws_crlf) + _SEVEN_LOW7)
-                         & ((x ^ ws_other) + _SEVEN_LOW7) & _SEVEN_TOPS)
-                if marks != 0:
-                    j += trailing_zeros64(marks) >> 3
-                    break
-                j += 7
-                if j >= n:
-                    break
-            if j > n:
-                j = n
-            if not (j == n and ws_to_end_first):
-                k = j - 1  # the last CR/LF in [i, j), if any
-                while k >= i:
-                    lo = k - 6
-                    if lo < 0:
-                        while k >= i and cat[k] != end_cat:
-                            k -= 1
-                        break
-                    z = ~(((load_le64(cat, lo) & _SEVEN_BYTES) ^ ws_crlf) + _SEVEN_LOW7) & _SEVEN_TOPS
-                    if lo < i:
-                        z &= -1 << (8 * (i - lo))
-                    if z != 0:
-                        k = lo + ((63 - leading_zeros64(z)) >> 3)
-                        break
-                    k -= 7
-                if k >= i:
-                    j = k + 1
-                elif j != n and j - i != 1:
-                    j -= 1
-        m = j - i
-        whole = -1  # the whole-piece probe of _encode
-        if m <= _PIECE_MAX and i + 16 <= n:
-            k0, k1 = _key_of_words(load_le64(data, i), load_le64(data, i + 8), m)
-            h = _home(k0, k1, piece_mask)  # type: ignore[arg-type]  # numpy ints, compiled as int64
-            while pieces[2 * h + 1] != 0:
-                if pieces[2 * h] == k0 and (pieces[2 * h + 1] & _PIECE_KEY_MASK) == k1:
-                    whole = pieces[2 * h + 1] >> _PIECE_KEY_BITS
-                    break
-                h = (h + 1) & piece_mask
-        if whole >= 0:
-            out[count] = whole
-            count += 1
-        else:
-            found = False  # the store's lookup of _encode
-            if m <= _STORE_MAX and i + 24 <= n and len(store) > 0:
-                s0, s1, s2 = store_words(load_le64(data, i), load_le64(data, i + 8), load_le64(data, i + 16), m)
-                at = int(store_set(s0, s1, s2, m, store_mask))
-                for way in range(2):
-                    if (store[at + 3] & 0xFF) == m and store[at] == s0 and store[at + 1] == s1 and store[at + 2] == s2:
-                        for q in range(store[at + 3] >> 8):
-                            out[count] = (store[at + 4 + (q >> 1)] >> (32 * (q & 1))) & _LOW32
-                            count += 1
-                        found = True
-                        break
-                    at += 8
-            if not found:
-                out[count] = -1 - n_missed
-                count += 1
-                missed[2 * n_missed] = at_missed
-                for q in range(i, j):
-                    missed_bytes[at_missed] = data[q]
-                    at_missed += 1
-                missed[2 * n_missed + 1] = at_missed
-                n_missed += 1
-        i = j
-    return count, n_missed, at_missed
+__all__ = ["ascii_scan", "scan_buffers", "missed_spans", "foreign_bytes", "splice_ids", "ascii_ids"]
 
 
 @kernel(cache=True)
@@ -310,19 +121,38 @@ def missed_spans(missed: np.ndarray, n_missed: int) -> tuple[np.ndarray, np.ndar
 
 
 @kernel(cache=True)
-def splice_ids(out: np.ndarray, count: int, merged: np.ndarray, missed: np.ndarray, tok_len: np.ndarray) -> np.ndarray:
-    """``out[:count]`` (:func:`ascii_scan`'s) as int64 ids, each marker ``-1 - k`` replaced by the
-    ids of missed pretoken ``k``: the next ids of ``merged`` (the missed pretokens' ids in order)
-    whose token lengths add up to its bytes, ``missed[2k + 1] - missed[2k]``."""
-    ids = np.empty(count + len(merged), dtype=np.int64)
+def foreign_bytes(data: np.ndarray, foreign: np.ndarray, n_foreign: int) -> np.ndarray:
+    """The bytes of :func:`ascii_scan`'s ``n_foreign`` foreign segments of ``data``, one after another."""
+    size = 0
+    for f in range(n_foreign):
+        size += foreign[2 * f + 1] - foreign[2 * f]
+    gathered = np.empty(size, dtype=np.uint8)
+    at = 0
+    for f in range(n_foreign):
+        for q in range(foreign[2 * f], foreign[2 * f + 1]):
+            gathered[at] = data[q]
+            at += 1
+    return gathered
+
+
+@kernel(cache=True)
+def splice_ids(out: np.ndarray, count: int, merged: np.ndarray, missed: np.ndarray, tok_len: np.ndarray,
+               foreign_ids: np.ndarray, foreign: np.ndarray, n: int) -> np.ndarray:
+    """``out[:count]`` (:func:`ascii_scan`'s over ``n`` bytes) as int64 ids, each marker ``-1 - k``
+    replaced by the ids of missed pretoken ``k``: the next ids of ``merged`` (the missed pretokens'
+    ids in order) whose token lengths add up to its bytes, ``missed[2k + 1] - missed[2k]``; each
+    marker ``-1 - n - f`` by the next ids of ``foreign_ids`` (the foreign segments' ids in order)
+    whose lengths add up to segment ``f``'s bytes, ``foreign[2f + 1] - foreign[2f]``."""
+    ids = np.empty(count + len(merged) + len(foreign_ids), dtype=np.int64)
     r = 0
     q = 0
+    g = 0
     for t in range(count):
         v = out[t]
         if v >= 0:
             ids[r] = v
             r += 1
-        else:
+        elif -1 - v < n:
             need = missed[2 * (-1 - v) + 1] - missed[2 * (-1 - v)]
             while need > 0:
                 if q == len(merged):
@@ -331,24 +161,48 @@ def splice_ids(out: np.ndarray, count: int, merged: np.ndarray, missed: np.ndarr
                 need -= tok_len[merged[q]]
                 r += 1
                 q += 1
-    if q != len(merged):
-        raise ValueError("splice_ids: merged ids left over after the missed pretokens' bytes")
+        else:
+            f = -1 - n - v
+            need = foreign[2 * f + 1] - foreign[2 * f]
+            while need > 0:
+                if g == len(foreign_ids):
+                    raise ValueError("splice_ids: the foreign ids end before the foreign segments' bytes")
+                ids[r] = foreign_ids[g]
+                need -= tok_len[foreign_ids[g]]
+                r += 1
+                g += 1
+    if q != len(merged) or g != len(foreign_ids):
+        raise ValueError("splice_ids: merged or foreign ids left over after the bytes they encode")
     return ids[:r]
 
 
-def ascii_ids(data: np.ndarray, pattern_args: tuple[Any, ...], tables: tuple[Any, ...]) -> np.ndarray:
-    """The token ids (int64) of the ASCII bytes ``data`` (every byte < 0x80, read-only; the caller
-    checks) under a Peek2 pattern, ``pattern_args`` as ``bpe_encoder._ascii_args`` makes them from
-    ``pretok_peek2.kernel_args``, with the calling thread's ``CompiledBPE._tables``: :func:`ascii_scan`, then one ``_encode``
-    over the missed pretokens (none: an empty call), then :func:`splice_ids`."""
+_NO_IDS = np.empty(0, dtype=np.int64)  # splice_ids' foreign ids when there is no foreign segment
+
+
+def ascii_ids(data: np.ndarray, pattern_args: tuple[Any, ...], tables: tuple[Any, ...],
+              foreign_ids_of: Callable[[bytes], np.ndarray] | None = None) -> np.ndarray:
+    """The token ids (int64) of the UTF-8 bytes ``data`` (read-only) under a Peek2 pattern,
+    ``pattern_args`` as ``bpe_encoder._ascii_args`` makes them from ``pretok_peek2.kernel_args``,
+    with the calling thread's ``CompiledBPE._tables``: :func:`ascii_scan`, then one ``_encode``
+    over the missed pretokens (none: an empty call), then, if ``data`` is not all ASCII, one call
+    ``foreign_ids_of(segments)`` for the ids of its foreign segments one after another (the UTF-8
+    bytes of a text between sound cuts: the engine's own path for any text), then
+    :func:`splice_ids`. ValueError for non-ASCII ``data`` without ``foreign_ids_of``."""
     out, missed, missed_bytes = scan_buffers(len(data))
+    foreign = np.empty(len(data) + 2, dtype=np.int64)
     o200k, table, branch, max_digits, to_end_first, fold_cps, fold_to = pattern_args
-    count, n_missed, n_bytes = ascii_scan(data, o200k, table, branch, max_digits, to_end_first, fold_cps, fold_to,
-                                          out, missed, missed_bytes, *tables)
+    count, n_missed, n_bytes, n_foreign = ascii_scan(data, o200k, table, branch, max_digits, to_end_first,
+                                                     fold_cps, fold_to, out, missed, missed_bytes, foreign, *tables)
     cbs, starts, ends = missed_spans(missed, n_missed)
     pieces = np.frombuffer(memoryview(missed_bytes[:n_bytes]).toreadonly(), np.uint8)  # type: ignore[arg-type]  # read-only, as every
     # caller gives _encode its bytes (one compiled version)
     with np.errstate(over="ignore"):  # interpreted kernels: the hashes wrap in numpy int64
         merged = _encode(pieces, cbs, _NO_CPS, starts, ends, False, *tables)
-    spliced: np.ndarray = splice_ids(out, count, merged, missed, tables[0])  # tables[0]: tok_len
+    foreign_ids = _NO_IDS
+    if n_foreign > 0:
+        if foreign_ids_of is None:
+            raise ValueError("ascii_ids: non-ASCII bytes in data and no foreign_ids_of to encode them")
+        foreign_ids = foreign_ids_of(foreign_bytes(data, foreign, n_foreign).tobytes())
+    spliced: np.ndarray = splice_ids(out, count, merged, missed, tables[0], foreign_ids, foreign,
+                                     len(data))  # tables[0]: tok_len
     return spliced

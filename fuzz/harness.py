@@ -64,7 +64,7 @@ _NOT_INSTRUMENTED = ("tokspec.formats.vocab", "tokspec.spec", "tokspec.fuzz", "t
                      "tokspec.fast._hf_pretok_kernels", "tokspec.fast._hf_precompiled", "tokspec.fast._le_load", "tokspec.fast._wrapping",
                      "tokspec.fast._prefetch", "tokspec.fast._bits", "tokspec.fast._builtin", "tokspec.fast._text_arrays",
                      "tokspec.fast._cold_start", "tokspec.fast._hf_pretok_split", "tokspec.fast._hf_norm_forms",
-                     "tokspec.fast._bpe_ascii")
+                     "tokspec.fast._bpe_ascii", "tokspec.fast._bpe_ascii_scan")
 
 
 def _load_target(name: str) -> Any:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokspec import load_engine
-from tokspec.fast._bpe_ascii import ascii_ids, ascii_scan, splice_ids
+from tokspec.fast._bpe_ascii import _NO_IDS, ascii_ids, ascii_scan, splice_ids
 from tokspec.fast._bpe_text import ids_of_text
 from tokspec.fast.bpe_encoder import _ascii_args
 from tokspec.fast.pretok_peek2 import kernel_args
@@ -50,10 +50,19 @@ def _data(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("ascii"), np.uint8)
 
 
+def _utf8(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode(), np.uint8)
+
+
+def _foreign_buffer(data: np.ndarray) -> np.ndarray:
+    """:func:`ascii_scan`'s ``foreign`` for ``data``."""
+    return np.empty(len(data) + 2, np.int64)
+
+
 def _three_pass(engine: object, text: str, pattern: str, tables: tuple[object, ...]) -> list[int]:
     cps = np.frombuffer(text.encode("utf-32-le"), np.uint32)
     kernel, args = kernel_args(pattern)
-    out: list[int] = ids_of_text(_data(text), cps, kernel, args, tables).tolist()
+    out: list[int] = ids_of_text(_utf8(text), cps, kernel, args, tables).tolist()
     return out
 
 
@@ -108,8 +117,9 @@ def test_scan_marks_exactly_the_missed_pretokens(cl100k: object) -> None:
     text = "It's a test-case of the scanner,\r\n   with 12345 digits and 'quotes'   \n"
     data = _data(text)
     out, missed, missed_bytes = scan_buffers(len(data))
-    count, n_missed, n_bytes = ascii_scan(data, *_ascii_args("cl100k_base"), out, missed, missed_bytes,
-                                          *cl100k.bpe._tables_no_shortcut)  # type: ignore[attr-defined]
+    count, n_missed, n_bytes, n_foreign = ascii_scan(data, *_ascii_args("cl100k_base"), out, missed, missed_bytes,
+                                                     _foreign_buffer(data), *cl100k.bpe._tables_no_shortcut)  # type: ignore[attr-defined]
+    assert n_foreign == 0
     pieces = [text[a:b] for a, b in split(text)]
     assert count == n_missed == len(pieces)  # no whole-piece table and no store: every pretoken missed
     assert out[:count].tolist() == [-1 - k for k in range(count)]
@@ -122,11 +132,22 @@ def test_splice_puts_each_missed_pretokens_ids_at_its_marker() -> None:
     out = np.array([5, -1, 6, -2, 7], np.int32)
     missed = np.array([0, 3, 3, 5], np.int64)  # pretoken 0: 3 bytes, pretoken 1: 2 bytes
     merged = np.array([0, 1, 1], np.int64)  # pretoken 0 = ids 0, 1 (1 + 2 bytes); pretoken 1 = id 1 (2 bytes)
-    assert splice_ids(out, 5, merged, missed, tok_len).tolist() == [5, 0, 1, 6, 1, 7]
+    no_foreign = np.empty(2, np.int64)
+    assert splice_ids(out, 5, merged, missed, tok_len, _NO_IDS, no_foreign, 5).tolist() == [5, 0, 1, 6, 1, 7]
     with pytest.raises(ValueError, match="left over"):  # ids that no missed pretoken's bytes account for
-        splice_ids(out, 5, np.array([0, 1, 1, 2], np.int64), missed, tok_len)
+        splice_ids(out, 5, np.array([0, 1, 1, 2], np.int64), missed, tok_len, _NO_IDS, no_foreign, 5)
     with pytest.raises(ValueError, match="end before"):
-        splice_ids(out, 5, merged[:2], missed, tok_len)
+        splice_ids(out, 5, merged[:2], missed, tok_len, _NO_IDS, no_foreign, 5)
+    # foreign segment f of n = 5 bytes: the marker -1 - 5 - f, its bytes foreign[2f + 1] - foreign[2f]
+    out = np.array([5, -1 - 5 - 0, -1, -1 - 5 - 1], np.int32)
+    foreign = np.array([0, 3, 7, 9], np.int64)  # segment 0: 3 bytes, segment 1: 2 bytes
+    foreign_ids = np.array([2, 1], np.int64)  # 3 bytes; then 2 bytes
+    got = splice_ids(out, 4, merged[:2], missed, tok_len, foreign_ids, foreign, 5).tolist()
+    assert got == [5, 2, 0, 1, 1]  # (missed pretoken 0 is 3 bytes: ids 0, 1)
+    with pytest.raises(ValueError, match="foreign ids end before"):
+        splice_ids(out, 4, merged[:2], missed, tok_len, foreign_ids[:1], foreign, 5)
+    with pytest.raises(ValueError, match="left over"):
+        splice_ids(out, 4, merged[:2], missed, tok_len, np.append(foreign_ids, 0), foreign, 5)
 
 
 def test_interpreted_kernels_give_the_compiled_ids(cl100k: object, truth: object) -> None:
@@ -235,7 +256,7 @@ def _scan_flags(data: np.ndarray, pattern: str, tables: tuple[object, ...], span
     """:func:`ascii_scan` over ``data`` with ``tables``, read by :func:`_missed_flags`."""
     from tokspec.fast._bpe_ascii import scan_buffers
     out, missed, missed_bytes = scan_buffers(len(data))
-    count, _, _ = ascii_scan(data, *_ascii_args(pattern), out, missed, missed_bytes, *tables)
+    count, _, _, _ = ascii_scan(data, *_ascii_args(pattern), out, missed, missed_bytes, _foreign_buffer(data), *tables)
     return _missed_flags(out, count, spans, tables[0])  # type: ignore[arg-type]  # tables[0]: tok_len
 
 
@@ -303,3 +324,120 @@ def test_scan_reads_both_ways_of_a_store_set(cl100k: object, o200k: object, patt
     assert _scan_flags(data, pattern, tables, spans) == [text[a:b] in (" qzxv", " wqpk", tail) for a, b in spans]
     ascii_ids(data, _ascii_args(pattern), tables)
     assert _scan_flags(data, pattern, tables, spans) == [text[a:b] == tail for a, b in spans]
+
+
+# -- mixed text: the fused pass over UTF-8 with foreign segments (_bpe_ascii, "Mixed text") ------
+
+#: non-ASCII characters of every kind the scan's rules meet: letters of each case and both-case
+#: (o200k), a combining mark, digits, punctuation, whitespace (NBSP, ideographic space, NEL, line
+#: separator), a zero-width space, the case folds that make contractions (Kelvin sign, long s),
+#: CJK, an emoji (4 bytes), and ASCII neighbours they attach to
+_NON_ASCII = ["\u00e9", "\u00c9COLE", "\u01c5", "\u00df", "\u0301", "\u0661\u0662\u0663", "\u2019", "\u2014",
+              "\u00a0", "\u3000", "\u0085", "\u2028", "\u200b", "\u212a", "\u017f", "'\u017f", "'\u212a",
+              "\u4e2d\u6587", "\U0001f600", "caf\u00e9", " \u00e9", "\u00e9 ", "x\u00e9y", "1\u0663"]
+_MIXED = st.lists(st.sampled_from(_ATOMS + _NON_ASCII), max_size=60).map("".join)
+
+
+def _foreign_ids_of(pattern: str, tables: tuple[object, ...]) -> object:
+    """The three-pass path (Peek2 on code points, then ``_encode``) for foreign segments."""
+    def ids(utf8: bytes) -> np.ndarray:
+        text = utf8.decode()
+        kernel, args = kernel_args(pattern)
+        out: np.ndarray = ids_of_text(np.frombuffer(utf8, np.uint8), np.frombuffer(text.encode("utf-32-le"), np.uint32),
+                                      kernel, args, tables)
+        return out
+    return ids
+
+
+@settings(max_examples=300, deadline=None)
+@given(_MIXED)
+def test_mixed_text_equals_tiktoken_and_the_three_pass_path(cl100k: object, truth: object, o200k: object,
+                                                            o200k_truth: object, text: str) -> None:
+    """UTF-8 with non-ASCII characters anywhere: the scan leaves every part near one to its foreign
+    segments (Peek2 and the merge on code points) and the ids are production's, for the four
+    patterns, with the lookups and with every pretoken merged."""
+    for engine, production, patterns in ((cl100k, truth, ("cl100k_base", "llama3", "qwen2")),
+                                         (o200k, o200k_truth, ("o200k_base",))):
+        for tables in (engine.bpe._tables, engine.bpe._tables_no_shortcut):  # type: ignore[attr-defined]
+            for pattern in patterns:
+                got = ascii_ids(_utf8(text), _ascii_args(pattern), tables, _foreign_ids_of(pattern, tables)).tolist()
+                want = production.encode_ordinary(text) if pattern == patterns[0] else _three_pass(  # type: ignore[attr-defined]
+                    engine, text, pattern, tables)
+                assert got == want, (pattern, text)
+
+
+def test_foreign_segments_hold_every_non_ascii_byte_between_sound_cuts(cl100k: object, o200k: object) -> None:
+    """Each foreign segment starts at the text's start or a space after an ASCII letter and ends
+    at the text's end or such a space (theorem M2's cuts); the segments are in order, disjoint, and
+    hold every non-ASCII byte; the scan's other entries are the pretokens between them."""
+    from tokspec.fast._bpe_ascii import scan_buffers
+    texts = ["caf\u00e9 au lait, don\u2019t stop", "\u00e9", "ascii only then \u4e2d\u6587", "x\u00e9", "\u00e9 x",
+             "The END\u2014really. 'K and 'ſ", "a b c d \u00a0 e f g", "no cut\u00e9here\u00e9at all"]
+    for engine, pattern in ((cl100k, "cl100k_base"), (o200k, "o200k_base")):
+        for text in texts:
+            data = _utf8(text)
+            n = len(data)
+            out, missed, missed_bytes = scan_buffers(n)
+            foreign = _foreign_buffer(data)
+            count, _, _, n_foreign = ascii_scan(data, *_ascii_args(pattern), out, missed, missed_bytes, foreign,
+                                                *engine.bpe._tables)  # type: ignore[attr-defined]
+            spans = [(int(foreign[2 * f]), int(foreign[2 * f + 1])) for f in range(n_foreign)]
+            assert n_foreign >= 1 and [v for v in out[:count] if v < -n] == [-1 - n - f for f in range(n_foreign)]
+
+            def cut(at: int) -> bool:
+                return at in (0, n) or (data[at] == 32 and chr(data[at - 1]).isascii() and chr(data[at - 1]).isalpha())
+            assert all(cut(a) and cut(b) and a < b for a, b in spans), (text, spans)
+            assert all(b1 <= a2 for (_, b1), (a2, _) in zip(spans, spans[1:])), (text, spans)
+            high = [k for k in range(n) if data[k] >= 0x80]
+            assert all(any(a <= k < b for a, b in spans) for k in high), (text, spans)
+
+
+def test_non_ascii_data_without_a_foreign_path_is_refused(cl100k: object) -> None:
+    with pytest.raises(ValueError, match="non-ASCII"):
+        ascii_ids(_utf8("caf\u00e9"), _ascii_args("cl100k_base"), cl100k.bpe._tables)  # type: ignore[attr-defined]
+
+
+def test_mostly_ascii_long_texts_take_the_fused_pass_and_equal_tiktoken(
+        cl100k: object, truth: object, o200k: object, o200k_truth: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``encode_ids`` of >= 1 MB with one non-ASCII character in 2,000 (``bpe_encoder._mostly_ascii``:
+    the fused pass, foreign segments through the engine's ``_foreign_ids``) and one in 50 (the
+    three kernels), both families against tiktoken; a lone surrogate in such a text is named."""
+    import tokspec.fast._bpe_ascii as fused
+    from tokspec.app.bench.fast import english
+    from tokspec.errors import InvalidTextError
+    gathered: list[int] = []
+    real = fused.foreign_bytes
+    monkeypatch.setattr(fused, "foreign_bytes", lambda *a: gathered.append(a[2]) or real(*a))  # type: ignore[func-returns-value]
+    base = english(1_100_000, seed=9)
+    sparse = "".join(base[k:k + 2000] + "\u2019" for k in range(0, len(base), 2000))
+    dense = "".join(base[k:k + 50] + "\u00e9" for k in range(0, 300_000, 50))
+    for engine, production in ((cl100k, truth), (o200k, o200k_truth)):
+        gathered.clear()
+        assert engine.encode_ids(sparse).tolist() == production.encode_ordinary(sparse)  # type: ignore[attr-defined]
+        assert sum(gathered) >= len(sparse) // 2000 // 2  # foreign segments (adjacent ones may join)
+        gathered.clear()
+        assert engine.encode_ids(dense).tolist() == production.encode_ordinary(dense)  # type: ignore[attr-defined]
+        assert gathered == []
+    bad = sparse[:700_001] + "\udc80" + sparse[700_001:]
+    with pytest.raises(InvalidTextError, match="at index 700001;"):
+        cl100k.encode_ids(bad)  # type: ignore[attr-defined]
+
+
+def test_a_non_ascii_character_at_every_distance_after_each_kind_of_pretoken(
+        cl100k: object, truth: object, o200k: object, o200k_truth: object) -> None:
+    """Whether a pretoken of the scan is kept depends on the bytes it may have read past its end
+    (``_bpe_ascii._WINDOW``: the character that ends a run, the one after a whitespace run, a
+    contraction's letters): a non-ASCII character 0..6 characters after each kind of ASCII
+    pretoken, with ASCII text after it, against production."""
+    heads = ["abc", "Hello", "HELLO", "123456", "!!", "'", " '", "'s", "don'", "it'l", " ", "   ", "\t\t", "\r\n",
+             "  \n", "x  ", ".  ", "a\r\n\r\n"]
+    fillers = ["", "a", " ", "1", ".", "'", "\n"]
+    texts = [head + fill * k + x + tail for head in heads for fill in fillers for k in range(7)
+             for x in ("\u00e9", "\u00a0", "\u2019", "\u212a", "\u4e2d", "\u0301")
+             for tail in ("", "x", " y", "'s", "  z")]
+    for engine, production, pattern in ((cl100k, truth, "cl100k_base"), (o200k, o200k_truth, "o200k_base")):
+        tables = engine.bpe._tables  # type: ignore[attr-defined]
+        foreign_ids_of = _foreign_ids_of(pattern, tables)
+        for text in texts:
+            got = ascii_ids(_utf8(text), _ascii_args(pattern), tables, foreign_ids_of).tolist()
+            assert got == production.encode_ordinary(text), (pattern, text)  # type: ignore[attr-defined]
