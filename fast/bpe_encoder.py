@@ -71,6 +71,10 @@ class FastBpeEncoder(Encoder):
         #: characters per block of a long text; None: :data:`BLOCK` (a fuzzing configuration sets
         #: a few characters, so that every text takes the long-text path: ``tokspec.fuzz.wrapped``)
         self.block: int | None = None
+        #: every non-ASCII block through the fused pass with foreign segments, however dense its
+        #: non-ASCII characters (``_mostly_ascii`` not asked): a fuzzing configuration
+        #: (``tokspec.fuzz.wrapped``), so that short texts of every kind exercise that path
+        self.fused_any_text = False
         self._ids_of_text = ids_function(*kernel_args(pattern), self.bpe)  # encode_ids' two kernel calls
         self._ascii_args = _ascii_args(pattern)  # a long ASCII block's fused pass (_bpe_ascii)
         self.info = EngineInfo(
@@ -266,7 +270,7 @@ class FastBpeEncoder(Encoder):
             from tokspec.fast._bpe_ascii import ascii_ids
             data = np.frombuffer(str.encode(block), _U8)  # read-only, as encode_ids' bytes
             return ascii_ids(data, self._ascii_args, self.bpe._tables)
-        if _mostly_ascii(block, 0, len(block)):  # the fused pass too, its non-ASCII parts through _foreign_ids
+        if self.fused_any_text or _mostly_ascii(block, 0, len(block)):  # the fused pass too, its non-ASCII parts through _foreign_ids
             from tokspec.fast._bpe_ascii import ascii_ids
             try:
                 utf8 = str.encode(block)

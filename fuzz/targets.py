@@ -118,6 +118,8 @@ TARGETS: tuple[Target, ...] = (
           "the fill kernel's path) vs tiktoken"),
     _diff(_W + "fast_ids_blocks_o200k", "tiktoken:o200k_base", "encode_ids a block at a time (32-char blocks, "
           "the fill kernel's path) vs tiktoken, o200k"),
+    _diff(_W + "fast_ids_fused_cl100k", "tiktoken:cl100k_base", "encode_ids in one fused pass, non-ASCII parts "
+          "as foreign segments (the mostly-ASCII path) vs tiktoken"),
     _prop("tiktoken:cl100k_base", ("bpe_offsets",), "offsets partition + byte round trip"),
     _prop("fast:cl100k_base", ("bpe_offsets",), "offsets partition + byte round trip"),
     _prop("hf:bert-base-uncased", ("cover", "wordpiece_greedy"), "ordered cover + greedy longest match"),

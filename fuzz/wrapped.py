@@ -14,7 +14,7 @@ from __future__ import annotations
 from tokspec import Encoder, load_engine
 
 __all__ = ["CHUNK_LEN", "BLOCK_CHARS", "lopt_small_cl100k", "lopt_small_bert", "lopt_small_mon", "fast_mon_interpreted",
-           "fast_blocks_o200k", "fast_ids_blocks_cl100k", "fast_ids_blocks_o200k"]
+           "fast_blocks_o200k", "fast_ids_blocks_cl100k", "fast_ids_blocks_o200k", "fast_ids_fused_cl100k"]
 
 CHUNK_LEN = 8
 
@@ -80,7 +80,14 @@ def fast_ids_blocks_o200k() -> Encoder:
     return _ids_blocks("o200k_base")
 
 
-def _ids_blocks(encoding: str) -> Encoder:
+def fast_ids_fused_cl100k() -> Encoder:
+    """``fast:cl100k_base``'s ``encode_ids`` with every text one block through the fused pass
+    (``tokspec.fast._bpe_ascii``), non-ASCII parts as foreign segments whatever their density
+    (``FastBpeEncoder.fused_any_text``): the path of long mostly-ASCII texts, on short ones."""
+    return _ids_blocks("cl100k_base", fused=True)
+
+
+def _ids_blocks(encoding: str, fused: bool = False) -> Encoder:
     """``encode_ids``' long-text path (``FastBpeEncoder._ids_of_span``) on blocks of
     :data:`BLOCK_CHARS` characters, as an engine: ``encode_ids`` reaches that path only from
     ``FILL_MIN`` (64K) characters, which a fuzzer's short inputs never have. Offsets are derived
@@ -97,11 +104,13 @@ def _ids_blocks(encoding: str) -> Encoder:
     engine = load_engine(f"fast:{encoding}")
     assert isinstance(engine, FastBpeEncoder)
     blocks = engine.sharing_tables()
-    blocks.block = BLOCK_CHARS
+    blocks.block = 1 << 40 if fused else BLOCK_CHARS  # fused: one block, its non-ASCII parts foreign
+    blocks.fused_any_text = fused
     tok_len = blocks.bpe.arrays["tok_len"]
+    how = "one block, fused pass" if fused else f"{BLOCK_CHARS}-character blocks"
 
     class IdsOfBlocks(Encoder):
-        info = dataclasses.replace(engine.info, name=f"fast:{encoding} encode_ids ({BLOCK_CHARS}-character blocks)")
+        info = dataclasses.replace(engine.info, name=f"fast:{encoding} encode_ids ({how})")
 
         def _encode_arrays(self, text: str) -> EncodingArrays:
             ids = blocks._ids_of_span(text, 0, len(text))

@@ -66,6 +66,19 @@ def english(n_bytes: int, seed: int = 0) -> str:
     return " ".join(out)[:n_bytes]
 
 
+def english_typographic(n_bytes: int, seed: int = 0) -> str:
+    """:func:`english` as typeset text is: apostrophes as U+2019 and spaced hyphens as em dashes
+    (about 1% of characters non-ASCII), what most English on the web looks like to a tokenizer."""
+    return english(n_bytes, seed).replace("'", "\u2019").replace(" - ", " \u2014 ")
+
+
+def english_accented(n_bytes: int, seed: int = 0, every: int = 2000) -> str:
+    """:func:`english` with one accented word (``café``) about every ``every`` characters: ASCII
+    text with a few non-ASCII characters (names, loanwords, a symbol in code comments)."""
+    text = english(n_bytes, seed)
+    return " caf\u00e9 ".join(text[k:k + every] for k in range(0, len(text), every))
+
+
 def chinese_like(n_bytes: int, seed: int = 0) -> str:
     """CJK ideographs with sparse punctuation, spaces and digits (3 bytes per ideograph)."""
     rng = random.Random(seed)

@@ -12,8 +12,9 @@ decided from the engine's structure (or ``serial`` and the reason) and says ``ex
 *Peers* (full run; 20 KB with ``quick``): ``lopt:fast:cl100k_base`` and ``lopt:fast:o200k_base``
 ``encode_ids`` on 2 threads against the fastest exact peers single-threaded (toktok-rs,
 quicktok-v1, when the ``bench`` extra is installed) and against the same engine's serial
-``encode_ids``, on 2 MB of English-like text (one corpus repeated, and drawn from many), Chinese-like
-text and code; ids checked equal. *Fresh peers* (:func:`peer_fresh_rows`): ``lopt:`` against the
+``encode_ids``, on 2 MB of English-like text (one corpus repeated, and drawn from many; with an
+accented word every 2,000 characters; typeset, with U+2019 apostrophes and em dashes: about 1% of
+characters non-ASCII, as most English on the web), Chinese-like text and code; ids checked equal. *Fresh peers* (:func:`peer_fresh_rows`): ``lopt:`` against the
 peers (tiktoken too) on a new text every round (what a stream of new documents costs, with no
 engine's caches warm for the text); no serial ``fast:`` engine there (it would warm the shared
 tables' lines for the 2-thread one).
@@ -120,7 +121,7 @@ def family_row(label: str, engine: Encoder, text: str, repeat: int) -> BenchRow:
 
 def peer_rows(*, quick: bool) -> list[BenchRow]:
     """``lopt:fast:X`` ids on 2 threads vs the peers single-threaded and vs its own serial ids."""
-    from tokspec.app.bench.fast import chinese_like, code, english
+    from tokspec.app.bench.fast import chinese_like, code, english, english_accented, english_typographic
     from tokspec.app.bench.latency import peers
     from tokspec.app.bench.stages import _best, english_varied
 
@@ -131,6 +132,7 @@ def peer_rows(*, quick: bool) -> list[BenchRow]:
         lopt = LoptEncoder(fast, runner=Runner("threads", _WORKERS))
         lib = {n: f for n, f in peers(encoding).items() if n.split()[0] in ("toktok-rs", "quicktok-v1")}
         for lang, text in (("english", english(size)), ("english-varied", english_varied(size)),
+                           ("english-accented", english_accented(size)), ("english-typographic", english_typographic(size)),
                            ("chinese-like", chinese_like(size)), ("code", code(size))):
             want = fast.encode_ids(text).tolist()  # type: ignore[attr-defined]
             subject = f"lopt:fast:{encoding} ids x{_WORKERS}"
