@@ -177,6 +177,7 @@ def splice_ids(out: np.ndarray, count: int, merged: np.ndarray, missed: np.ndarr
 
 
 _NO_IDS = np.empty(0, dtype=np.int64)  # splice_ids' foreign ids when there is no foreign segment
+_NO_FOREIGN = np.empty(0, dtype=np.int64)  # and its segments
 
 
 def ascii_ids(data: np.ndarray, pattern_args: tuple[Any, ...], tables: tuple[Any, ...],
@@ -187,22 +188,24 @@ def ascii_ids(data: np.ndarray, pattern_args: tuple[Any, ...], tables: tuple[Any
     over the missed pretokens (none: an empty call), then, if ``data`` is not all ASCII, one call
     ``foreign_ids_of(segments)`` for the ids of its foreign segments one after another (the UTF-8
     bytes of a text between sound cuts: the engine's own path for any text), then
-    :func:`splice_ids`. ValueError for non-ASCII ``data`` without ``foreign_ids_of``."""
+    :func:`splice_ids`. Without ``foreign_ids_of`` ``data`` must be ASCII (the scan is then compiled
+    without the mixed-text code: ``foreign`` None); the ids of non-ASCII data are then wrong, never
+    an error (the callers pass it for every block that is not ASCII)."""
     out, missed, missed_bytes = scan_buffers(len(data))
-    foreign = np.empty(len(data) + 2, dtype=np.int64)
+    foreign = np.empty(len(data) + 2, dtype=np.int64) if foreign_ids_of is not None else None  # None: ASCII
     o200k, table, branch, max_digits, to_end_first, fold_cps, fold_to = pattern_args
-    count, n_missed, n_bytes, n_foreign = ascii_scan(data, o200k, table, branch, max_digits, to_end_first,
-                                                     fold_cps, fold_to, out, missed, missed_bytes, foreign, *tables)
+    count, n_missed, n_bytes, n_foreign = ascii_scan(data, o200k, table, branch, max_digits, to_end_first, fold_cps,
+                                                     fold_to, out, missed, missed_bytes, foreign, *tables)
     cbs, starts, ends = missed_spans(missed, n_missed)
     pieces = np.frombuffer(memoryview(missed_bytes[:n_bytes]).toreadonly(), np.uint8)  # type: ignore[arg-type]  # read-only, as every
     # caller gives _encode its bytes (one compiled version)
     with np.errstate(over="ignore"):  # interpreted kernels: the hashes wrap in numpy int64
         merged = _encode(pieces, cbs, _NO_CPS, starts, ends, False, *tables)
     foreign_ids = _NO_IDS
-    if n_foreign > 0:
-        if foreign_ids_of is None:
-            raise ValueError("ascii_ids: non-ASCII bytes in data and no foreign_ids_of to encode them")
-        foreign_ids = foreign_ids_of(foreign_bytes(data, foreign, n_foreign).tobytes())
+    if foreign is None:
+        foreign = _NO_FOREIGN
+    elif n_foreign > 0:
+        foreign_ids = foreign_ids_of(foreign_bytes(data, foreign, n_foreign).tobytes())  # type: ignore[misc]  # not None with foreign
     spliced: np.ndarray = splice_ids(out, count, merged, missed, tables[0], foreign_ids, foreign,
                                      len(data))  # tables[0]: tok_len
     return spliced

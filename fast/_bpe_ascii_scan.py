@@ -39,6 +39,7 @@ _SEVEN_NOT_QU = 0x00FDFDFDFDFDFDFD  # cl100k's punctuation run (``_bpe_ascii``'s
 _ONES7 = 0x0001010101010101
 _HIGH_BITS = -0x7F7F7F7F7F7F7F80  # 0x8080808080808080 as an int64: the top bit of each of 8 bytes
 _NONE = 1 << 62  # no non-ASCII byte ahead
+_TRACK = 512  # bytes before a non-ASCII byte within which sound cuts are noted (_bpe_ascii, "Mixed text")
 _WINDOW = 4  # bytes past a pretoken's end its scan may read (``_bpe_ascii``'s docstring, "Mixed text")
 _SEVEN_MA = _O_MA * _ONES7  # o200k's
 
@@ -48,7 +49,7 @@ _SEVEN_MA = _O_MA * _ONES7  # o200k's
 @kernel(cache=True)
 def ascii_scan(data: np.ndarray, o200k: bool, table: np.ndarray, branch: np.ndarray, max_digits: int,
                to_end_first: bool, fold_cps: np.ndarray, fold_to: np.ndarray, out: np.ndarray, missed: np.ndarray,
-               missed_bytes: np.ndarray, foreign: np.ndarray, tok_len: np.ndarray, next_prefix: np.ndarray,
+               missed_bytes: np.ndarray, foreign: np.ndarray | None, tok_len: np.ndarray, next_prefix: np.ndarray,
                left: np.ndarray, right: np.ndarray, root: np.ndarray, trie: np.ndarray, pairs: np.ndarray,
                memo: np.ndarray, max_len: int, pieces: np.ndarray, pieces_filter: np.ndarray, level3: np.ndarray,
                store: np.ndarray) -> tuple[int, int, int, int]:
@@ -67,11 +68,8 @@ def ascii_scan(data: np.ndarray, o200k: bool, table: np.ndarray, branch: np.ndar
     written, pretokens missed, bytes missed, foreign segments). O(n) plus a probe per pretoken."""
     n = len(data)
     cat = np.empty(n + 8, dtype=np.uint8)  # 7 bytes of padding: the runs load 8 at a time
-    high = 0  # the OR of every byte: mixed text iff its top bit is set
     for k in range(n):
         cat[k] = table[data[k]]
-        high |= data[k]
-    mixed = high >= 0x80
     end_cat = _O_CR if o200k else _CR  # end of text: CR/LF's category (pretok_peek2)
     ws_space = (_O_SP if o200k else _SP) * _ONES7  # the whitespace categories, in each of 7 bytes
     ws_crlf = end_cat * _ONES7
@@ -85,18 +83,13 @@ def ascii_scan(data: np.ndarray, o200k: bool, table: np.ndarray, branch: np.ndar
     n_missed = 0
     at_missed = 0  # bytes written to missed_bytes
     n_foreign = 0
-    cut = 0  # mixed text: the last sound cut a pretoken started at, and the counts there
+    cut = 0  # mixed text: the last sound cut noted (a pretoken's start), and the entries before it
     cut_count = 0
-    cut_missed = 0
-    cut_bytes = 0
-    near = _next_high(data, 0) if mixed else _NONE  # the first non-ASCII byte at or after i (_NONE: none)
+    near = _NONE  # the first non-ASCII byte at or after i (_NONE: none, or ASCII data)
+    if foreign is not None:
+        near = _next_high(data, 0)
     i = 0
     while i < n:
-        if mixed and i > 0 and data[i] == 32 and 97 <= (data[i - 1] | 0x20) <= 122:
-            cut = i  # a space after an ASCII letter: M2's sound cut (``_bpe_ascii``, "Mixed text")
-            cut_count = count
-            cut_missed = n_missed
-            cut_bytes = at_missed
         j = -1
         if o200k:  # pretok_peek2._o200k_kernel's branches, data for cps
             c0 = cat[i]
@@ -213,21 +206,31 @@ def ascii_scan(data: np.ndarray, o200k: bool, table: np.ndarray, branch: np.ndar
                     j = k + 1
                 elif j != n and j - i != 1:
                     j -= 1
-        if near < j + _WINDOW:  # mixed text: a non-ASCII byte this pretoken's bytes may depend on
-            count = cut_count  # back to the last sound cut: what was scanned since is undone ...
-            n_missed = cut_missed
-            at_missed = cut_bytes
-            q = near + 1  # ... and a foreign segment runs from it to the next sound cut
-            while q < n and not (data[q] == 32 and 97 <= (data[q - 1] | 0x20) <= 122):
-                q += 1
-            out[count] = -1 - n - n_foreign
-            count += 1
-            foreign[2 * n_foreign] = cut
-            foreign[2 * n_foreign + 1] = q
-            n_foreign += 1
-            near = _next_high(data, q)
-            i = q  # a sound cut (the loop's first test records it) or the end of the text
-            continue
+        if foreign is not None:  # mixed data (ASCII: None, and numba compiles none of this)
+            if near < j + _TRACK:  # within _TRACK bytes of a non-ASCII byte (mixed text only)
+                if i > 0 and data[i] == 32 and 97 <= (data[i - 1] | 0x20) <= 122:
+                    cut = i  # a space after an ASCII letter: M2's sound cut (``_bpe_ascii``, "Mixed text");
+                    cut_count = count  # noted near non-ASCII only: any earlier cut is sound too
+                if near < j + _WINDOW:  # a non-ASCII byte this pretoken's bytes may depend on: back
+                    for t in range(cut_count, count):  # to the last cut, what was scanned since undone
+                        if out[t] < 0:  # the first missed pretoken after the cut (no foreign marker
+                            n_missed = -1 - out[t]  # follows a cut: one is noted after each)
+                            at_missed = missed[2 * n_missed]
+                            break
+                    count = cut_count
+                    q = near + 1  # ... and a foreign segment from the cut to the next sound cut
+                    while q < n and not (data[q] == 32 and 97 <= (data[q - 1] | 0x20) <= 122):
+                        q += 1
+                    out[count] = -1 - n - n_foreign
+                    count += 1
+                    foreign[2 * n_foreign] = cut
+                    foreign[2 * n_foreign + 1] = q
+                    n_foreign += 1
+                    near = _next_high(data, q)
+                    cut = q  # a sound cut, or the end of the text
+                    cut_count = count
+                    i = q
+                    continue
         m = j - i
         whole = -1  # the whole-piece probe of _encode
         if m <= _PIECE_MAX and i + 16 <= n:

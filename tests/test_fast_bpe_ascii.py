@@ -118,7 +118,7 @@ def test_scan_marks_exactly_the_missed_pretokens(cl100k: object) -> None:
     data = _data(text)
     out, missed, missed_bytes = scan_buffers(len(data))
     count, n_missed, n_bytes, n_foreign = ascii_scan(data, *_ascii_args("cl100k_base"), out, missed, missed_bytes,
-                                                     _foreign_buffer(data), *cl100k.bpe._tables_no_shortcut)  # type: ignore[attr-defined]
+                                                     None, *cl100k.bpe._tables_no_shortcut)  # type: ignore[attr-defined]
     assert n_foreign == 0
     pieces = [text[a:b] for a, b in split(text)]
     assert count == n_missed == len(pieces)  # no whole-piece table and no store: every pretoken missed
@@ -256,7 +256,7 @@ def _scan_flags(data: np.ndarray, pattern: str, tables: tuple[object, ...], span
     """:func:`ascii_scan` over ``data`` with ``tables``, read by :func:`_missed_flags`."""
     from tokspec.fast._bpe_ascii import scan_buffers
     out, missed, missed_bytes = scan_buffers(len(data))
-    count, _, _, _ = ascii_scan(data, *_ascii_args(pattern), out, missed, missed_bytes, _foreign_buffer(data), *tables)
+    count, _, _, _ = ascii_scan(data, *_ascii_args(pattern), out, missed, missed_bytes, None, *tables)
     return _missed_flags(out, count, spans, tables[0])  # type: ignore[arg-type]  # tables[0]: tok_len
 
 
@@ -390,11 +390,6 @@ def test_foreign_segments_hold_every_non_ascii_byte_between_sound_cuts(cl100k: o
             assert all(b1 <= a2 for (_, b1), (a2, _) in zip(spans, spans[1:])), (text, spans)
             high = [k for k in range(n) if data[k] >= 0x80]
             assert all(any(a <= k < b for a, b in spans) for k in high), (text, spans)
-
-
-def test_non_ascii_data_without_a_foreign_path_is_refused(cl100k: object) -> None:
-    with pytest.raises(ValueError, match="non-ASCII"):
-        ascii_ids(_utf8("caf\u00e9"), _ascii_args("cl100k_base"), cl100k.bpe._tables)  # type: ignore[attr-defined]
 
 
 def test_mostly_ascii_long_texts_take_the_fused_pass_and_equal_tiktoken(
