@@ -152,25 +152,23 @@ def splice_ids(out: np.ndarray, count: int, merged: np.ndarray, missed: np.ndarr
         if v >= 0:
             ids[r] = v
             r += 1
-        elif -1 - v < n:
-            need = missed[2 * (-1 - v) + 1] - missed[2 * (-1 - v)]
+        else:  # a missed pretoken's marker, or a foreign segment's: its ids up to its bytes
+            is_foreign = -1 - v >= n
+            k = -1 - n - v if is_foreign else -1 - v
+            need = foreign[2 * k + 1] - foreign[2 * k] if is_foreign else missed[2 * k + 1] - missed[2 * k]
+            source = foreign_ids if is_foreign else merged
+            at = g if is_foreign else q
             while need > 0:
-                if q == len(merged):
-                    raise ValueError("splice_ids: the merged ids end before the missed pretokens' bytes")
-                ids[r] = merged[q]
-                need -= tok_len[merged[q]]
+                if at == len(source):
+                    raise ValueError("splice_ids: the merged or foreign ids end before the bytes they encode")
+                ids[r] = source[at]
+                need -= tok_len[source[at]]
                 r += 1
-                q += 1
-        else:
-            f = -1 - n - v
-            need = foreign[2 * f + 1] - foreign[2 * f]
-            while need > 0:
-                if g == len(foreign_ids):
-                    raise ValueError("splice_ids: the foreign ids end before the foreign segments' bytes")
-                ids[r] = foreign_ids[g]
-                need -= tok_len[foreign_ids[g]]
-                r += 1
-                g += 1
+                at += 1
+            if is_foreign:
+                g = at
+            else:
+                q = at
     if q != len(merged) or g != len(foreign_ids):
         raise ValueError("splice_ids: merged or foreign ids left over after the bytes they encode")
     return ids[:r]

@@ -144,7 +144,7 @@ def test_splice_puts_each_missed_pretokens_ids_at_its_marker() -> None:
     foreign_ids = np.array([2, 1], np.int64)  # 3 bytes; then 2 bytes
     got = splice_ids(out, 4, merged[:2], missed, tok_len, foreign_ids, foreign, 5).tolist()
     assert got == [5, 2, 0, 1, 1]  # (missed pretoken 0 is 3 bytes: ids 0, 1)
-    with pytest.raises(ValueError, match="foreign ids end before"):
+    with pytest.raises(ValueError, match="end before"):
         splice_ids(out, 4, merged[:2], missed, tok_len, foreign_ids[:1], foreign, 5)
     with pytest.raises(ValueError, match="left over"):
         splice_ids(out, 4, merged[:2], missed, tok_len, np.append(foreign_ids, 0), foreign, 5)
