@@ -89,7 +89,7 @@ the case folds, four patterns, with and without the lookups; a non-ASCII charact
 after each kind of pretoken; the segments' ends at sound cuts; >= 1 MB through ``encode_ids``
 against tiktoken). Measured (2 MB of English with a non-ASCII character after some words,
 cl100k_base, against the three kernels in 128K blocks): 0.06% non-ASCII 11.2 -> 8.8 ms, 0.26%
-12.8 -> 10.8 ms, 1% even, 1.3% 14.5 -> 16.4 ms (hence the 1 in 256); toktok-rs 7.2-8.3 ms.
+12.8 -> 10.8 ms, about 0.5% even, 1.3% 14.5 -> 16.4 ms (hence the 1 in 256); toktok-rs 7.2-8.3 ms.
 """
 
 from __future__ import annotations

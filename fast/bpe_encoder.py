@@ -220,9 +220,10 @@ class FastBpeEncoder(Encoder):
 
     def _ids_of_span(self, text: str, start: int, end: int) -> np.ndarray | None:
         """The ids of ``text[start:end]``, or None if the span holds a lone surrogate: a block at a
-        time (:data:`BLOCK`, or :data:`ASCII_BLOCK` when the whole text is ASCII: ``str.isascii``
-        is a flag CPython keeps) between sound cuts when the span is long and the pattern has M2's
-        rule, else in one piece (:meth:`_ids_of_block`).
+        time (:data:`BLOCK`, or :data:`ASCII_BLOCK` when the whole text is ASCII, ``str.isascii``
+        being a flag CPython keeps, or the span mostly ASCII, :func:`_mostly_ascii`) between sound
+        cuts when the span is long and the pattern has M2's rule, else in one piece
+        (:meth:`_ids_of_block`).
 
         Why blocks, and the theorem they rely on: ``tokspec.fast._blocks``."""
         block = self.block or (ASCII_BLOCK if str.isascii(text) or _mostly_ascii(text, start, end) else BLOCK)
@@ -264,13 +265,16 @@ class FastBpeEncoder(Encoder):
         at memory speed, and ``str.isascii`` of the slice is a flag CPython keeps; taking them from
         the fill kernel's arrays instead (which also writes 4 bytes of code point per character)
         made the fused pass slower than the three kernels (issue 29's note, stop 48: new 1 MB
-        English, cl100k_base, 13.5 against 13.3 ns/B, the slice 11.6)."""
+        English, cl100k_base, 13.5 against 13.3 ns/B, the slice 11.6). A mostly-ASCII block
+        (:func:`_mostly_ascii`): the same pass over its UTF-8, its non-ASCII parts as foreign
+        segments through :meth:`_foreign_ids`."""
         block = str.__getitem__(text, slice(start, end))  # an exact str of the stored characters
         if str.isascii(block):
             from tokspec.fast._bpe_ascii import ascii_ids
             data = np.frombuffer(str.encode(block), _U8)  # read-only, as encode_ids' bytes
             return ascii_ids(data, self._ascii_args, self.bpe._tables)
-        if self.fused_any_text or _mostly_ascii(block, 0, len(block)):  # the fused pass too, its non-ASCII parts through _foreign_ids
+        if self.fused_any_text or _mostly_ascii(block, 0, len(block)):  # the fused pass too, its
+            # non-ASCII parts through _foreign_ids (``_bpe_ascii``, "Mixed text")
             from tokspec.fast._bpe_ascii import ascii_ids
             try:
                 utf8 = str.encode(block)
@@ -293,8 +297,8 @@ def _mostly_ascii(text: str, start: int, end: int) -> bool:
     characters spread over it (an estimate, deciding speed only, never the ids). Measured (issue
     29, stop 55; 2 MB of English with a non-ASCII character after some words, cl100k_base, vs the
     three kernels in 128K blocks): 0.06% of characters 11.2 -> 8.8 ms, 0.13% 11.8 -> 9.5 ms,
-    0.26% 12.8 -> 10.8 ms, 0.5% 13.7 -> 12.8 ms, 1% 13.8 -> 14.0 ms (break-even), 1.3% 14.5 ->
-    16.4 ms; toktok-rs 7.2-8.3 ms."""
+    0.26% 12.8 -> 10.8 ms, 0.52% 13.7 -> 12.8 ms (U+2019 instead: 13.8 -> 14.0), 1.3% 14.5 ->
+    16.4 ms; toktok-rs 7.2-8.3 ms. So the break-even lies near 0.5%; one in 256 is 0.39%."""
     step = max(_WINDOW, (end - start) // _SAMPLES)
     chars = 0
     foreign = 0
