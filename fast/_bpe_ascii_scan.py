@@ -14,6 +14,7 @@ import numpy as np
 
 from tokspec._jit import kernel
 from tokspec.fast._bits import leading_zeros64, trailing_zeros64
+from tokspec.fast._bpe_encode import _HIGH_BITS  # the top bit of each of 8 bytes
 from tokspec.fast._le_load import load_le64
 from tokspec.fast._piece_store import STORE_MAX, store_set, store_words
 from tokspec.fast._piece_table import PIECE_MAX, _home, _key_of_words
@@ -37,7 +38,6 @@ _SEVEN_TOPS = 0x0080808080808080
 _LOW32 = (1 << 32) - 1
 _SEVEN_NOT_QU = 0x00FDFDFDFDFDFDFD  # cl100k's punctuation run (``_bpe_ascii``'s docstring, "Runs")
 _ONES7 = 0x0001010101010101
-_HIGH_BITS = -0x7F7F7F7F7F7F7F80  # 0x8080808080808080 as an int64: the top bit of each of 8 bytes
 _NONE = 1 << 62  # no non-ASCII byte ahead
 _TRACK = 512  # bytes before a non-ASCII byte within which sound cuts are noted (_bpe_ascii, "Mixed text")
 _WINDOW = 4  # bytes past a pretoken's end its scan may read (``_bpe_ascii``'s docstring, "Mixed text")
@@ -53,9 +53,10 @@ def ascii_scan(data: np.ndarray, o200k: bool, table: np.ndarray, branch: np.ndar
                left: np.ndarray, right: np.ndarray, root: np.ndarray, trie: np.ndarray, pairs: np.ndarray,
                memo: np.ndarray, max_len: int, pieces: np.ndarray, pieces_filter: np.ndarray, level3: np.ndarray,
                store: np.ndarray) -> tuple[int, int, int, int]:
-    """Scan the ASCII bytes ``data`` into pretokens by Peek2's rules (``pretok_peek2``: o200k_base's
-    if ``o200k``, else the cl100k family's with ``branch``, ``max_digits`` and ``to_end_first``;
-    the category ``table`` and the contraction folds read at bytes) and look each up whole
+    """Scan the bytes ``data`` (ASCII; UTF-8 when ``foreign`` is given, below) into pretokens by
+    Peek2's rules (``pretok_peek2``: o200k_base's if ``o200k``, else the cl100k family's with
+    ``branch``, ``max_digits`` and ``to_end_first``; the category ``table`` and the contraction
+    folds read at bytes) and look each up whole
     (``pieces``), then in ``store`` (the trailing arguments are ``CompiledBPE._tables``, as
     ``_encode`` takes them; the others are not read). Writes to ``out`` (int32, ``len(data)``
     entries) each found pretoken's ids and, for each missed one, ``-1 - k`` (``k``: its number
@@ -208,7 +209,7 @@ def ascii_scan(data: np.ndarray, o200k: bool, table: np.ndarray, branch: np.ndar
                     j -= 1
         if foreign is not None:  # mixed data (ASCII: None, and numba compiles none of this)
             if near < j + _TRACK:  # within _TRACK bytes of a non-ASCII byte (mixed text only)
-                if i > 0 and data[i] == 32 and 97 <= (data[i - 1] | 0x20) <= 122:
+                if i > 0 and _space_after_letter(data[i - 1], data[i]):
                     cut = i  # a space after an ASCII letter: M2's sound cut (``_bpe_ascii``, "Mixed text");
                     cut_count = count  # noted near non-ASCII only: any earlier cut is sound too
                 if near < j + _WINDOW:  # a non-ASCII byte this pretoken's bytes may depend on: back
@@ -219,7 +220,7 @@ def ascii_scan(data: np.ndarray, o200k: bool, table: np.ndarray, branch: np.ndar
                             break
                     count = cut_count
                     q = near + 1  # ... and a foreign segment from the cut to the next sound cut
-                    while q < n and not (data[q] == 32 and 97 <= (data[q - 1] | 0x20) <= 122):
+                    while q < n and not _space_after_letter(data[q - 1], data[q]):
                         q += 1
                     out[count] = -1 - n - n_foreign
                     count += 1
@@ -268,6 +269,13 @@ def ascii_scan(data: np.ndarray, o200k: bool, table: np.ndarray, branch: np.ndar
                 n_missed += 1
         i = j
     return count, n_missed, at_missed, n_foreign
+
+
+@kernel(inline=True)
+def _space_after_letter(before: int, byte: int) -> bool:
+    """Whether ``byte`` is a space after the ASCII letter ``before``: M2's sound cut
+    (``merge_rules``' space-after-letter rule, its letters restricted to ASCII). Scalars only."""
+    return byte == 32 and 97 <= (before | 0x20) <= 122
 
 
 @kernel(inline=True)

@@ -269,18 +269,16 @@ class FastBpeEncoder(Encoder):
         (:func:`_mostly_ascii`): the same pass over its UTF-8, its non-ASCII parts as foreign
         segments through :meth:`_foreign_ids`."""
         block = str.__getitem__(text, slice(start, end))  # an exact str of the stored characters
-        if str.isascii(block):
-            from tokspec.fast._bpe_ascii import ascii_ids
-            data = np.frombuffer(str.encode(block), _U8)  # read-only, as encode_ids' bytes
-            return ascii_ids(data, self._ascii_args, self.bpe._tables)
-        if self.fused_any_text or _mostly_ascii(block, 0, len(block)):  # the fused pass too, its
-            # non-ASCII parts through _foreign_ids (``_bpe_ascii``, "Mixed text")
+        ascii = str.isascii(block)
+        if ascii or self.fused_any_text or _mostly_ascii(block, 0, len(block)):  # the fused pass; a
+            # mostly-ASCII block's non-ASCII parts through _foreign_ids (``_bpe_ascii``, "Mixed text")
             from tokspec.fast._bpe_ascii import ascii_ids
             try:
                 utf8 = str.encode(block)
             except UnicodeEncodeError:  # a lone surrogate: the caller names it
                 return None
-            return ascii_ids(np.frombuffer(utf8, _U8), self._ascii_args, self.bpe._tables, self._foreign_ids)
+            data = np.frombuffer(utf8, _U8)  # read-only, as encode_ids' bytes
+            return ascii_ids(data, self._ascii_args, self.bpe._tables, None if ascii else self._foreign_ids)
         cps = np.empty(end - start, _U32)
         buffer = np.empty(_UTF8_MAX * (end - start), _U8)
         n_bytes = fill_text_arrays(text, start, end, cps, buffer)
@@ -293,24 +291,24 @@ class FastBpeEncoder(Encoder):
 def _mostly_ascii(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` (not all ASCII) is worth the fused pass, whose non-ASCII parts
     go through Peek2 and the merge as foreign segments (``_bpe_ascii``, "Mixed text"): at most one
-    character in :data:`_MIXED_PER` is non-ASCII in :data:`_SAMPLES` windows of :data:`_WINDOW`
-    characters spread over it (an estimate, deciding speed only, never the ids). Measured (issue
+    character in :data:`_MIXED_PER` is non-ASCII in :data:`_SAMPLES` windows of
+    :data:`_SAMPLE_CHARS` characters spread over it (an estimate, deciding speed only, never the ids). Measured (issue
     29, stop 55; 2 MB of English with a non-ASCII character after some words, cl100k_base, vs the
     three kernels in 128K blocks): 0.06% of characters 11.2 -> 8.8 ms, 0.13% 11.8 -> 9.5 ms,
     0.26% 12.8 -> 10.8 ms, 0.52% 13.7 -> 12.8 ms (U+2019 instead: 13.8 -> 14.0), 1.3% 14.5 ->
     16.4 ms; toktok-rs 7.2-8.3 ms. So the break-even lies near 0.5%; one in 256 is 0.39%."""
-    step = max(_WINDOW, (end - start) // _SAMPLES)
+    step = max(_SAMPLE_CHARS, (end - start) // _SAMPLES)
     chars = 0
     foreign = 0
     for at in range(start, end, step):
-        window = str.__getitem__(text, slice(at, min(at + _WINDOW, end)))
+        window = str.__getitem__(text, slice(at, min(at + _SAMPLE_CHARS, end)))
         chars += len(window)
         foreign += len(window) - len(str.encode(window, "ascii", "ignore"))
     return foreign * _MIXED_PER <= chars
 
 
 _SAMPLES = 8
-_WINDOW = 256
+_SAMPLE_CHARS = 256
 _MIXED_PER = 256
 
 
